@@ -1,0 +1,16 @@
+/**
+ * The whole of what the lock algorithm needs from a Redis connection. An adapter per client
+ * library implements it; the algorithm never touches a client library directly.
+ */
+export interface RedisConnection {
+  /** Stable, human-readable node name used in errors and events, e.g. `127.0.0.1:6379`. */
+  readonly name: string;
+  /**
+   * Sends one command and resolves with its raw reply. It must never park the command in a
+   * client-side queue: when the connection is not ready it waits for readiness only until
+   * `signal` aborts, and then rejects without sending.
+   */
+  send(command: string, args: readonly (string | number)[], signal: AbortSignal): Promise<unknown>;
+  /** Closes the connection. Called only for connections distlock opened itself. */
+  close(): Promise<void>;
+}

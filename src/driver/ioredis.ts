@@ -1,0 +1,99 @@
+import { Redis, type RedisOptions } from 'ioredis';
+import type { RedisConnection } from './connection.js';
+
+/** The subset of an ioredis client (v5+) that the adapter uses. */
+export interface IORedisLike {
+  status: string;
+  options: { host?: string; port?: number; path?: string | null; db?: number };
+  call(command: string, ...args: (string | number)[]): Promise<unknown>;
+  connect(): Promise<void>;
+  quit(): Promise<unknown>;
+  disconnect(): void;
+  once(event: 'ready' | 'end', listener: () => void): unknown;
+  off(event: 'ready' | 'end', listener: () => void): unknown;
+}
+
+/** True when `value` looks like an ioredis client. */
+export function isIORedisLike(value: unknown): value is IORedisLike {
+  const v = value as Partial<IORedisLike> | null;
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    typeof v.call === 'function' &&
+    typeof v.status === 'string' &&
+    typeof v.options === 'object'
+  );
+}
+
+/**
+ * Options for the clients distlock opens from URLs: a command is never queued while the
+ * connection is down, and never silently re-sent after a reconnect (a late `SET NX` would
+ * take a lock that nobody holds any more).
+ */
+export const OWNED_CLIENT_OPTIONS: RedisOptions = {
+  enableOfflineQueue: false,
+  maxRetriesPerRequest: 0,
+  autoResendUnfulfilledCommands: false,
+  retryStrategy: (attempt) => Math.min(attempt * 50, 1_000),
+};
+
+/** {@link RedisConnection} over an ioredis client. */
+export class IORedisConnection implements RedisConnection {
+  readonly name: string;
+  readonly #client: IORedisLike;
+
+  constructor(client: IORedisLike) {
+    this.#client = client;
+    const { host, port, path, db } = client.options;
+    const where = path ? path : `${host ?? 'localhost'}:${port ?? 6379}`;
+    this.name = db ? `${where}/${db}` : where;
+  }
+
+  /** Opens a client for `url` with {@link OWNED_CLIENT_OPTIONS}. */
+  static fromUrl(url: string): IORedisConnection {
+    const client = new Redis(url, OWNED_CLIENT_OPTIONS);
+    // Connection errors reach callers as failed votes; without a listener ioredis would
+    // also print each one.
+    client.on('error', () => {});
+    return new IORedisConnection(client);
+  }
+
+  async send(
+    command: string,
+    args: readonly (string | number)[],
+    signal: AbortSignal,
+  ): Promise<unknown> {
+    if (this.#client.status !== 'ready') await this.#ready(signal);
+    return this.#client.call(command, ...args);
+  }
+
+  async close(): Promise<void> {
+    if (this.#client.status === 'end') return;
+    // A client that cannot say QUIT (connection already broken) is torn down instead.
+    await this.#client.quit().catch(() => this.#client.disconnect());
+  }
+
+  #ready(signal: AbortSignal): Promise<void> {
+    const client = this.#client;
+    if (client.status === 'end') {
+      return Promise.reject(new Error(`connection to ${this.name} is closed`));
+    }
+    if (client.status === 'wait') client.connect().catch(() => undefined);
+    return new Promise((resolve, reject) => {
+      const done = (error?: Error) => {
+        client.off('ready', onReady);
+        client.off('end', onEnd);
+        signal.removeEventListener('abort', onAbort);
+        if (error) reject(error);
+        else resolve();
+      };
+      const onReady = () => done();
+      const onEnd = () => done(new Error(`connection to ${this.name} is closed`));
+      const onAbort = () => done(new Error(`not connected to ${this.name} (${client.status})`));
+      if (signal.aborted) return onAbort();
+      client.once('ready', onReady);
+      client.once('end', onEnd);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+}

@@ -1,0 +1,86 @@
+import { InvalidArgumentError } from '../errors.js';
+import type { NodeSpec } from '../options.js';
+import type { RedisConnection } from './connection.js';
+import { IORedisConnection, isIORedisLike } from './ioredis.js';
+
+/** The connections of a locker, and which of them it opened itself (and so must close). */
+export interface ResolvedNodes {
+  readonly connections: readonly RedisConnection[];
+  readonly owned: readonly RedisConnection[];
+}
+
+/**
+ * Checks every node spec synchronously (a bad one throws before any connection is opened),
+ * then wraps clients and opens connections for URLs.
+ */
+export function resolveNodes(specs: unknown): ResolvedNodes {
+  if (!Array.isArray(specs) || specs.length === 0) {
+    throw new InvalidArgumentError('nodes', 'a non-empty array of Redis URLs or clients', specs);
+  }
+  const seen = new Map<unknown, number>();
+  specs.forEach((spec: unknown, index) => {
+    const field = `nodes[${index}]`;
+    const identity =
+      typeof spec === 'string' ? urlNodeName(field, spec) : objectIdentity(field, spec);
+    const name = typeof identity === 'string' ? identity : undefined;
+    for (const key of name === undefined ? [spec] : [spec, name]) {
+      const earlier = seen.get(key);
+      if (earlier !== undefined) {
+        throw new InvalidArgumentError(
+          field,
+          `a node not listed before (same as nodes[${earlier}]; a duplicate would inflate the quorum)`,
+          spec,
+        );
+      }
+      seen.set(key, index);
+    }
+  });
+  const connections: RedisConnection[] = [];
+  const owned: RedisConnection[] = [];
+  for (const spec of specs as NodeSpec[]) {
+    if (typeof spec === 'string') {
+      const connection = IORedisConnection.fromUrl(spec);
+      connections.push(connection);
+      owned.push(connection);
+    } else if (isIORedisLike(spec)) {
+      connections.push(new IORedisConnection(spec));
+    } else {
+      connections.push(spec);
+    }
+  }
+  return { connections, owned };
+}
+
+function urlNodeName(field: string, url: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new InvalidArgumentError(field, 'a redis:// or rediss:// URL', url);
+  }
+  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
+    throw new InvalidArgumentError(field, 'a redis:// or rediss:// URL', url);
+  }
+  const db = Number(parsed.pathname.slice(1) || 0);
+  const where = `${parsed.hostname || 'localhost'}:${parsed.port || 6379}`;
+  return db ? `${where}/${db}` : where;
+}
+
+function objectIdentity(field: string, spec: unknown): string | object {
+  if (isIORedisLike(spec)) return new IORedisConnection(spec).name;
+  const connection = spec as Partial<RedisConnection> | null;
+  if (
+    typeof connection === 'object' &&
+    connection !== null &&
+    typeof connection.name === 'string' &&
+    typeof connection.send === 'function' &&
+    typeof connection.close === 'function'
+  ) {
+    return connection.name;
+  }
+  throw new InvalidArgumentError(
+    field,
+    'a Redis URL, an ioredis client or a RedisConnection',
+    spec,
+  );
+}

@@ -1,0 +1,136 @@
+import type { NodeResult } from './quorum/node-result.js';
+
+/** Stable machine-readable codes carried by every {@link LockError}. */
+export type LockErrorCode =
+  | 'INVALID_ARGUMENT'
+  | 'LOCK_BUSY'
+  | 'ACQUIRE_TIMEOUT'
+  | 'LOCK_LOST'
+  | 'NO_QUORUM'
+  | 'ABORTED';
+
+/**
+ * Base class of every error distlock throws or rejects with. Switch on `code`, which is
+ * stable across versions; messages are for humans and may change.
+ */
+export class LockError extends Error {
+  readonly code: LockErrorCode;
+
+  constructor(code: LockErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+  }
+}
+
+/** Bad input, thrown synchronously before any I/O. `field` names the offending option. */
+export class InvalidArgumentError extends LockError {
+  readonly field: string;
+
+  constructor(field: string, expected: string, value: unknown) {
+    super('INVALID_ARGUMENT', `Expected \`${field}\` to be ${expected}, got ${describe(value)}`);
+    this.field = field;
+  }
+}
+
+/** Failure that carries what each Redis node answered, in the order the nodes were given. */
+abstract class PerNodeError extends LockError {
+  readonly resource: string;
+  readonly nodes: readonly NodeResult[];
+
+  constructor(
+    code: LockErrorCode,
+    message: string,
+    resource: string,
+    nodes: readonly NodeResult[],
+    cause?: unknown,
+  ) {
+    super(code, `${message} ${summarize(nodes)}`, cause === undefined ? undefined : { cause });
+    this.resource = resource;
+    this.nodes = nodes;
+  }
+}
+
+/** The resource is held by someone else and the caller asked not to wait (or had no wait left). */
+export class LockBusyError extends PerNodeError {
+  /** How long the current holder's lease still runs, as reported by the nodes (ms), if known. */
+  readonly holderRemainingMs: number | undefined;
+
+  constructor(resource: string, nodes: readonly NodeResult[], holderRemainingMs?: number) {
+    super('LOCK_BUSY', `Resource "${resource}" is locked by another holder.`, resource, nodes);
+    this.holderRemainingMs = holderRemainingMs;
+  }
+}
+
+/** `waitMs` ran out while the resource stayed busy. */
+export class AcquireTimeoutError extends PerNodeError {
+  readonly waitedMs: number;
+  readonly attempts: number;
+
+  constructor(resource: string, waitedMs: number, attempts: number, last: readonly NodeResult[]) {
+    super(
+      'ACQUIRE_TIMEOUT',
+      `Gave up on "${resource}" after ${Math.round(waitedMs)} ms and ${attempts} attempt(s).`,
+      resource,
+      last,
+    );
+    this.waitedMs = waitedMs;
+    this.attempts = attempts;
+  }
+}
+
+/**
+ * Too few nodes answered yes in time: nodes failed, were unreachable, or answered so slowly
+ * that the lease's validity was used up. `nodes` says what happened on each one.
+ */
+export class NoQuorumError extends PerNodeError {
+  constructor(resource: string, message: string, nodes: readonly NodeResult[]) {
+    const errors = nodes.flatMap((n) => (n.outcome === 'error' ? [n.error] : []));
+    super(
+      'NO_QUORUM',
+      message,
+      resource,
+      nodes,
+      errors.length > 0 ? new AggregateError(errors, 'node errors') : undefined,
+    );
+  }
+}
+
+/** A held lock can no longer be proven valid; stop using the protected resource now. */
+export class LockLostError extends PerNodeError {
+  constructor(resource: string, reason: string, nodes: readonly NodeResult[] = []) {
+    super('LOCK_LOST', `Lock on "${resource}" lost: ${reason}.`, resource, nodes);
+  }
+}
+
+/** An `AbortSignal` cancelled the operation. The signal's reason is in `cause`. */
+export class AbortedError extends LockError {
+  constructor(what: string, reason: unknown) {
+    super('ABORTED', `${what} was aborted.`, { cause: reason });
+  }
+}
+
+function summarize(nodes: readonly NodeResult[]): string {
+  if (nodes.length === 0) return '';
+  const parts = nodes.map((n) => `${n.node}: ${describeResult(n)}`);
+  return `Nodes: ${parts.join('; ')}.`;
+}
+
+function describeResult(n: NodeResult): string {
+  if (n.outcome === 'yes') return 'yes';
+  if (n.outcome === 'timeout') return `no answer within ${n.timeoutMs} ms`;
+  if (n.outcome === 'error') return n.error.message;
+  return n.holderRemainingMs === undefined
+    ? 'refused'
+    : `held by another for ${n.holderRemainingMs} ms more`;
+}
+
+function describe(value: unknown): string {
+  if (typeof value === 'string') return `\`${JSON.stringify(value)}\` (string)`;
+  if (typeof value === 'bigint') return `\`${value}n\` (bigint)`;
+  if (typeof value === 'number' || typeof value === 'boolean' || value == null) {
+    return `\`${String(value)}\` (${value === null ? 'null' : typeof value})`;
+  }
+  if (Array.isArray(value)) return `an array of length ${value.length}`;
+  return `a value of type ${typeof value}`;
+}

@@ -1,0 +1,23 @@
+export { type Clock, monotonicClock } from './clock.js';
+export type { RedisConnection } from './driver/connection.js';
+export { IORedisConnection, type IORedisLike } from './driver/ioredis.js';
+export {
+  AbortedError,
+  AcquireTimeoutError,
+  InvalidArgumentError,
+  LockBusyError,
+  LockError,
+  type LockErrorCode,
+  LockLostError,
+  NoQuorumError,
+} from './errors.js';
+export type { ReleaseResult } from './lock/lease.js';
+export { Lock } from './lock/lock.js';
+export { Locker } from './lock/locker.js';
+export {
+  type AcquireOptions,
+  DEFAULTS,
+  type LockerOptions,
+  type NodeSpec,
+} from './options.js';
+export type { NodeOutcome, NodeResult } from './quorum/node-result.js';

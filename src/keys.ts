@@ -1,0 +1,9 @@
+/**
+ * Redis key layout. Every key of one resource shares the hash tag `{resource}`, so
+ * multi-key scripts for that resource stay in one Redis Cluster slot. Redis takes the tag up
+ * to the first `}`; a resource that itself contains `}` still gets one consistent tag for all
+ * its keys, because every suffix is appended after the tag.
+ */
+export function lockKey(prefix: string, resource: string): string {
+  return `${prefix}{${resource}}`;
+}

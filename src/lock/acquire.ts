@@ -1,0 +1,102 @@
+import {
+  AbortedError,
+  AcquireTimeoutError,
+  LockBusyError,
+  type LockError,
+  NoQuorumError,
+} from '../errors.js';
+import { lockKey } from '../keys.js';
+import type { AcquireSettings } from '../options.js';
+import { quorumOf } from '../quorum/tally.js';
+import { driftMs } from '../quorum/validity.js';
+import { type Attempt, attemptAcquire } from './attempt.js';
+import { deleteIfOwned, type LockContext } from './context.js';
+import { Lock } from './lock.js';
+import { sleep } from './sleep.js';
+import { newToken } from './token.js';
+
+/**
+ * Acquires `resource`, retrying after a random delay while it is busy or nodes fail, until
+ * `waitMs` has passed. A pause never runs past the deadline, past the current holder's
+ * remaining lease, or past an abort of `signal`.
+ */
+export async function acquireLock(
+  context: LockContext,
+  resource: string,
+  { ttlMs, waitMs, signal }: AcquireSettings,
+): Promise<Lock> {
+  const { clock, settings } = context;
+  const key = lockKey(settings.prefix, resource);
+  const token = newToken();
+  const startedAt = clock.now();
+  const deadline = startedAt + waitMs;
+  const what = `Acquiring "${resource}"`;
+  for (let attempts = 1; ; attempts++) {
+    if (signal?.aborted) throw new AbortedError(what, signal.reason);
+    const attempt = await attemptAcquire(context, key, token, ttlMs);
+    if (attempt.kind === 'acquired') {
+      if (signal?.aborted) {
+        await deleteIfOwned(context, key, token, ttlMs).settled;
+        throw new AbortedError(what, signal.reason);
+      }
+      return new Lock(context, { resource, key, token, ttlMs, deadline: attempt.deadline });
+    }
+    const left = deadline - clock.now();
+    if (left <= 0) {
+      throw failure(resource, attempt, { ttlMs, waitMs, attempts, context, startedAt });
+    }
+    await sleep(retryDelay(settings.retryDelayMs, attempt, left), signal, what);
+  }
+}
+
+/** A random pause around `meanMs`, cut short by the holder's expiry and by the deadline. */
+function retryDelay(meanMs: number, attempt: Attempt, leftMs: number): number {
+  const jittered = meanMs * (0.5 + Math.random());
+  const holderMs =
+    attempt.kind === 'busy' && attempt.holderRemainingMs !== undefined
+      ? attempt.holderRemainingMs + 1
+      : Number.POSITIVE_INFINITY;
+  return Math.max(0, Math.min(jittered, holderMs, leftMs));
+}
+
+function failure(
+  resource: string,
+  attempt: Exclude<Attempt, { kind: 'acquired' }>,
+  info: {
+    ttlMs: number;
+    waitMs: number;
+    attempts: number;
+    context: LockContext;
+    startedAt: number;
+  },
+): LockError {
+  const { results } = attempt;
+  switch (attempt.kind) {
+    case 'busy':
+      return info.waitMs === 0
+        ? new LockBusyError(resource, results, attempt.holderRemainingMs)
+        : new AcquireTimeoutError(
+            resource,
+            info.context.clock.now() - info.startedAt,
+            info.attempts,
+            results,
+          );
+    case 'unavailable': {
+      const yes = results.filter((r) => r.outcome === 'yes').length;
+      const needed = quorumOf(results.length);
+      return new NoQuorumError(
+        resource,
+        `No quorum for "${resource}": ${yes} of ${results.length} node(s) agreed, ${needed} needed.`,
+        results,
+      );
+    }
+    case 'expired': {
+      const drift = driftMs(info.ttlMs, info.context.settings.driftFactor);
+      return new NoQuorumError(
+        resource,
+        `A majority agreed on "${resource}" too late: ${Math.round(attempt.elapsedMs)} ms elapsed + ${drift} ms drift used up the ${info.ttlMs} ms lease.`,
+        results,
+      );
+    }
+  }
+}

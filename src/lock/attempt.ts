@@ -1,0 +1,97 @@
+import { fanOut } from '../quorum/fan-out.js';
+import type { NodeResult } from '../quorum/node-result.js';
+import { quorumOf } from '../quorum/tally.js';
+import { validityMs } from '../quorum/validity.js';
+import { acquireScript } from '../scripts/acquire.js';
+import { runScript } from '../scripts/script.js';
+import {
+  deleteIfOwned,
+  type LockContext,
+  nodesThatMayHoldToken,
+  nodeTimeoutFor,
+} from './context.js';
+
+/** The outcome of one acquisition attempt across all nodes. */
+export type Attempt =
+  | {
+      readonly kind: 'acquired';
+      readonly startedAt: number;
+      /** Monotonic instant until which the lease may be trusted. */
+      readonly deadline: number;
+      readonly results: readonly (NodeResult | undefined)[];
+    }
+  /** Held by someone else: other holders' votes alone deny a majority. */
+  | {
+      readonly kind: 'busy';
+      readonly holderRemainingMs: number | undefined;
+      readonly results: readonly NodeResult[];
+    }
+  /** Failed or silent nodes made the difference. */
+  | { readonly kind: 'unavailable'; readonly results: readonly NodeResult[] }
+  /** A majority agreed, but too late: the validity was used up. */
+  | {
+      readonly kind: 'expired';
+      readonly elapsedMs: number;
+      readonly results: readonly NodeResult[];
+    };
+
+/**
+ * One Redlock round: `SET NX PX` on every node in parallel, success only with a majority and
+ * validity > 0. A failed round deletes our key on every node that may hold it (including
+ * nodes that did not answer) before it returns, so the next round starts clean.
+ */
+export async function attemptAcquire(
+  context: LockContext,
+  key: string,
+  token: string,
+  ttlMs: number,
+): Promise<Attempt> {
+  const { clock, nodes, settings } = context;
+  const startedAt = clock.now();
+  const round = fanOut(
+    nodes,
+    nodeTimeoutFor(context, ttlMs),
+    clock,
+    (node, signal) => runScript(node, acquireScript, [key], [token, ttlMs], signal),
+    (reply) =>
+      reply === 0
+        ? { vote: 'yes' }
+        : { vote: 'no', ...(reply > 0 ? { holderRemainingMs: reply } : {}) },
+  );
+  const decision = await round.decided;
+  const validity = validityMs(ttlMs, startedAt, decision.decidedAt, settings.driftFactor);
+  if (decision.quorum && validity > 0) {
+    return {
+      kind: 'acquired',
+      startedAt,
+      deadline: decision.decidedAt + validity,
+      results: decision.results,
+    };
+  }
+
+  const undo = deleteIfOwned(
+    context,
+    key,
+    token,
+    ttlMs,
+    nodesThatMayHoldToken(context, decision.results),
+  );
+  const [results] = await Promise.all([round.settled, undo.settled]);
+  if (decision.quorum) {
+    return { kind: 'expired', elapsedMs: decision.decidedAt - startedAt, results };
+  }
+  const yes = results.filter((r) => r.outcome === 'yes').length;
+  const failed = results.filter((r) => r.outcome === 'timeout' || r.outcome === 'error').length;
+  if (yes + failed >= quorumOf(nodes.length)) return { kind: 'unavailable', results };
+  return { kind: 'busy', holderRemainingMs: soonestExpiry(results), results };
+}
+
+function soonestExpiry(results: readonly NodeResult[]): number | undefined {
+  let soonest: number | undefined;
+  for (const r of results) {
+    if (r.outcome === 'no' && r.holderRemainingMs !== undefined) {
+      soonest = Math.min(soonest ?? Number.POSITIVE_INFINITY, r.holderRemainingMs);
+    }
+  }
+  return soonest;
+}

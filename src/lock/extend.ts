@@ -1,0 +1,63 @@
+import { LockLostError } from '../errors.js';
+import { fanOut } from '../quorum/fan-out.js';
+import { validityMs } from '../quorum/validity.js';
+import { extendScript } from '../scripts/extend.js';
+import { runScript } from '../scripts/script.js';
+import {
+  deleteIfOwned,
+  type LockContext,
+  nodesThatMayHoldToken,
+  nodeTimeoutFor,
+} from './context.js';
+import type { Lease } from './lease.js';
+
+/**
+ * Pushes the lease's expiry to `ttlMs` from now on every node. It counts only with a majority
+ * that answered before the current lease ran out, and validity > 0; otherwise the lease is
+ * lost, the partial extensions are deleted again, and this rejects with {@link LockLostError}.
+ */
+export async function extendLease(
+  context: LockContext,
+  lease: Lease,
+  ttlMs: number,
+): Promise<void> {
+  const { clock, settings } = context;
+  if (lease.status !== 'held') {
+    throw new LockLostError(lease.resource, `it was ${lease.status} before the extension`);
+  }
+  const startedAt = clock.now();
+  if (startedAt >= lease.deadline) {
+    lease.status = 'lost';
+    throw new LockLostError(lease.resource, 'its validity ran out before the extension');
+  }
+  const round = fanOut(
+    context.nodes,
+    nodeTimeoutFor(context, ttlMs),
+    clock,
+    (node, signal) => runScript(node, extendScript, [lease.key], [lease.token, ttlMs], signal),
+    (extended) => (extended === 1 ? { vote: 'yes' } : { vote: 'no' }),
+  );
+  const decision = await round.decided;
+  const validity = validityMs(ttlMs, startedAt, decision.decidedAt, settings.driftFactor);
+  if (lease.status !== 'held') {
+    // Released while the extension was in flight: the release's deletes win.
+    throw new LockLostError(lease.resource, 'it was released during the extension');
+  }
+  if (decision.quorum && validity > 0 && decision.decidedAt < lease.deadline) {
+    lease.deadline = decision.decidedAt + validity;
+    return;
+  }
+  lease.status = 'lost';
+  const undo = deleteIfOwned(
+    context,
+    lease.key,
+    lease.token,
+    ttlMs,
+    nodesThatMayHoldToken(context, decision.results),
+  );
+  const [results] = await Promise.all([round.settled, undo.settled]);
+  const reason = !decision.quorum
+    ? 'a majority of nodes did not confirm the extension'
+    : 'the extension was confirmed too late';
+  throw new LockLostError(lease.resource, reason, results);
+}

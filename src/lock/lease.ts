@@ -1,0 +1,21 @@
+/** The mutable state behind one {@link Lock} handle. The token never leaves it. */
+export interface Lease {
+  readonly resource: string;
+  readonly key: string;
+  readonly token: string;
+  /** TTL asked for at acquisition; the default for extensions. */
+  readonly ttlMs: number;
+  /** Monotonic instant until which the lease may be trusted. */
+  deadline: number;
+  status: 'held' | 'released' | 'lost';
+}
+
+/** What {@link Lock.release} found. */
+export type ReleaseResult =
+  /** A majority of nodes deleted our key. */
+  | 'released'
+  /**
+   * No majority deleted it: the lease had expired or been taken, or it was released before,
+   * or too few nodes answered (keys left behind expire with their TTL).
+   */
+  | 'not-held';

@@ -1,0 +1,73 @@
+import { monotonicClock } from '../clock.js';
+import type { RedisConnection } from '../driver/connection.js';
+import { resolveNodes } from '../driver/nodes.js';
+import { LockBusyError } from '../errors.js';
+import {
+  type AcquireOptions,
+  acquireSettings,
+  type LockerOptions,
+  lockerSettings,
+} from '../options.js';
+import { acquireLock } from './acquire.js';
+import type { LockContext } from './context.js';
+import type { Lock } from './lock.js';
+
+/**
+ * Hands out locks on one set of Redis nodes: one node for the single-instance lock, or N
+ * independent masters for Redlock (a majority must agree).
+ *
+ * @example
+ * ```ts
+ * const locker = new Locker({ nodes: ['redis://127.0.0.1:6379'] });
+ * const lock = await locker.acquire('invoice:42', { ttlMs: 10_000 });
+ * try {
+ *   // ... work that must finish within lock.remainingMs()
+ * } finally {
+ *   await lock.release();
+ * }
+ * ```
+ */
+export class Locker {
+  readonly #context: LockContext;
+  readonly #owned: readonly RedisConnection[];
+
+  /** Validates `options` synchronously (throws `InvalidArgumentError`), then connects. */
+  constructor(options: LockerOptions) {
+    const settings = lockerSettings(options);
+    const { connections, owned } = resolveNodes(options.nodes);
+    this.#context = { nodes: connections, settings, clock: monotonicClock };
+    this.#owned = owned;
+  }
+
+  /** Names of the nodes, in the order given (`host:port`). */
+  get nodes(): readonly string[] {
+    return this.#context.nodes.map((node) => node.name);
+  }
+
+  /**
+   * Acquires `resource`, retrying while it is busy for up to `waitMs`. Bad arguments throw
+   * synchronously. Rejects with `AcquireTimeoutError` (still busy when the wait ran out),
+   * `LockBusyError` (busy and `waitMs: 0`), `NoQuorumError` (nodes failed) or `AbortedError`.
+   */
+  acquire(resource: string, options: AcquireOptions): Promise<Lock> {
+    const settings = acquireSettings(resource, options, this.#context.settings);
+    return acquireLock(this.#context, resource, settings);
+  }
+
+  /**
+   * One attempt: resolves the `Lock`, or `null` when another holder has the resource.
+   * Node failures still reject with `NoQuorumError`.
+   */
+  tryAcquire(resource: string, options: Omit<AcquireOptions, 'waitMs'>): Promise<Lock | null> {
+    const settings = acquireSettings(resource, { ...options, waitMs: 0 }, this.#context.settings);
+    return acquireLock(this.#context, resource, settings).catch((error: unknown) => {
+      if (error instanceof LockBusyError) return null;
+      throw error;
+    });
+  }
+
+  /** Closes the connections this locker opened from URLs; clients passed in stay open. */
+  async close(): Promise<void> {
+    await Promise.all(this.#owned.map((node) => node.close()));
+  }
+}

@@ -1,0 +1,128 @@
+import type { RedisConnection } from './driver/connection.js';
+import type { IORedisLike } from './driver/ioredis.js';
+import { InvalidArgumentError } from './errors.js';
+
+/** A Redis node: a `redis://` / `rediss://` URL, an ioredis client, or a custom connection. */
+export type NodeSpec = string | IORedisLike | RedisConnection;
+
+/** Options of a {@link Locker}. */
+export interface LockerOptions {
+  /**
+   * The independent Redis masters. One node gives the single-instance lock; N nodes give
+   * Redlock with a quorum of N/2 + 1. Clients you pass stay yours: `close()` leaves them open.
+   */
+  nodes: readonly NodeSpec[];
+  /** Prefix of every key distlock writes. @default 'distlock:' */
+  prefix?: string;
+  /** Clock drift allowed per ms of TTL; validity = ttl - elapsed - (ttl * driftFactor + 2). @default 0.01 */
+  driftFactor?: number;
+  /**
+   * How long one node may take to answer before it counts as failed (ms).
+   * @default 1/200 of the TTL, clamped to [20, 500] ms and to at most half the TTL
+   */
+  nodeTimeoutMs?: number;
+  /** Mean pause between acquire attempts (ms); each pause is random in [0.5, 1.5) of it. @default 100 */
+  retryDelayMs?: number;
+}
+
+/** Options of {@link Locker.acquire}. */
+export interface AcquireOptions {
+  /** Lease length in ms: the lock frees itself this long after acquisition unless extended. */
+  ttlMs: number;
+  /** How long to keep retrying while the resource is busy (ms); 0 = one attempt. @default 10000 */
+  waitMs?: number;
+  /** Cancels the wait; the acquire then rejects with an `AbortedError`. */
+  signal?: AbortSignal;
+}
+
+/** Locker settings after defaults were applied. */
+export interface LockerSettings {
+  readonly prefix: string;
+  readonly driftFactor: number;
+  readonly nodeTimeoutMs: number | undefined;
+  readonly retryDelayMs: number;
+}
+
+/** Defaults of {@link LockerOptions} and {@link AcquireOptions}. */
+export const DEFAULTS = {
+  prefix: 'distlock:',
+  driftFactor: 0.01,
+  retryDelayMs: 100,
+  waitMs: 10_000,
+} as const;
+
+/** Validates everything in `options` but the nodes, synchronously, and applies defaults. */
+export function lockerSettings(options: LockerOptions): LockerSettings {
+  if (typeof options !== 'object' || options === null) {
+    throw new InvalidArgumentError('options', 'an object', options);
+  }
+  const prefix = options.prefix ?? DEFAULTS.prefix;
+  if (typeof prefix !== 'string') throw new InvalidArgumentError('prefix', 'a string', prefix);
+  const driftFactor = options.driftFactor ?? DEFAULTS.driftFactor;
+  if (typeof driftFactor !== 'number' || !(driftFactor >= 0 && driftFactor < 0.5)) {
+    throw new InvalidArgumentError('driftFactor', 'a number in [0, 0.5)', driftFactor);
+  }
+  const nodeTimeoutMs = options.nodeTimeoutMs;
+  if (nodeTimeoutMs !== undefined) positiveInteger('nodeTimeoutMs', nodeTimeoutMs);
+  const retryDelayMs = options.retryDelayMs ?? DEFAULTS.retryDelayMs;
+  positiveInteger('retryDelayMs', retryDelayMs);
+  return { prefix, driftFactor, nodeTimeoutMs, retryDelayMs };
+}
+
+/** Validated acquire options. */
+export interface AcquireSettings {
+  readonly ttlMs: number;
+  readonly waitMs: number;
+  readonly signal: AbortSignal | undefined;
+}
+
+/** Validates a resource name and acquire options against the locker's settings. */
+export function acquireSettings(
+  resource: unknown,
+  options: AcquireOptions,
+  locker: LockerSettings,
+): AcquireSettings {
+  validateResource(resource);
+  if (typeof options !== 'object' || options === null) {
+    throw new InvalidArgumentError('options', 'an object with `ttlMs`', options);
+  }
+  const ttlMs = validateTtl('ttlMs', options.ttlMs, locker);
+  const waitMs = options.waitMs ?? DEFAULTS.waitMs;
+  if (typeof waitMs !== 'number' || !(waitMs >= 0)) {
+    throw new InvalidArgumentError('waitMs', 'a number >= 0 (Infinity to wait forever)', waitMs);
+  }
+  const signal = options.signal;
+  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    throw new InvalidArgumentError('signal', 'an AbortSignal', signal);
+  }
+  return { ttlMs, waitMs, signal };
+}
+
+/** Throws unless `resource` is a non-empty string. */
+export function validateResource(resource: unknown): asserts resource is string {
+  if (typeof resource !== 'string' || resource.length === 0) {
+    throw new InvalidArgumentError('resource', 'a non-empty string', resource);
+  }
+}
+
+/** Throws unless `ttlMs` is a positive integer longer than the node timeout and the drift. */
+export function validateTtl(field: string, ttlMs: unknown, locker: LockerSettings): number {
+  positiveInteger(field, ttlMs);
+  if (locker.nodeTimeoutMs !== undefined && ttlMs <= locker.nodeTimeoutMs) {
+    throw new InvalidArgumentError(
+      field,
+      `longer than \`nodeTimeoutMs\` (${locker.nodeTimeoutMs})`,
+      ttlMs,
+    );
+  }
+  if (ttlMs * (1 - locker.driftFactor) <= 2) {
+    throw new InvalidArgumentError(field, 'longer than the clock-drift allowance', ttlMs);
+  }
+  return ttlMs;
+}
+
+function positiveInteger(field: string, value: unknown): asserts value is number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
+    throw new InvalidArgumentError(field, 'a positive integer', value);
+  }
+}

@@ -1,0 +1,51 @@
+/**
+ * distlock/testing: real Redis nodes for tests, and the faults to inject into them.
+ *
+ * @example
+ * ```ts
+ * import { startRedis } from 'distlock/testing';
+ * await using redis = await startRedis({ nodes: 3 });
+ * const locker = new Locker({ nodes: redis.urls });
+ * redis.nodes[0].pause(); // SIGSTOP
+ * ```
+ */
+import { RedisServer, type RedisServerOptions } from './redis-server.js';
+
+export { RedisServer, type RedisServerOptions } from './redis-server.js';
+
+/** A set of independent redis-server processes started together. */
+export interface RedisNodes extends AsyncDisposable {
+  readonly nodes: readonly RedisServer[];
+  /** `redis://127.0.0.1:<port>` of each node, in order. */
+  readonly urls: readonly string[];
+  /** Kills every node and removes every temp dir. */
+  stop(): Promise<void>;
+}
+
+/** Starts `nodes` redis-server processes in parallel (default 1). */
+export async function startRedis(
+  options: RedisServerOptions & { nodes?: number } = {},
+): Promise<RedisNodes> {
+  const count = options.nodes ?? 1;
+  if (!Number.isSafeInteger(count) || count < 1) {
+    throw new TypeError(`Expected \`nodes\` to be a positive integer, got \`${count}\``);
+  }
+  const started = await Promise.allSettled(
+    Array.from({ length: count }, () => RedisServer.start(options)),
+  );
+  const nodes = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+  const stop = async () => {
+    await Promise.all(nodes.map((node) => node.stop()));
+  };
+  const failed = started.find((s) => s.status === 'rejected');
+  if (failed) {
+    await stop();
+    throw failed.reason;
+  }
+  return {
+    nodes,
+    urls: nodes.map((node) => node.url),
+    stop,
+    [Symbol.asyncDispose]: stop,
+  };
+}

@@ -1,0 +1,178 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { track, trackPid, untrack } from './cleanup.js';
+import { freePort } from './ports.js';
+
+/** Options of {@link RedisServer.start}. */
+export interface RedisServerOptions {
+  /** The server binary. @default process.env.DISTLOCK_REDIS_SERVER ?? 'redis-server' */
+  binary?: string;
+  /** Extra `redis-server` arguments, e.g. `['--maxmemory', '10mb']`. */
+  args?: readonly string[];
+  /** How long to wait for "Ready to accept connections". @default 10000 */
+  startTimeoutMs?: number;
+}
+
+const INSTALL_HINT =
+  'redis-server was not found on PATH. Install it (Debian/Ubuntu: `apt-get install -y redis-server`; ' +
+  'macOS: `brew install redis`) or point DISTLOCK_REDIS_SERVER at the binary.';
+
+/**
+ * One real `redis-server` process on a free loopback port, in its own temp dir, without
+ * persistence (`--save "" --appendonly no`). Faults are real signals to its pid.
+ */
+export class RedisServer {
+  readonly port: number;
+  readonly #options: Required<RedisServerOptions>;
+  readonly #owned: ReturnType<typeof track>;
+  #child: ChildProcess | undefined;
+  #exited: Promise<void> = Promise.resolve();
+  #paused = false;
+
+  private constructor(port: number, options: Required<RedisServerOptions>, dir: string) {
+    this.port = port;
+    this.#options = options;
+    this.#owned = track(dir);
+  }
+
+  /** Starts a server on a free port (retrying with another port if one is taken meanwhile). */
+  static async start(options: RedisServerOptions = {}): Promise<RedisServer> {
+    const settings: Required<RedisServerOptions> = {
+      binary: options.binary ?? process.env.DISTLOCK_REDIS_SERVER ?? 'redis-server',
+      args: options.args ?? [],
+      startTimeoutMs: options.startTimeoutMs ?? 10_000,
+    };
+    for (let tries = 1; ; tries++) {
+      const dir = mkdtempSync(join(tmpdir(), 'distlock-redis-'));
+      const server = new RedisServer(await freePort(), settings, dir);
+      try {
+        await server.#spawn();
+        return server;
+      } catch (error) {
+        await server.stop();
+        const portTaken = error instanceof Error && /in use/i.test(error.message);
+        if (!portTaken || tries >= 5) throw error;
+      }
+    }
+  }
+
+  /** `redis://127.0.0.1:<port>` */
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  /** The process id, or `undefined` while the server is down. */
+  get pid(): number | undefined {
+    return this.#child?.pid;
+  }
+
+  /** Whether the process is alive (paused counts as alive). */
+  get running(): boolean {
+    return this.#child !== undefined;
+  }
+
+  /** Whether the process is stopped with SIGSTOP. */
+  get paused(): boolean {
+    return this.#paused;
+  }
+
+  /** SIGKILL: the node vanishes at once, with everything in memory. */
+  async kill(): Promise<void> {
+    const child = this.#child;
+    if (!child) return;
+    child.kill('SIGKILL');
+    await this.#exited;
+  }
+
+  /** SIGSTOP: the node keeps its connections open but answers nothing. */
+  pause(): void {
+    this.#signal('SIGSTOP');
+    this.#paused = true;
+  }
+
+  /** SIGCONT: a paused node goes on, answering what queued up meanwhile. */
+  resume(): void {
+    this.#signal('SIGCONT');
+    this.#paused = false;
+  }
+
+  /** Kills the node (if running) and starts it again on the same port with empty memory. */
+  async restart(): Promise<void> {
+    await this.kill();
+    await this.#spawn();
+  }
+
+  /** Kills the process and removes its temp dir. Safe to call more than once. */
+  async stop(): Promise<void> {
+    await this.kill();
+    rmSync(this.#owned.dir, { recursive: true, force: true });
+    untrack(this.#owned);
+  }
+
+  #signal(signal: NodeJS.Signals): void {
+    const pid = this.#child?.pid;
+    if (pid === undefined) throw new Error(`redis-server on port ${this.port} is not running`);
+    process.kill(pid, signal);
+  }
+
+  #spawn(): Promise<void> {
+    const args = [
+      '--port',
+      String(this.port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      this.#owned.dir,
+      ...this.#options.args,
+    ];
+    const child = spawn(this.#options.binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    this.#child = child;
+    this.#paused = false;
+    this.#exited = new Promise((resolve) => {
+      child.once('close', () => {
+        if (this.#child === child) this.#child = undefined;
+        resolve();
+      });
+    });
+    if (child.pid !== undefined) trackPid(this.#owned, child.pid);
+    return new Promise((resolve, reject) => {
+      let output = '';
+      const fail = (message: string) => {
+        clearTimeout(timer);
+        child.kill('SIGKILL');
+        reject(new Error(message));
+      };
+      const timer = setTimeout(
+        () => fail(`redis-server on port ${this.port} was not ready in time:\n${output}`),
+        this.#options.startTimeoutMs,
+      );
+      child.once('error', (error: NodeJS.ErrnoException) => {
+        fail(error.code === 'ENOENT' ? INSTALL_HINT : error.message);
+      });
+      child.once('exit', () => fail(`redis-server on port ${this.port} exited:\n${output}`));
+      const onData = (chunk: Buffer) => {
+        output += chunk.toString();
+        if (output.includes('Ready to accept connections')) {
+          clearTimeout(timer);
+          child.removeAllListeners('exit');
+          child.stdout?.off('data', onData);
+          child.stderr?.off('data', onErrorData);
+          child.stdout?.resume();
+          child.stderr?.resume();
+          resolve();
+        }
+      };
+      child.stdout?.on('data', onData);
+      const onErrorData = (chunk: Buffer) => {
+        output += chunk.toString();
+      };
+      child.stderr?.on('data', onErrorData);
+    });
+  }
+}

@@ -1,0 +1,187 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  AbortedError,
+  AcquireTimeoutError,
+  LockBusyError,
+  Locker,
+  LockLostError,
+  NoQuorumError,
+} from '../../src/index.js';
+import { acquireScript } from '../../src/scripts/acquire.js';
+import { useRedis } from '../support/redis.js';
+
+const fixture = useRedis(1);
+const lockers: Locker[] = [];
+
+function locker(options: Partial<ConstructorParameters<typeof Locker>[0]> = {}): Locker {
+  const created = new Locker({ nodes: fixture().redis.urls, ...options });
+  lockers.push(created);
+  return created;
+}
+
+afterEach(async () => {
+  await Promise.all(lockers.splice(0).map((l) => l.close()));
+});
+
+describe('single-instance lock on a real redis-server', () => {
+  it('gives a resource to one holder at a time, and to a waiter after release', async () => {
+    const [a, b, c] = [locker(), locker(), locker()];
+    const held = await a.acquire('invoice:42', { ttlMs: 10_000 });
+    expect(held.resource).toBe('invoice:42');
+    expect(held.remainingMs()).toBeGreaterThan(9_000);
+    expect(held.remainingMs()).toBeLessThanOrEqual(10_000);
+
+    expect(await b.tryAcquire('invoice:42', { ttlMs: 10_000 })).toBeNull();
+    await expect(b.acquire('invoice:42', { ttlMs: 10_000, waitMs: 150 })).rejects.toBeInstanceOf(
+      AcquireTimeoutError,
+    );
+
+    let releasedAt = Number.POSITIVE_INFINITY;
+    const waiting = c.acquire('invoice:42', { ttlMs: 10_000, waitMs: 5_000 }).then((lock) => {
+      expect(performance.now()).toBeGreaterThanOrEqual(releasedAt);
+      return lock;
+    });
+    await delay(100);
+    releasedAt = performance.now();
+    expect(await held.release()).toBe('released');
+    const third = await waiting;
+    expect(third.remainingMs()).toBeGreaterThan(0);
+    expect(await third.release()).toBe('released');
+  });
+
+  it('never lets two of many contending lockers hold the resource at once', async () => {
+    const contenders = Array.from({ length: 5 }, () => locker({ retryDelayMs: 5 }));
+    let inside = 0;
+    let maxInside = 0;
+    let entries = 0;
+    await Promise.all(
+      contenders.map(async (l) => {
+        for (let i = 0; i < 10; i++) {
+          const lock = await l.acquire('counter', { ttlMs: 5_000, waitMs: 10_000 });
+          inside++;
+          entries++;
+          maxInside = Math.max(maxInside, inside);
+          await delay(1);
+          inside--;
+          expect(await lock.release()).toBe('released');
+        }
+      }),
+    );
+    expect(entries).toBe(50);
+    expect(maxInside).toBe(1);
+  });
+
+  it('frees the lock by TTL when its holder vanished', async () => {
+    const gone = locker();
+    await gone.acquire('job', { ttlMs: 300 });
+    await gone.close(); // the holder disappears without releasing
+    const started = performance.now();
+    const lock = await locker({ retryDelayMs: 20 }).acquire('job', { ttlMs: 1_000, waitMs: 3_000 });
+    const waited = performance.now() - started;
+    expect(waited).toBeGreaterThan(200);
+    expect(waited).toBeLessThan(1_500);
+    await lock.release();
+  });
+
+  it('reports not-held on release after expiry and leaves the next holder alone', async () => {
+    const first = await locker().acquire('report', { ttlMs: 100 });
+    await delay(200);
+    expect(first.remainingMs()).toBe(0);
+    const second = await locker().acquire('report', { ttlMs: 10_000, waitMs: 0 });
+    expect(await first.release()).toBe('not-held');
+    const key = 'distlock:{report}';
+    expect(await fixture().admin[0]?.exists(key)).toBe(1);
+    expect(await second.release()).toBe('released');
+    expect(await fixture().admin[0]?.exists(key)).toBe(0);
+  });
+
+  it('rejects extend with LOCK_LOST after expiry and does not recreate the key', async () => {
+    const admin = fixture().admin[0] as Redis;
+    const expired = await locker().acquire('ext', { ttlMs: 100 });
+    await delay(200);
+    await expect(expired.extend(10_000)).rejects.toMatchObject({ code: 'LOCK_LOST' });
+    expect(await admin.exists('distlock:{ext}')).toBe(0);
+
+    // The key vanishes on the server while the holder still trusts its lease.
+    const vanished = await locker().acquire('ext2', { ttlMs: 10_000 });
+    await admin.del('distlock:{ext2}');
+    const error = await vanished.extend(10_000).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(LockLostError);
+    expect((error as LockLostError).nodes[0]?.outcome).toBe('no');
+    expect(await admin.exists('distlock:{ext2}')).toBe(0);
+    expect(vanished.remainingMs()).toBe(0);
+    expect(await vanished.release()).toBe('not-held');
+  });
+
+  it('extends a held lock', async () => {
+    const admin = fixture().admin[0] as Redis;
+    const lock = await locker().acquire('long', { ttlMs: 1_000 });
+    await lock.extend(20_000);
+    expect(lock.remainingMs()).toBeGreaterThan(19_000);
+    expect(await admin.pttl('distlock:{long}')).toBeGreaterThan(19_000);
+    await lock.release();
+  });
+
+  it('falls back to EVAL when the node does not know the script (NOSCRIPT)', async () => {
+    const admin = fixture().admin[0] as Redis;
+    expect(await admin.script('EXISTS', acquireScript.sha1)).toEqual([0]);
+    const lock = await locker().acquire('noscript', { ttlMs: 1_000 });
+    expect(await admin.script('EXISTS', acquireScript.sha1)).toEqual([1]);
+    await admin.script('FLUSH');
+    expect(await lock.release()).toBe('released');
+  });
+
+  it('stops waiting within milliseconds when the signal aborts', async () => {
+    await locker().acquire('busy', { ttlMs: 10_000 });
+    const controller = new AbortController();
+    const waiting = locker().acquire('busy', {
+      ttlMs: 1_000,
+      waitMs: 10_000,
+      signal: controller.signal,
+    });
+    await delay(150);
+    const abortedAt = performance.now();
+    controller.abort(new Error('shutting down'));
+    const error = await waiting.catch((e: unknown) => e);
+    expect(performance.now() - abortedAt).toBeLessThan(25);
+    expect(error).toBeInstanceOf(AbortedError);
+    expect((error as AbortedError).cause).toEqual(new Error('shutting down'));
+  });
+
+  it('says LOCK_BUSY with the holder lease when asked not to wait', async () => {
+    await locker().acquire('b', { ttlMs: 10_000 });
+    const error = await locker()
+      .acquire('b', { ttlMs: 1_000, waitMs: 0 })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(LockBusyError);
+    expect((error as LockBusyError).holderRemainingMs).toBeGreaterThan(9_000);
+    expect(String((error as Error).message)).not.toMatch(/[A-Za-z0-9_-]{22}/);
+  });
+
+  it('fails with NO_QUORUM and the cause, not a hang, when the node is killed', async () => {
+    const l = locker();
+    await l.acquire('warmup', { ttlMs: 1_000 }); // connected before the kill
+    await fixture().redis.nodes[0]?.kill();
+    const error = await l.tryAcquire('k', { ttlMs: 1_000 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(NoQuorumError);
+    const [node] = (error as NoQuorumError).nodes;
+    expect(node?.outcome === 'error' || node?.outcome === 'timeout').toBe(true);
+
+    const started = performance.now();
+    const waited = await l.acquire('k', { ttlMs: 1_000, waitMs: 300 }).catch((e: unknown) => e);
+    expect(waited).toBeInstanceOf(NoQuorumError);
+    expect(performance.now() - started).toBeLessThan(300 + 100 + 100);
+  });
+
+  it('leaves clients it did not open connected on close', async () => {
+    const client = new Redis(fixture().redis.urls[0] as string);
+    const own = new Locker({ nodes: [client] });
+    const lock = await own.acquire('mine', { ttlMs: 1_000 });
+    await lock.release();
+    await own.close();
+    expect(await client.ping()).toBe('PONG');
+    client.disconnect();
+  });
+});
