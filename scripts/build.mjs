@@ -4,7 +4,10 @@
 import { execFileSync } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 
-const tsc = (args) => execFileSync('npx', ['tsc', ...args], { stdio: 'inherit' });
+const tsc = (args) =>
+  execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', ...args], {
+    stdio: 'inherit',
+  });
 
 rmSync('dist', { recursive: true, force: true });
 tsc(['-p', 'tsconfig.build.json']);

@@ -1,0 +1,69 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import { monotonicClock } from '../../src/clock.js';
+import type { RedisConnection } from '../../src/driver/connection.js';
+import { fanOut } from '../../src/quorum/fan-out.js';
+
+/** A scripted node: answers `reply` after `afterMs`, or fails. Tests fan-out logic only. */
+function node(name: string, afterMs: number, reply: unknown): RedisConnection {
+  return {
+    name,
+    close: async () => {},
+    send: async () => {
+      await delay(afterMs);
+      if (reply instanceof Error) throw reply;
+      return reply;
+    },
+  };
+}
+
+const judge = (reply: unknown) =>
+  reply === 1 ? { vote: 'yes' as const } : { vote: 'no' as const };
+
+describe('fanOut', () => {
+  it('decides at quorum without waiting for a straggler, and still records it', async () => {
+    const nodes = [node('a', 1, 1), node('b', 1, 1), node('c', 300, 1)];
+    const started = performance.now();
+    const round = fanOut(nodes, 1_000, monotonicClock, (n, s) => n.send('X', [], s), judge);
+    const decision = await round.decided;
+    expect(performance.now() - started).toBeLessThan(150);
+    expect(decision.quorum).toBe(true);
+    expect(decision.results[2]).toBeUndefined();
+    const all = await round.settled;
+    expect(all.map((r) => r.outcome)).toEqual(['yes', 'yes', 'yes']);
+  });
+
+  it('decides no-quorum as soon as a majority is out of reach', async () => {
+    const nodes = [node('a', 1, 0), node('b', 1, new Error('READONLY')), node('c', 300, 1)];
+    const decision = await fanOut(nodes, 1_000, monotonicClock, (n, s) => n.send('X', [], s), judge)
+      .decided;
+    expect(decision.quorum).toBe(false);
+    expect(decision.results[1]).toMatchObject({ outcome: 'error', node: 'b' });
+  });
+
+  it('counts a node that misses the timeout as timed out and ignores its late reply', async () => {
+    const nodes = [node('a', 1, 1), node('b', 200, 1)];
+    const started = performance.now();
+    const round = fanOut(nodes, 50, monotonicClock, (n, s) => n.send('X', [], s), judge);
+    const all = await round.settled;
+    expect(performance.now() - started).toBeLessThan(150);
+    expect(all[1]).toEqual({ node: 'b', outcome: 'timeout', timeoutMs: 50 });
+    expect((await round.decided).quorum).toBe(false);
+    await delay(200);
+    expect(all[1]?.outcome).toBe('timeout');
+  });
+
+  it('turns a throwing judge into an error vote', async () => {
+    const round = fanOut(
+      [node('a', 0, 'junk')],
+      100,
+      monotonicClock,
+      (n, s) => n.send('X', [], s),
+      () => {
+        throw new Error('unexpected reply');
+      },
+    );
+    const [result] = await round.settled;
+    expect(result).toMatchObject({ outcome: 'error' });
+  });
+});

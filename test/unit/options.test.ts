@@ -1,0 +1,96 @@
+import { describe, expect, it } from 'vitest';
+import { InvalidArgumentError, LockError, Locker } from '../../src/index.js';
+
+/** A URL no test ever connects to: validation must throw before any connection is made. */
+const UNUSED = 'redis://127.0.0.1:1';
+
+/** A node that fails the test if anything is ever sent to it. */
+const NO_IO = {
+  name: 'no-io:1',
+  send: async () => {
+    throw new Error('no I/O may happen in these tests');
+  },
+  close: async () => {},
+};
+
+function thrown(fn: () => unknown): InvalidArgumentError {
+  try {
+    fn();
+  } catch (error) {
+    expect(error).toBeInstanceOf(InvalidArgumentError);
+    expect(error).toBeInstanceOf(LockError);
+    expect((error as LockError).code).toBe('INVALID_ARGUMENT');
+    return error as InvalidArgumentError;
+  }
+  throw new Error('expected a synchronous InvalidArgumentError');
+}
+
+describe('bad input is rejected synchronously, naming the field and the value', () => {
+  const locker = new Locker({ nodes: [NO_IO] });
+
+  it.each([
+    [0, '`0` (number)'],
+    [-1, '`-1` (number)'],
+    [Number.NaN, '`NaN` (number)'],
+    [Number.POSITIVE_INFINITY, '`Infinity` (number)'],
+    [1.5, '`1.5` (number)'],
+    ['1000', '`"1000"` (string)'],
+    [undefined, '`undefined` (undefined)'],
+  ])('ttlMs %s', (ttlMs, shown) => {
+    const error = thrown(() => locker.acquire('r', { ttlMs: ttlMs as number }));
+    expect(error.field).toBe('ttlMs');
+    expect(error.message).toBe(`Expected \`ttlMs\` to be a positive integer, got ${shown}`);
+    thrown(() => locker.tryAcquire('r', { ttlMs: ttlMs as number }));
+  });
+
+  it.each([[''], [42], [null], [undefined], [{}]])('resource %j', (resource) => {
+    expect(thrown(() => locker.acquire(resource as string, { ttlMs: 1_000 })).field).toBe(
+      'resource',
+    );
+  });
+
+  it.each([[-1], [Number.NaN], ['10']])('waitMs %j', (waitMs) => {
+    const error = thrown(() => locker.acquire('r', { ttlMs: 1_000, waitMs: waitMs as number }));
+    expect(error.field).toBe('waitMs');
+  });
+
+  it('signal that is not an AbortSignal', () => {
+    const signal = { aborted: false } as unknown as AbortSignal;
+    expect(thrown(() => locker.acquire('r', { ttlMs: 1_000, signal })).field).toBe('signal');
+  });
+
+  it('ttl within the clock-drift allowance', () => {
+    const error = thrown(() => locker.acquire('r', { ttlMs: 2 }));
+    expect(error.message).toContain('longer than the clock-drift allowance');
+  });
+
+  it('ttl not longer than the configured node timeout', () => {
+    const strict = new Locker({ nodes: [NO_IO], nodeTimeoutMs: 500 });
+    const error = thrown(() => strict.acquire('r', { ttlMs: 500 }));
+    expect(error.message).toContain('longer than `nodeTimeoutMs` (500)');
+  });
+
+  it.each([
+    [{ nodes: [] }, 'nodes'],
+    [{ nodes: 'redis://x' }, 'nodes'],
+    [{}, 'nodes'],
+    [{ nodes: [42] }, 'nodes[0]'],
+    [{ nodes: ['http://127.0.0.1:6379'] }, 'nodes[0]'],
+    [{ nodes: ['not a url'] }, 'nodes[0]'],
+    [{ nodes: [UNUSED, 'redis://127.0.0.1:2', UNUSED] }, 'nodes[2]'],
+    [{ nodes: [UNUSED], driftFactor: 0.5 }, 'driftFactor'],
+    [{ nodes: [UNUSED], driftFactor: -0.1 }, 'driftFactor'],
+    [{ nodes: [UNUSED], nodeTimeoutMs: 0 }, 'nodeTimeoutMs'],
+    [{ nodes: [UNUSED], retryDelayMs: '100' }, 'retryDelayMs'],
+    [{ nodes: [UNUSED], prefix: 7 }, 'prefix'],
+  ])('locker options %j', (options, field) => {
+    expect(thrown(() => new Locker(options as never)).field).toBe(field);
+  });
+
+  it('the same client object twice', () => {
+    const connection = { name: 'a:1', send: async () => 0, close: async () => {} };
+    const error = thrown(() => new Locker({ nodes: [connection, connection] }));
+    expect(error.field).toBe('nodes[1]');
+    expect(error.message).toContain('inflate the quorum');
+  });
+});
