@@ -118,6 +118,7 @@ describe('single-instance lock on a real redis-server', () => {
   it('extends a held lock', async () => {
     const admin = fixture().admin[0] as Redis;
     const lock = await locker().acquire('long', { ttlMs: 1_000 });
+    expect(() => lock.extend(1.5)).toThrow(/Expected `ttlMs` to be a positive integer, got `1.5`/);
     await lock.extend(20_000);
     expect(lock.remainingMs()).toBeGreaterThan(19_000);
     expect(await admin.pttl('distlock:{long}')).toBeGreaterThan(19_000);

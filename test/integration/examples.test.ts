@@ -1,0 +1,17 @@
+import { execFileSync } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+
+/** The README's examples are files under examples/; each must run as written. */
+describe('README examples', () => {
+  it('quickstart.mjs runs and prints what the README says', () => {
+    const output = execFileSync(process.execPath, ['examples/quickstart.mjs'], {
+      encoding: 'utf8',
+      timeout: 15_000,
+    });
+    expect(output).toMatch(/^holding invoice:42 for 9\d{3} ms$/m);
+    expect(output).toContain('second try while held: null');
+    expect(output).toContain('release: released');
+    expect(output).toContain('release again: not-held');
+    expect(output).toContain('after release: invoice:42');
+  });
+});
