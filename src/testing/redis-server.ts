@@ -58,6 +58,11 @@ export class RedisServer {
     }
   }
 
+  /** The node's private temp dir (its working directory). */
+  get dir(): string {
+    return this.#owned.dir;
+  }
+
   /** `redis://127.0.0.1:<port>` */
   get url(): string {
     return `redis://127.0.0.1:${this.port}`;
