@@ -1,5 +1,4 @@
-export { type Clock, monotonicClock } from './clock.js';
-export type { RedisConnection } from './driver/connection.js';
+export { NotSentError, type RedisConnection } from './driver/connection.js';
 export { IORedisConnection, type IORedisLike } from './driver/ioredis.js';
 export {
   AbortedError,

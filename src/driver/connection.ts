@@ -14,3 +14,14 @@ export interface RedisConnection {
   /** Closes the connection. Called only for connections distlock opened itself. */
   close(): Promise<void>;
 }
+
+/**
+ * The command was not sent to the node (its connection was down, or it had not answered an
+ * earlier command). Such a node cannot hold anything this command would have written.
+ */
+export class NotSentError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'NotSentError';
+  }
+}

@@ -1,5 +1,5 @@
 import { Redis, type RedisOptions } from 'ioredis';
-import type { RedisConnection } from './connection.js';
+import { NotSentError, type RedisConnection } from './connection.js';
 
 /** The subset of an ioredis client (v5+) that the adapter uses. */
 export interface IORedisLike {
@@ -37,6 +37,9 @@ export const OWNED_CLIENT_OPTIONS: RedisOptions = {
   retryStrategy: (attempt) => Math.min(attempt * 50, 1_000),
 };
 
+/** How long `close()` lets a node answer QUIT before it drops the connection. */
+const CLOSE_TIMEOUT_MS = 500;
+
 /** {@link RedisConnection} over an ioredis client. */
 export class IORedisConnection implements RedisConnection {
   readonly name: string;
@@ -67,18 +70,35 @@ export class IORedisConnection implements RedisConnection {
     return this.#client.call(command, ...args);
   }
 
+  /** Says QUIT (answered after pending replies), but never waits on a stuck node for long. */
   async close(): Promise<void> {
-    if (this.#client.status === 'end') return;
-    // A client that cannot say QUIT (connection already broken) is torn down instead.
-    await this.#client.quit().catch(() => this.#client.disconnect());
+    const client = this.#client;
+    if (client.status === 'end') return;
+    if (client.status !== 'ready') {
+      client.disconnect();
+      return;
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const stuck = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, CLOSE_TIMEOUT_MS);
+    });
+    await Promise.race([client.quit().catch(() => undefined), stuck]);
+    clearTimeout(timer);
+    client.disconnect();
   }
 
+  /**
+   * Waits for a connection that is still being opened; fails at once when it is known to be
+   * down (reconnecting, closed), so that a dead node costs nothing.
+   */
   #ready(signal: AbortSignal): Promise<void> {
     const client = this.#client;
-    if (client.status === 'end') {
-      return Promise.reject(new Error(`connection to ${this.name} is closed`));
-    }
+    const notSent = () => new NotSentError(`not connected to ${this.name} (${client.status})`);
+    // A failed connect surfaces through the events below (or the abort), not through this promise.
     if (client.status === 'wait') client.connect().catch(() => undefined);
+    else if (client.status !== 'connecting' && client.status !== 'connect') {
+      return Promise.reject(notSent());
+    }
     return new Promise((resolve, reject) => {
       const done = (error?: Error) => {
         client.off('ready', onReady);
@@ -88,8 +108,8 @@ export class IORedisConnection implements RedisConnection {
         else resolve();
       };
       const onReady = () => done();
-      const onEnd = () => done(new Error(`connection to ${this.name} is closed`));
-      const onAbort = () => done(new Error(`not connected to ${this.name} (${client.status})`));
+      const onEnd = () => done(notSent());
+      const onAbort = () => done(notSent());
       if (signal.aborted) return onAbort();
       client.once('ready', onReady);
       client.once('end', onEnd);

@@ -36,10 +36,11 @@ export async function acquireLock(
     const attempt = await attemptAcquire(context, key, token, ttlMs);
     if (attempt.kind === 'acquired') {
       if (signal?.aborted) {
-        await deleteIfOwned(context, key, token, ttlMs).settled;
+        await deleteIfOwned(context, key, token, ttlMs, attempt.results).settled;
         throw new AbortedError(what, signal.reason);
       }
-      return new Lock(context, { resource, key, token, ttlMs, deadline: attempt.deadline });
+      const { deadline, results: acquireResults } = attempt;
+      return new Lock(context, { resource, key, token, ttlMs, deadline, acquireResults });
     }
     const left = deadline - clock.now();
     if (left <= 0) {

@@ -4,12 +4,7 @@ import { quorumOf } from '../quorum/tally.js';
 import { validityMs } from '../quorum/validity.js';
 import { acquireScript } from '../scripts/acquire.js';
 import { runScript } from '../scripts/script.js';
-import {
-  deleteIfOwned,
-  type LockContext,
-  nodesThatMayHoldToken,
-  nodeTimeoutFor,
-} from './context.js';
+import { deleteIfOwned, type LockContext, nodeTimeoutFor } from './context.js';
 
 /** The outcome of one acquisition attempt across all nodes. */
 export type Attempt =
@@ -38,7 +33,9 @@ export type Attempt =
 /**
  * One Redlock round: `SET NX PX` on every node in parallel, success only with a majority and
  * validity > 0. A failed round deletes our key on every node that may hold it (including
- * nodes that did not answer) before it returns, so the next round starts clean.
+ * nodes that did not answer) before it returns, so the next round starts clean. A silent
+ * node costs at most two per-node timeouts (the round's, then the delete's), and after that
+ * nothing, as the stall guard stops sending it work.
  */
 export async function attemptAcquire(
   context: LockContext,
@@ -69,13 +66,8 @@ export async function attemptAcquire(
     };
   }
 
-  const undo = deleteIfOwned(
-    context,
-    key,
-    token,
-    ttlMs,
-    nodesThatMayHoldToken(context, decision.results),
-  );
+  // The deletes start as soon as the verdict is known, while stragglers are still awaited.
+  const undo = deleteIfOwned(context, key, token, ttlMs, decision.results);
   const [results] = await Promise.all([round.settled, undo.settled]);
   if (decision.quorum) {
     return { kind: 'expired', elapsedMs: decision.decidedAt - startedAt, results };

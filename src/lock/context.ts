@@ -1,5 +1,6 @@
 import type { Clock } from '../clock.js';
-import type { RedisConnection } from '../driver/connection.js';
+import { NotSentError } from '../driver/connection.js';
+import type { StallGuard } from '../driver/stall-guard.js';
 import type { LockerSettings } from '../options.js';
 import { fanOut } from '../quorum/fan-out.js';
 import type { NodeResult } from '../quorum/node-result.js';
@@ -9,7 +10,7 @@ import { runScript } from '../scripts/script.js';
 
 /** What every lock operation of one locker shares. */
 export interface LockContext {
-  readonly nodes: readonly RedisConnection[];
+  readonly nodes: readonly StallGuard[];
   readonly settings: LockerSettings;
   readonly clock: Clock;
 }
@@ -20,29 +21,39 @@ export function nodeTimeoutFor(context: LockContext, ttlMs: number): number {
 }
 
 /**
- * Compare-and-deletes `key` on the given nodes (all of them by default) and resolves once
- * each answered or timed out. Used by release and to undo failed acquisitions and extensions.
+ * Compare-and-deletes `key` on every node that may hold our token, judged by the answers to
+ * the acquisition round (all nodes when none are given); the others count as "no" without
+ * any I/O. Deletes are always sent, also to a node that stopped answering, so that a `SET`
+ * queued there is undone when it wakes up. Used by release and to undo failed acquisitions
+ * and extensions.
  */
 export function deleteIfOwned(
   context: LockContext,
   key: string,
   token: string,
   ttlMs: number,
-  nodes: readonly RedisConnection[] = context.nodes,
+  acquireResults?: readonly (NodeResult | undefined)[],
 ) {
+  const skip = new Set(
+    acquireResults === undefined
+      ? []
+      : context.nodes.filter((_, index) => !mayHoldToken(acquireResults[index])),
+  );
   return fanOut(
-    nodes,
+    context.nodes,
     nodeTimeoutFor(context, ttlMs),
     context.clock,
-    (node, signal) => runScript(node, releaseScript, [key], [token], signal),
+    async (node, signal) =>
+      skip.has(node) ? 0 : runScript(node.forced, releaseScript, [key], [token], signal),
     (deleted) => (deleted === 1 ? { vote: 'yes' } : { vote: 'no' }),
   );
 }
 
-/** Nodes that may hold our token: every node but those that answered a plain "no". */
-export function nodesThatMayHoldToken(
-  context: LockContext,
-  results: readonly (NodeResult | undefined)[],
-): RedisConnection[] {
-  return context.nodes.filter((_, index) => results[index]?.outcome !== 'no');
+/**
+ * Whether a node may hold our token after an acquisition round: not if it refused (held by
+ * another) or the command never reached it. A node that is still silent may.
+ */
+function mayHoldToken(result: NodeResult | undefined): boolean {
+  if (result?.outcome === 'no') return false;
+  return !(result?.outcome === 'error' && result.error instanceof NotSentError);
 }

@@ -3,12 +3,7 @@ import { fanOut } from '../quorum/fan-out.js';
 import { validityMs } from '../quorum/validity.js';
 import { extendScript } from '../scripts/extend.js';
 import { runScript } from '../scripts/script.js';
-import {
-  deleteIfOwned,
-  type LockContext,
-  nodesThatMayHoldToken,
-  nodeTimeoutFor,
-} from './context.js';
+import { deleteIfOwned, type LockContext, nodeTimeoutFor } from './context.js';
 import type { Lease } from './lease.js';
 
 /**
@@ -48,13 +43,7 @@ export async function extendLease(
     return;
   }
   lease.status = 'lost';
-  const undo = deleteIfOwned(
-    context,
-    lease.key,
-    lease.token,
-    ttlMs,
-    nodesThatMayHoldToken(context, decision.results),
-  );
+  const undo = deleteIfOwned(context, lease.key, lease.token, ttlMs, lease.acquireResults);
   const [results] = await Promise.all([round.settled, undo.settled]);
   const reason = !decision.quorum
     ? 'a majority of nodes did not confirm the extension'

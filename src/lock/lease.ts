@@ -1,3 +1,5 @@
+import type { NodeResult } from '../quorum/node-result.js';
+
 /** The mutable state behind one {@link Lock} handle. The token never leaves it. */
 export interface Lease {
   readonly resource: string;
@@ -7,6 +9,8 @@ export interface Lease {
   readonly ttlMs: number;
   /** Monotonic instant until which the lease may be trusted. */
   deadline: number;
+  /** Each node's answer to the winning acquisition round (late answers keep arriving). */
+  readonly acquireResults: readonly (NodeResult | undefined)[];
   status: 'held' | 'released' | 'lost';
 }
 

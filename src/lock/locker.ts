@@ -1,6 +1,7 @@
 import { monotonicClock } from '../clock.js';
 import type { RedisConnection } from '../driver/connection.js';
 import { resolveNodes } from '../driver/nodes.js';
+import { StallGuard } from '../driver/stall-guard.js';
 import { LockBusyError } from '../errors.js';
 import {
   type AcquireOptions,
@@ -35,7 +36,8 @@ export class Locker {
   constructor(options: LockerOptions) {
     const settings = lockerSettings(options);
     const { connections, owned } = resolveNodes(options.nodes);
-    this.#context = { nodes: connections, settings, clock: monotonicClock };
+    const nodes = connections.map((connection) => new StallGuard(connection));
+    this.#context = { nodes, settings, clock: monotonicClock };
     this.#owned = owned;
   }
 

@@ -1,16 +1,18 @@
-import type { LockContext } from './context.js';
-import { deleteIfOwned } from './context.js';
+import { quorumOf } from '../quorum/tally.js';
+import { deleteIfOwned, type LockContext } from './context.js';
 import type { Lease, ReleaseResult } from './lease.js';
 
 /**
  * Deletes the lease's key on every node (compare-and-delete, so another holder's key is never
- * touched). Resolves as soon as the outcome is certain; never rejects because the lease had
- * expired.
+ * touched). Resolves once every node answered or timed out, so that the key is gone from all
+ * reachable nodes; never rejects because the lease had expired.
  */
 export async function releaseLease(context: LockContext, lease: Lease): Promise<ReleaseResult> {
   if (lease.status === 'released') return 'not-held';
   const wasHeld = lease.status === 'held';
   lease.status = 'released';
-  const decision = await deleteIfOwned(context, lease.key, lease.token, lease.ttlMs).decided;
-  return decision.quorum && wasHeld ? 'released' : 'not-held';
+  const { key, token, ttlMs, acquireResults } = lease;
+  const results = await deleteIfOwned(context, key, token, ttlMs, acquireResults).settled;
+  const deleted = results.filter((result) => result.outcome === 'yes').length;
+  return wasHeld && deleted >= quorumOf(context.nodes.length) ? 'released' : 'not-held';
 }

@@ -29,11 +29,11 @@ export interface FanOut {
  * the whole fan-out); a node that has not answered by then counts as `timeout`, and its late
  * reply is ignored.
  */
-export function fanOut<T>(
-  nodes: readonly RedisConnection[],
+export function fanOut<Node extends RedisConnection, T>(
+  nodes: readonly Node[],
   timeoutMs: number,
   clock: Clock,
-  run: (node: RedisConnection, signal: AbortSignal) => Promise<T>,
+  run: (node: Node, signal: AbortSignal) => Promise<T>,
   judge: (reply: T) => Judgement,
 ): FanOut {
   const results: (NodeResult | undefined)[] = new Array(nodes.length).fill(undefined);

@@ -11,6 +11,7 @@
  */
 import { RedisServer, type RedisServerOptions } from './redis-server.js';
 
+export { type Fault, FaultProxy } from './fault-proxy.js';
 export { RedisServer, type RedisServerOptions } from './redis-server.js';
 
 /** A set of independent redis-server processes started together. */

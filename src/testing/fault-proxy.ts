@@ -1,0 +1,156 @@
+import { connect, createServer, type Server, type Socket } from 'node:net';
+
+/** What the proxy does to the traffic of every connection through it. */
+export type Fault =
+  /** Forward everything at once. */
+  | { readonly mode: 'pass' }
+  /** Hold every reply (server to client) back by `delayMs`; requests pass at once. */
+  | { readonly mode: 'delay'; readonly delayMs: number }
+  /**
+   * Forward nothing, either way, while the connections stay open (a partition). What is held
+   * flows, in order, once the mode changes: like TCP retransmission after the network heals,
+   * and without desynchronising the Redis protocol stream.
+   */
+  | { readonly mode: 'blackhole' }
+  /** Reset (RST) every open connection, and every new one as soon as it is accepted. */
+  | { readonly mode: 'reset' };
+
+/** One direction of one proxied connection, keeping chunk order across fault changes. */
+class Pipe {
+  #held: Buffer[] = [];
+  #lastDueAt = 0;
+
+  constructor(
+    private readonly to: Socket,
+    private readonly isReply: boolean,
+  ) {}
+
+  push(chunk: Buffer, fault: Fault): void {
+    if (fault.mode === 'blackhole' || this.#held.length > 0) {
+      this.#held.push(chunk);
+      return;
+    }
+    this.#forward(chunk, fault);
+  }
+
+  /** Sends what a black hole held, once the fault no longer holds traffic. */
+  flush(fault: Fault): void {
+    if (fault.mode === 'blackhole') return;
+    const held = this.#held;
+    this.#held = [];
+    for (const chunk of held) this.#forward(chunk, fault);
+  }
+
+  #forward(chunk: Buffer, fault: Fault): void {
+    const delayMs = fault.mode === 'delay' && this.isReply ? fault.delayMs : 0;
+    const dueAt = Math.max(this.#lastDueAt, Date.now() + delayMs);
+    this.#lastDueAt = dueAt;
+    if (dueAt <= Date.now()) {
+      this.to.write(chunk);
+      return;
+    }
+    setTimeout(() => {
+      if (!this.to.destroyed) this.to.write(chunk);
+    }, dueAt - Date.now()).unref();
+  }
+}
+
+interface Proxied {
+  readonly client: Socket;
+  readonly upstream: Socket;
+  readonly pipes: readonly Pipe[];
+}
+
+/**
+ * A TCP proxy in front of one Redis node that injects network faults per connection:
+ * delayed replies, a black hole, or connection resets. Point the locker at `url`.
+ *
+ * @example
+ * ```ts
+ * const proxy = await FaultProxy.start(redis.nodes[0].port);
+ * proxy.set({ mode: 'delay', delayMs: 500 });
+ * ```
+ */
+export class FaultProxy {
+  readonly port: number;
+  readonly #server: Server;
+  readonly #connections = new Set<Proxied>();
+  #fault: Fault = { mode: 'pass' };
+
+  private constructor(server: Server, port: number) {
+    this.#server = server;
+    this.port = port;
+  }
+
+  /** Listens on a free loopback port and forwards to `targetPort` on 127.0.0.1. */
+  static start(targetPort: number): Promise<FaultProxy> {
+    return new Promise((resolve, reject) => {
+      const server = createServer();
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', () => {
+        const address = server.address();
+        if (typeof address !== 'object' || address === null) {
+          reject(new Error('could not read the proxy port'));
+          return;
+        }
+        const proxy = new FaultProxy(server, address.port);
+        server.on('connection', (client) => proxy.#accept(client, targetPort));
+        resolve(proxy);
+      });
+    });
+  }
+
+  /** `redis://127.0.0.1:<proxy port>` */
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  /** The fault in force. */
+  get fault(): Fault {
+    return this.#fault;
+  }
+
+  /** Changes the fault for every open and future connection. */
+  set(fault: Fault): void {
+    this.#fault = fault;
+    for (const connection of this.#connections) {
+      if (fault.mode === 'reset') this.#reset(connection);
+      else for (const pipe of connection.pipes) pipe.flush(fault);
+    }
+  }
+
+  /** Closes the listener and every proxied connection. */
+  close(): Promise<void> {
+    for (const connection of this.#connections) this.#reset(connection);
+    return new Promise((resolve) => this.#server.close(() => resolve()));
+  }
+
+  #accept(client: Socket, targetPort: number): void {
+    const upstream = connect(targetPort, '127.0.0.1');
+    const toClient = new Pipe(client, true);
+    const toServer = new Pipe(upstream, false);
+    const connection: Proxied = { client, upstream, pipes: [toClient, toServer] };
+    this.#connections.add(connection);
+    if (this.#fault.mode === 'reset') {
+      this.#reset(connection);
+      return;
+    }
+    client.on('data', (chunk: Buffer) => toServer.push(chunk, this.#fault));
+    upstream.on('data', (chunk: Buffer) => toClient.push(chunk, this.#fault));
+    const end = () => this.#reset(connection);
+    for (const socket of [client, upstream]) {
+      socket.on('error', end);
+      socket.on('close', end);
+    }
+  }
+
+  #reset(connection: Proxied): void {
+    this.#connections.delete(connection);
+    for (const socket of [connection.client, connection.upstream]) {
+      if (socket.destroyed) continue;
+      // A socket that is still connecting has nothing to reset; it is just closed.
+      if (socket.connecting) socket.destroy();
+      else socket.resetAndDestroy();
+    }
+  }
+}

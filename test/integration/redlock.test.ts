@@ -1,0 +1,150 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { Locker, type LockerOptions, NoQuorumError, NotSentError } from '../../src/index.js';
+import { useRedis } from '../support/redis.js';
+
+const fixture = useRedis(5);
+const lockers: Locker[] = [];
+const KEY = 'distlock:{r}';
+
+function locker(options: Partial<LockerOptions> = {}): Locker {
+  const created = new Locker({ nodes: fixture().redis.urls, ...options });
+  lockers.push(created);
+  return created;
+}
+
+afterEach(async () => {
+  await Promise.all(lockers.splice(0).map((l) => l.close()));
+});
+
+async function values(key = KEY): Promise<(string | null)[]> {
+  return Promise.all(fixture().admin.map((client) => client.get(key)));
+}
+
+describe('Redlock over 5 independent masters', () => {
+  it('acquires exactly when >= 3 nodes are free, for each of the 32 pre-occupied subsets', async () => {
+    const l = locker();
+    const { admin } = fixture();
+    for (let mask = 0; mask < 32; mask++) {
+      await Promise.all(admin.map((client) => client.del(KEY)));
+      const occupied = admin.map((_, i) => (mask & (1 << i)) !== 0);
+      await Promise.all(
+        admin.map((client, i) => (occupied[i] ? client.set(KEY, 'other', 'PX', 10_000) : null)),
+      );
+      const free = occupied.filter((o) => !o).length;
+
+      const lock = await l.tryAcquire('r', { ttlMs: 10_000 });
+      expect(lock !== null, `mask ${mask.toString(2)}: ${free} free`).toBe(free >= 3);
+      if (lock) {
+        const during = await values();
+        occupied.forEach((o, i) => {
+          expect(during[i] === 'other', `mask ${mask}: node ${i}`).toBe(o);
+        });
+        expect(await lock.release()).toBe('released');
+      }
+      const after = await values();
+      expect(after, `mask ${mask}: nothing but the other holder's keys left`).toEqual(
+        occupied.map((o) => (o ? 'other' : null)),
+      );
+    }
+  });
+
+  it('keeps working with one and then two nodes killed; three killed gives NO_QUORUM', async () => {
+    const l = locker();
+    const nodes = fixture().redis.nodes;
+    await (await l.acquire('warm', { ttlMs: 1_000 })).release();
+
+    for (const down of [1, 2]) {
+      await nodes[down - 1]?.kill();
+      const lock = await l.acquire('r', { ttlMs: 5_000, waitMs: 0 });
+      await lock.extend(10_000);
+      expect(lock.remainingMs()).toBeGreaterThan(9_000);
+      expect(await lock.release()).toBe('released');
+    }
+
+    await nodes[2]?.kill();
+    const started = performance.now();
+    const error = await l.acquire('r', { ttlMs: 5_000, waitMs: 300 }).catch((e: unknown) => e);
+    const took = performance.now() - started;
+    expect(error).toBeInstanceOf(NoQuorumError);
+    expect(took).toBeLessThan(300 + 2 * 50 + 100);
+    // A killed node fails at once (connection refused) or, while a reconnect is under way,
+    // counts as silent after the per-node timeout.
+    const [a, b, c, d, e] = (error as NoQuorumError).nodes;
+    for (const node of [a, b, c]) {
+      if (node?.outcome === 'error') expect(node.error.message).toMatch(/not connected|closed/i);
+      else expect(node?.outcome).toBe('timeout');
+    }
+    expect([d?.outcome, e?.outcome]).toEqual(['yes', 'yes']);
+    const live = fixture().admin.slice(3);
+    expect(await Promise.all(live.map((client) => client.get(KEY)))).toEqual([null, null]);
+  });
+
+  it('bounds acquire latency by the per-node timeout while nodes are paused', async () => {
+    const nodeTimeoutMs = 80;
+    const l = locker({ nodeTimeoutMs });
+    const { redis, admin } = fixture();
+    await (await l.acquire('warm', { ttlMs: 1_000 })).release();
+
+    redis.nodes[0]?.pause();
+    redis.nodes[1]?.pause();
+    // One answering node is taken: the verdict waits for the paused ones, but only that long;
+    // deleting what the round may have left on them costs one more timeout, this first time.
+    await admin[2]?.set('distlock:{busy}', 'other', 'PX', 10_000);
+    let started = performance.now();
+    const error = await l.tryAcquire('busy', { ttlMs: 5_000 }).catch((e: unknown) => e);
+    const took = performance.now() - started;
+    expect(error).toBeInstanceOf(NoQuorumError);
+    const outcomes = () => (error as NoQuorumError).nodes.map((n) => n.outcome);
+    expect(outcomes()).toEqual(['timeout', 'timeout', 'no', 'yes', 'yes']);
+    expect(took).toBeGreaterThanOrEqual(nodeTimeoutMs - 1);
+    expect(took).toBeLessThan(2 * nodeTimeoutMs + 60);
+
+    // Both paused nodes are now known to be stalled: nothing is sent to them, no timeout waited.
+    started = performance.now();
+    const again = await l.tryAcquire('busy', { ttlMs: 5_000 }).catch((e: unknown) => e);
+    expect(performance.now() - started).toBeLessThan(nodeTimeoutMs / 2);
+    expect((again as NoQuorumError).nodes[0]).toMatchObject({ outcome: 'error' });
+    expect(((again as NoQuorumError).nodes[0] as { error: Error }).error).toBeInstanceOf(
+      NotSentError,
+    );
+
+    // A majority of the answering nodes is free: acquire and release need no paused node.
+    started = performance.now();
+    const lock = await l.acquire('r', { ttlMs: 5_000, waitMs: 0 });
+    expect(await lock.release()).toBe('released');
+    expect(performance.now() - started).toBeLessThan(nodeTimeoutMs / 2);
+
+    redis.nodes[0]?.resume();
+    redis.nodes[1]?.resume();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const keys = await Promise.all(admin.map((client) => client.keys('distlock:*')));
+    expect(keys).toEqual([[], [], ['distlock:{busy}'], [], []]);
+    const later = await l.acquire('r', { ttlMs: 5_000, waitMs: 0 });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect((await values()).every((v) => v !== null)).toBe(true);
+    await later.release();
+  });
+
+  it('sends nothing more to a paused node once it stopped answering', async () => {
+    const l = locker({ nodeTimeoutMs: 30 });
+    const { redis, admin } = fixture();
+    await (await l.acquire('warm', { ttlMs: 1_000 })).release();
+    const processed = async () => {
+      const info = (await admin[0]?.info('stats')) ?? '';
+      return Number(/total_commands_processed:(\d+)/.exec(info)?.[1]);
+    };
+    const before = await processed();
+    redis.nodes[0]?.pause();
+    for (let i = 0; i < 100; i++) {
+      const lock = await l.acquire(`r${i}`, { ttlMs: 5_000, waitMs: 0 });
+      await lock.release();
+      if (i === 0) await new Promise((resolve) => setTimeout(resolve, 40)); // let the timeout hit
+    }
+    redis.nodes[0]?.resume();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    // 100 acquire+release cycles ran; the paused node received only what was sent before its
+    // first timeout (one acquire, its release) plus our own INFO calls.
+    expect((await processed()) - before).toBeLessThan(8);
+    expect(await admin[0]?.keys('distlock:*')).toEqual([]);
+  });
+});
