@@ -1,5 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { Locker, type LockerOptions, NoQuorumError, NotSentError } from '../../src/index.js';
+import {
+  Locker,
+  type LockerOptions,
+  type LockLostError,
+  NoQuorumError,
+  NotSentError,
+} from '../../src/index.js';
 import { useRedis } from '../support/redis.js';
 
 const fixture = useRedis(5);
@@ -77,6 +83,19 @@ describe('Redlock over 5 independent masters', () => {
     expect([d?.outcome, e?.outcome]).toEqual(['yes', 'yes']);
     const live = fixture().admin.slice(3);
     expect(await Promise.all(live.map((client) => client.get(KEY)))).toEqual([null, null]);
+  });
+
+  it('loses the lock on extend once a majority is gone, and deletes what is left', async () => {
+    const l = locker();
+    const { redis, admin } = fixture();
+    const lock = await l.acquire('r', { ttlMs: 10_000 });
+    await Promise.all(redis.nodes.slice(0, 3).map((node) => node.kill()));
+    const error = await lock.extend(10_000).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'LOCK_LOST', resource: 'r' });
+    expect((error as LockLostError).nodes.slice(3).map((n) => n.outcome)).toEqual(['yes', 'yes']);
+    expect(lock.remainingMs()).toBe(0);
+    expect(await Promise.all(admin.slice(3).map((c) => c.exists(KEY)))).toEqual([0, 0]);
+    expect(await lock.release()).toBe('not-held');
   });
 
   it('bounds acquire latency by the per-node timeout while nodes are paused', async () => {
