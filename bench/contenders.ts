@@ -1,0 +1,141 @@
+/**
+ * The lock implementations under comparison, each behind the same two calls. Every contender
+ * gets the same ioredis clients, created the way its users would create them.
+ */
+import { Redlock as SesameRedlock } from '@sesamecare-oss/redlock';
+import type { Redis } from 'ioredis';
+import NodeRedlock from 'redlock';
+import { Mutex, RedlockMutex } from 'redis-semaphore';
+import { Locker } from '../src/index.js';
+
+/** A held lock, as far as the benchmark is concerned. */
+export interface Held {
+  release(): Promise<unknown>;
+}
+
+/** One library, set up on a list of clients. */
+export interface Contender {
+  acquire(key: string, ttlMs: number): Promise<Held>;
+  close(): Promise<void>;
+}
+
+/** Retry settings: each library's defaults, or tuned for a short critical section. */
+export type Tuning = 'defaults' | 'tuned';
+
+export interface ContenderSpec {
+  readonly name: string;
+  /** Whether it can run on several nodes (Redlock); single-node-only contenders skip those. */
+  readonly multiNode: boolean;
+  readonly singleNode: boolean;
+  make(clients: Redis[], tuning: Tuning): Contender;
+}
+
+let tokenCounter = 0;
+const RELEASE_LUA =
+  "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
+
+/**
+ * The floor: the least work the algorithm can do, SET NX PX then EVALSHA compare-and-delete,
+ * sent to every node in parallel, with no quorum logic, timeouts or retries.
+ */
+const floor: ContenderSpec = {
+  name: 'ioredis floor',
+  multiNode: true,
+  singleNode: true,
+  make(clients) {
+    for (const c of clients) c.defineCommand('benchRelease', { numberOfKeys: 1, lua: RELEASE_LUA });
+    return {
+      async acquire(key, ttlMs) {
+        const token = `${process.pid}:${++tokenCounter}`;
+        for (;;) {
+          const replies = await Promise.all(clients.map((c) => c.set(key, token, 'PX', ttlMs, 'NX')));
+          if (replies.every((r) => r === 'OK')) break;
+          await Promise.all(clients.map((c) => (c as never as Release).benchRelease(key, token)));
+          await new Promise((resolve) => setTimeout(resolve, 1));
+        }
+        return {
+          release: () => Promise.all(clients.map((c) => (c as never as Release).benchRelease(key, token))),
+        };
+      },
+      close: async () => {},
+    };
+  },
+};
+
+interface Release {
+  benchRelease(key: string, token: string): Promise<number>;
+}
+
+const distlock: ContenderSpec = {
+  name: 'distlock',
+  multiNode: true,
+  singleNode: true,
+  make(clients, tuning) {
+    const locker = new Locker({
+      nodes: clients,
+      ...(tuning === 'tuned' ? { retryDelayMs: 2 } : {}),
+    });
+    return {
+      acquire: (key, ttlMs) => locker.acquire(key, { ttlMs, waitMs: 10_000 }),
+      close: () => locker.close(),
+    };
+  },
+};
+
+function redlockLike(name: string, Impl: typeof NodeRedlock | typeof SesameRedlock): ContenderSpec {
+  return {
+    name,
+    multiNode: true,
+    singleNode: true,
+    make(clients, tuning) {
+      const settings =
+        tuning === 'tuned' ? { retryCount: -1, retryDelay: 2, retryJitter: 2 } : {};
+      const redlock = new Impl(clients as never, settings);
+      // Errors on idle clients are reported per operation; without a listener they would throw.
+      redlock.on('error', () => {});
+      return {
+        acquire: async (key, ttlMs) => redlock.acquire([key], ttlMs),
+        close: async () => {},
+      };
+    },
+  };
+}
+
+function semaphore(name: string, kind: 'Mutex' | 'RedlockMutex'): ContenderSpec {
+  return {
+    name,
+    multiNode: kind === 'RedlockMutex',
+    singleNode: true,
+    make(clients, tuning) {
+      const options = tuning === 'tuned' ? { retryInterval: 1 } : {};
+      return {
+        async acquire(key, ttlMs) {
+          const mutex =
+            kind === 'Mutex'
+              ? new Mutex(clients[0] as Redis, key, { lockTimeout: ttlMs, ...options })
+              : new RedlockMutex(clients, key, { lockTimeout: ttlMs, ...options });
+          await mutex.acquire();
+          return { release: () => mutex.release() };
+        },
+        close: async () => {},
+      };
+    },
+  };
+}
+
+/** Every contender, floor first. */
+export const CONTENDERS: readonly ContenderSpec[] = [
+  floor,
+  distlock,
+  redlockLike('redlock 5.0.0-beta.2', NodeRedlock),
+  redlockLike('@sesamecare-oss/redlock', SesameRedlock),
+  semaphore('redis-semaphore Mutex', 'Mutex'),
+  semaphore('redis-semaphore RedlockMutex', 'RedlockMutex'),
+];
+
+/** Finds a contender by (case-insensitive) name prefix. */
+export function contender(name: string): ContenderSpec {
+  const found = CONTENDERS.find((c) => c.name.toLowerCase().startsWith(name.toLowerCase()));
+  if (!found) throw new Error(`no contender named ${name}`);
+  return found;
+}

@@ -1,0 +1,85 @@
+/**
+ * Scenario 1: acquire + release cycles on distinct keys, no contention: cycles/s and the
+ * latency of one cycle, at concurrency 1 and 64, on 1 node and on 5 nodes.
+ */
+import type { RedisNodes } from '../src/testing/index.js';
+import { closeClients, openClients } from './clients.js';
+import { CONTENDERS, type ContenderSpec } from './contenders.js';
+import { median, nowMs, percentile, round } from './stats.js';
+
+export interface UncontendedRow {
+  readonly contender: string;
+  readonly nodes: number;
+  readonly concurrency: number;
+  readonly cyclesPerSec: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+}
+
+const TTL_MS = 10_000;
+
+async function runOnce(
+  spec: ContenderSpec,
+  urls: readonly string[],
+  concurrency: number,
+  seconds: number,
+): Promise<{ cyclesPerSec: number; latencies: number[] }> {
+  const clients = await openClients(urls);
+  const lib = spec.make(clients, 'defaults');
+  const latencies: number[] = [];
+  const tag = `${spec.name.replace(/\W+/g, '')}:${Math.random().toString(36).slice(2, 8)}`;
+  // Warm-up: load scripts, settle connections.
+  for (let i = 0; i < 20; i++) await (await lib.acquire(`bench:warm:${tag}:${i}`, TTL_MS)).release();
+  const started = nowMs();
+  const end = started + seconds * 1_000;
+  await Promise.all(
+    Array.from({ length: concurrency }, async (_, worker) => {
+      const key = `bench:u:${tag}:${worker}`;
+      while (nowMs() < end) {
+        const t0 = nowMs();
+        const held = await lib.acquire(key, TTL_MS);
+        await held.release();
+        latencies.push(nowMs() - t0);
+      }
+    }),
+  );
+  const elapsed = (nowMs() - started) / 1_000;
+  await lib.close();
+  closeClients(clients);
+  return { cyclesPerSec: latencies.length / elapsed, latencies };
+}
+
+/** Runs every cell; contenders alternate within each repetition so drift hits all alike. */
+export async function uncontended(
+  redis: RedisNodes,
+  options: { seconds: number; reps: number; only?: (spec: ContenderSpec) => boolean },
+): Promise<UncontendedRow[]> {
+  const rows: UncontendedRow[] = [];
+  for (const nodes of [1, 5]) {
+    const urls = redis.urls.slice(0, nodes);
+    for (const concurrency of [1, 64]) {
+      const specs = CONTENDERS.filter(
+        (s) => (nodes === 1 ? s.singleNode : s.multiNode) && (options.only?.(s) ?? true),
+      );
+      const runs = new Map(specs.map((s) => [s.name, [] as { cyclesPerSec: number; latencies: number[] }[]]));
+      for (let rep = 0; rep < options.reps; rep++) {
+        for (const spec of specs) {
+          runs.get(spec.name)?.push(await runOnce(spec, urls, concurrency, options.seconds));
+        }
+      }
+      for (const spec of specs) {
+        const results = runs.get(spec.name) ?? [];
+        rows.push({
+          contender: spec.name,
+          nodes,
+          concurrency,
+          cyclesPerSec: round(median(results.map((r) => r.cyclesPerSec)), 0),
+          p50Ms: round(median(results.map((r) => percentile(r.latencies, 50))), 3),
+          p99Ms: round(median(results.map((r) => percentile(r.latencies, 99))), 3),
+        });
+      }
+      process.stderr.write(`  uncontended: ${nodes} node(s), concurrency ${concurrency} done\n`);
+    }
+  }
+  return rows;
+}
