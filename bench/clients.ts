@@ -6,7 +6,9 @@ export async function openClients(urls: readonly string[]): Promise<Redis[]> {
   for (const client of clients) client.on('error', () => {});
   await Promise.all(
     clients.map((client) =>
-      client.status === 'ready' ? undefined : new Promise((resolve) => client.once('ready', resolve)),
+      client.status === 'ready'
+        ? undefined
+        : new Promise((resolve) => client.once('ready', resolve)),
     ),
   );
   return clients;

@@ -4,8 +4,8 @@
  */
 import { Redlock as SesameRedlock } from '@sesamecare-oss/redlock';
 import type { Redis } from 'ioredis';
-import NodeRedlock from 'redlock';
 import { Mutex, RedlockMutex } from 'redis-semaphore';
+import NodeRedlock from 'redlock';
 import { Locker } from '../src/index.js';
 
 /** A held lock, as far as the benchmark is concerned. */
@@ -48,13 +48,16 @@ const floor: ContenderSpec = {
       async acquire(key, ttlMs) {
         const token = `${process.pid}:${++tokenCounter}`;
         for (;;) {
-          const replies = await Promise.all(clients.map((c) => c.set(key, token, 'PX', ttlMs, 'NX')));
+          const replies = await Promise.all(
+            clients.map((c) => c.set(key, token, 'PX', ttlMs, 'NX')),
+          );
           if (replies.every((r) => r === 'OK')) break;
           await Promise.all(clients.map((c) => (c as never as Release).benchRelease(key, token)));
           await new Promise((resolve) => setTimeout(resolve, 1));
         }
         return {
-          release: () => Promise.all(clients.map((c) => (c as never as Release).benchRelease(key, token))),
+          release: () =>
+            Promise.all(clients.map((c) => (c as never as Release).benchRelease(key, token))),
         };
       },
       close: async () => {},
@@ -88,8 +91,7 @@ function redlockLike(name: string, Impl: typeof NodeRedlock | typeof SesameRedlo
     multiNode: true,
     singleNode: true,
     make(clients, tuning) {
-      const settings =
-        tuning === 'tuned' ? { retryCount: -1, retryDelay: 2, retryJitter: 2 } : {};
+      const settings = tuning === 'tuned' ? { retryCount: -1, retryDelay: 2, retryJitter: 2 } : {};
       const redlock = new Impl(clients as never, settings);
       // Errors on idle clients are reported per operation; without a listener they would throw.
       redlock.on('error', () => {});

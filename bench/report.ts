@@ -49,7 +49,9 @@ function uncontendedTable(rows: readonly UncontendedRow[]): string {
     const inCell = rows.filter((r) => `${r.nodes}/${r.concurrency}` === cell);
     const floor = inCell.find((r) => r.contender === FLOOR)?.cyclesPerSec;
     const bestPeer = Math.max(
-      ...inCell.filter((r) => r.contender !== FLOOR && r.contender !== OURS).map((r) => r.cyclesPerSec),
+      ...inCell
+        .filter((r) => r.contender !== FLOOR && r.contender !== OURS)
+        .map((r) => r.cyclesPerSec),
     );
     for (const r of inCell) {
       out.push([

@@ -29,7 +29,8 @@ async function runOnce(
   const latencies: number[] = [];
   const tag = `${spec.name.replace(/\W+/g, '')}:${Math.random().toString(36).slice(2, 8)}`;
   // Warm-up: load scripts, settle connections.
-  for (let i = 0; i < 20; i++) await (await lib.acquire(`bench:warm:${tag}:${i}`, TTL_MS)).release();
+  for (let i = 0; i < 20; i++)
+    await (await lib.acquire(`bench:warm:${tag}:${i}`, TTL_MS)).release();
   const started = nowMs();
   const end = started + seconds * 1_000;
   await Promise.all(
@@ -61,7 +62,9 @@ export async function uncontended(
       const specs = CONTENDERS.filter(
         (s) => (nodes === 1 ? s.singleNode : s.multiNode) && (options.only?.(s) ?? true),
       );
-      const runs = new Map(specs.map((s) => [s.name, [] as { cyclesPerSec: number; latencies: number[] }[]]));
+      const runs = new Map(
+        specs.map((s) => [s.name, [] as { cyclesPerSec: number; latencies: number[] }[]]),
+      );
       for (let rep = 0; rep < options.reps; rep++) {
         for (const spec of specs) {
           runs.get(spec.name)?.push(await runOnce(spec, urls, concurrency, options.seconds));

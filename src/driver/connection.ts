@@ -7,10 +7,10 @@ export interface RedisConnection {
   readonly name: string;
   /**
    * Sends one command and resolves with its raw reply. It must never park the command in a
-   * client-side queue: when the connection is not ready it waits for readiness only until
-   * `signal` aborts, and then rejects without sending.
+   * client-side queue: when the connection is not ready it waits for readiness at most
+   * `timeoutMs`, and then rejects with a {@link NotSentError} without sending.
    */
-  send(command: string, args: readonly (string | number)[], signal: AbortSignal): Promise<unknown>;
+  send(command: string, args: readonly (string | number)[], timeoutMs: number): Promise<unknown>;
   /** Closes the connection. Called only for connections distlock opened itself. */
   close(): Promise<void>;
 }

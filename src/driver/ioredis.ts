@@ -44,6 +44,7 @@ const CLOSE_TIMEOUT_MS = 500;
 export class IORedisConnection implements RedisConnection {
   readonly name: string;
   readonly #client: IORedisLike;
+  #readyOrEnd: Promise<boolean> | undefined;
 
   constructor(client: IORedisLike) {
     this.#client = client;
@@ -61,13 +62,9 @@ export class IORedisConnection implements RedisConnection {
     return new IORedisConnection(client);
   }
 
-  async send(
-    command: string,
-    args: readonly (string | number)[],
-    signal: AbortSignal,
-  ): Promise<unknown> {
-    if (this.#client.status !== 'ready') await this.#ready(signal);
-    return this.#client.call(command, ...args);
+  send(command: string, args: readonly (string | number)[], timeoutMs: number): Promise<unknown> {
+    if (this.#client.status === 'ready') return this.#client.call(command, ...args);
+    return this.#ready(timeoutMs).then(() => this.#client.call(command, ...args));
   }
 
   /** Says QUIT (answered after pending replies), but never waits on a stuck node for long. */
@@ -91,29 +88,35 @@ export class IORedisConnection implements RedisConnection {
    * Waits for a connection that is still being opened; fails at once when it is known to be
    * down (reconnecting, closed), so that a dead node costs nothing.
    */
-  #ready(signal: AbortSignal): Promise<void> {
+  #ready(timeoutMs: number): Promise<void> {
     const client = this.#client;
     const notSent = () => new NotSentError(`not connected to ${this.name} (${client.status})`);
-    // A failed connect surfaces through the events below (or the abort), not through this promise.
+    // A failed connect surfaces through the events below (or the timeout), not this promise.
     if (client.status === 'wait') client.connect().catch(() => undefined);
     else if (client.status !== 'connecting' && client.status !== 'connect') {
       return Promise.reject(notSent());
     }
-    return new Promise((resolve, reject) => {
-      const done = (error?: Error) => {
+    this.#readyOrEnd ??= new Promise<boolean>((resolve) => {
+      const settle = (ready: boolean) => {
         client.off('ready', onReady);
         client.off('end', onEnd);
-        signal.removeEventListener('abort', onAbort);
-        if (error) reject(error);
-        else resolve();
+        this.#readyOrEnd = undefined;
+        resolve(ready);
       };
-      const onReady = () => done();
-      const onEnd = () => done(notSent());
-      const onAbort = () => done(notSent());
-      if (signal.aborted) return onAbort();
+      const onReady = () => settle(true);
+      const onEnd = () => settle(false);
       client.once('ready', onReady);
       client.once('end', onEnd);
-      signal.addEventListener('abort', onAbort, { once: true });
+    });
+    // Every waiter shares one pair of listeners; each bounds its own wait.
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), timeoutMs);
+      timer.unref();
+    });
+    return Promise.race([this.#readyOrEnd, timedOut]).then((ready) => {
+      clearTimeout(timer);
+      if (!ready) throw notSent();
     });
   }
 }

@@ -14,13 +14,25 @@ export class StallGuard implements RedisConnection {
   readonly forced: RedisConnection;
   readonly #inner: RedisConnection;
   #stalled = false;
+  #inFlight = 0;
+  // Any answer, even an error, shows the node (or its connection) is moving again.
+  readonly #answered = (reply: unknown) => {
+    this.#inFlight--;
+    this.#stalled = false;
+    return reply;
+  };
+  readonly #failed = (error: unknown) => {
+    this.#inFlight--;
+    this.#stalled = false;
+    throw error;
+  };
 
   constructor(inner: RedisConnection) {
     this.#inner = inner;
     this.name = inner.name;
     this.forced = {
       name: inner.name,
-      send: (command, args, signal) => this.#track(command, args, signal),
+      send: (command, args, timeoutMs) => this.#track(command, args, timeoutMs),
       close: () => inner.close(),
     };
   }
@@ -30,34 +42,29 @@ export class StallGuard implements RedisConnection {
     return this.#stalled;
   }
 
-  send(command: string, args: readonly (string | number)[], signal: AbortSignal): Promise<unknown> {
+  /**
+   * Called when a command sent through this guard outlived its timeout. Only a node with a
+   * command still unanswered counts as stalled: that answer is what clears the mark.
+   */
+  markStalled(): void {
+    if (this.#inFlight > 0) this.#stalled = true;
+  }
+
+  send(command: string, args: readonly (string | number)[], timeoutMs: number): Promise<unknown> {
     if (this.#stalled) {
       return Promise.reject(
         new NotSentError(`${this.name} has not answered an earlier command; nothing sent`),
       );
     }
-    return this.#track(command, args, signal);
+    return this.#track(command, args, timeoutMs);
   }
 
   close(): Promise<void> {
     return this.#inner.close();
   }
 
-  async #track(
-    command: string,
-    args: readonly (string | number)[],
-    signal: AbortSignal,
-  ): Promise<unknown> {
-    const onTimeout = () => {
-      this.#stalled = true;
-    };
-    signal.addEventListener('abort', onTimeout, { once: true });
-    try {
-      return await this.#inner.send(command, args, signal);
-    } finally {
-      signal.removeEventListener('abort', onTimeout);
-      // Any answer, even an error, shows the node (or its connection) is moving again.
-      this.#stalled = false;
-    }
+  #track(command: string, args: readonly (string | number)[], timeoutMs: number): Promise<unknown> {
+    this.#inFlight++;
+    return this.#inner.send(command, args, timeoutMs).then(this.#answered, this.#failed);
   }
 }

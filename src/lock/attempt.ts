@@ -2,9 +2,7 @@ import { fanOut } from '../quorum/fan-out.js';
 import type { NodeResult } from '../quorum/node-result.js';
 import { quorumOf } from '../quorum/tally.js';
 import { validityMs } from '../quorum/validity.js';
-import { acquireScript } from '../scripts/acquire.js';
-import { runScript } from '../scripts/script.js';
-import { deleteIfOwned, type LockContext, nodeTimeoutFor } from './context.js';
+import { deleteIfOwned, type LockContext, markStalled, nodeTimeoutFor } from './context.js';
 
 /** The outcome of one acquisition attempt across all nodes. */
 export type Attempt =
@@ -45,16 +43,20 @@ export async function attemptAcquire(
 ): Promise<Attempt> {
   const { clock, nodes, settings } = context;
   const startedAt = clock.now();
-  const round = fanOut(
-    nodes,
-    nodeTimeoutFor(context, ttlMs),
+  const timeoutMs = nodeTimeoutFor(context, ttlMs);
+  const round = fanOut(nodes, {
+    timeoutMs,
     clock,
-    (node, signal) => runScript(node, acquireScript, [key], [token, ttlMs], signal),
-    (reply) =>
+    run: (node) =>
+      node
+        .send('SET', [key, token, 'PX', ttlMs, 'NX'], timeoutMs)
+        .then((reply) => (reply === 'OK' ? 0 : node.send('PTTL', [key], timeoutMs))),
+    judge: (reply) =>
       reply === 0
         ? { vote: 'yes' }
-        : { vote: 'no', ...(reply > 0 ? { holderRemainingMs: reply } : {}) },
-  );
+        : { vote: 'no', ...(Number(reply) > 0 ? { holderRemainingMs: Number(reply) } : {}) },
+    onTimeout: markStalled,
+  });
   const decision = await round.decided;
   const validity = validityMs(ttlMs, startedAt, decision.decidedAt, settings.driftFactor);
   if (decision.quorum && validity > 0) {

@@ -34,19 +34,22 @@ export function deleteIfOwned(
   ttlMs: number,
   acquireResults?: readonly (NodeResult | undefined)[],
 ) {
-  const skip = new Set(
-    acquireResults === undefined
-      ? []
-      : context.nodes.filter((_, index) => !mayHoldToken(acquireResults[index])),
-  );
-  return fanOut(
-    context.nodes,
-    nodeTimeoutFor(context, ttlMs),
-    context.clock,
-    async (node, signal) =>
-      skip.has(node) ? 0 : runScript(node.forced, releaseScript, [key], [token], signal),
-    (deleted) => (deleted === 1 ? { vote: 'yes' } : { vote: 'no' }),
-  );
+  const timeoutMs = nodeTimeoutFor(context, ttlMs);
+  return fanOut(context.nodes, {
+    timeoutMs,
+    clock: context.clock,
+    run: (node, index) =>
+      acquireResults === undefined || mayHoldToken(acquireResults[index])
+        ? runScript(node.forced, releaseScript, [key], [token], timeoutMs)
+        : Promise.resolve(0),
+    judge: (deleted) => (deleted === 1 ? { vote: 'yes' } : { vote: 'no' }),
+    onTimeout: markStalled,
+  });
+}
+
+/** Stops sending work to a node that let a request outlive its timeout. */
+export function markStalled(node: StallGuard): void {
+  node.markStalled();
 }
 
 /**

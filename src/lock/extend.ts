@@ -3,7 +3,7 @@ import { fanOut } from '../quorum/fan-out.js';
 import { validityMs } from '../quorum/validity.js';
 import { extendScript } from '../scripts/extend.js';
 import { runScript } from '../scripts/script.js';
-import { deleteIfOwned, type LockContext, nodeTimeoutFor } from './context.js';
+import { deleteIfOwned, type LockContext, markStalled, nodeTimeoutFor } from './context.js';
 import type { Lease } from './lease.js';
 
 /**
@@ -25,13 +25,14 @@ export async function extendLease(
     lease.status = 'lost';
     throw new LockLostError(lease.resource, 'its validity ran out before the extension');
   }
-  const round = fanOut(
-    context.nodes,
-    nodeTimeoutFor(context, ttlMs),
+  const timeoutMs = nodeTimeoutFor(context, ttlMs);
+  const round = fanOut(context.nodes, {
+    timeoutMs,
     clock,
-    (node, signal) => runScript(node, extendScript, [lease.key], [lease.token, ttlMs], signal),
-    (extended) => (extended === 1 ? { vote: 'yes' } : { vote: 'no' }),
-  );
+    run: (node) => runScript(node, extendScript, [lease.key], [lease.token, ttlMs], timeoutMs),
+    judge: (extended) => (extended === 1 ? { vote: 'yes' } : { vote: 'no' }),
+    onTimeout: markStalled,
+  });
   const decision = await round.decided;
   const validity = validityMs(ttlMs, startedAt, decision.decidedAt, settings.driftFactor);
   if (lease.status !== 'held') {

@@ -24,24 +24,34 @@ export interface FanOut {
   readonly settled: Promise<readonly NodeResult[]>;
 }
 
+/** How a fan-out runs. */
+export interface FanOutOptions<Node extends RedisConnection, T> {
+  readonly timeoutMs: number;
+  readonly clock: Clock;
+  /** Sends the request to one node (`index` is its place in the list). */
+  readonly run: (node: Node, index: number) => Promise<T>;
+  /** Turns one node's reply into a vote; a throw becomes that node's error vote. */
+  readonly judge: (reply: T) => Judgement;
+  /** Told about each node that missed the timeout (its request is still unanswered). */
+  readonly onTimeout?: (node: Node) => void;
+}
+
 /**
  * Sends `run` to every node in parallel. Each node gets at most `timeoutMs` (one timer for
  * the whole fan-out); a node that has not answered by then counts as `timeout`, and its late
- * reply is ignored.
+ * reply is ignored. Never rejects: a failure is a node's vote.
  */
 export function fanOut<Node extends RedisConnection, T>(
   nodes: readonly Node[],
-  timeoutMs: number,
-  clock: Clock,
-  run: (node: Node, signal: AbortSignal) => Promise<T>,
-  judge: (reply: T) => Judgement,
+  options: FanOutOptions<Node, T>,
 ): FanOut {
+  const { timeoutMs, clock, run, judge, onTimeout } = options;
   const results: (NodeResult | undefined)[] = new Array(nodes.length).fill(undefined);
-  const controller = new AbortController();
   let yes = 0;
   let against = 0;
   let pending = nodes.length;
   let decided = false;
+  let timer: NodeJS.Timeout | undefined;
   let onDecided!: (decision: Decision) => void;
   let onSettled!: (all: readonly NodeResult[]) => void;
   const decidedPromise = new Promise<Decision>((resolve) => {
@@ -74,37 +84,46 @@ export function fanOut<Node extends RedisConnection, T>(
     return { decided: decidedPromise, settled: settledPromise };
   }
 
-  const timer = setTimeout(() => {
-    controller.abort();
-    results.forEach((result, index) => {
-      if (result === undefined) {
-        record(index, { node: nodeName(nodes, index), outcome: 'timeout', timeoutMs });
-      }
-    });
-  }, timeoutMs);
-  timer.unref();
-
   const startedAt = clock.now();
   nodes.forEach((node, index) => {
-    // A throwing `run` or `judge` becomes this node's error vote, never an unhandled rejection.
-    Promise.resolve()
-      .then(() => run(node, controller.signal))
-      .then(judge)
-      .then(
-        (judgement) => {
-          const latencyMs = clock.now() - startedAt;
-          record(
-            index,
-            judgement.vote === 'yes'
-              ? { node: node.name, outcome: 'yes', latencyMs }
-              : { node: node.name, outcome: 'no', latencyMs, ...holder(judgement) },
-          );
-        },
-        (error: unknown) => {
-          record(index, { node: node.name, outcome: 'error', error: asError(error) });
-        },
+    const failed = (error: unknown) => {
+      record(index, { node: node.name, outcome: 'error', error: asError(error) });
+    };
+    const answered = (reply: T) => {
+      let judgement: Judgement;
+      try {
+        judgement = judge(reply);
+      } catch (error) {
+        return failed(error);
+      }
+      const latencyMs = clock.now() - startedAt;
+      record(
+        index,
+        judgement.vote === 'yes'
+          ? { node: node.name, outcome: 'yes', latencyMs }
+          : { node: node.name, outcome: 'no', latencyMs, ...holder(judgement) },
       );
+    };
+    let reply: Promise<T>;
+    try {
+      reply = run(node, index);
+    } catch (error) {
+      reply = Promise.reject(error);
+    }
+    reply.then(answered, failed);
   });
+
+  if (pending > 0) {
+    timer = setTimeout(() => {
+      results.forEach((result, index) => {
+        const node = nodes[index];
+        if (result !== undefined || node === undefined) return;
+        onTimeout?.(node);
+        record(index, { node: node.name, outcome: 'timeout', timeoutMs });
+      });
+    }, timeoutMs);
+    timer.unref();
+  }
 
   return { decided: decidedPromise, settled: settledPromise };
 }
@@ -113,10 +132,6 @@ function holder(judgement: { holderRemainingMs?: number }) {
   return judgement.holderRemainingMs === undefined
     ? {}
     : { holderRemainingMs: judgement.holderRemainingMs };
-}
-
-function nodeName(nodes: readonly RedisConnection[], index: number): string {
-  return nodes[index]?.name ?? `node ${index}`;
 }
 
 function asError(error: unknown): Error {

@@ -25,25 +25,25 @@ export function defineScript<Result>(definition: {
  * Runs `script` on one node: EVALSHA first, and EVAL when the node does not know the script
  * yet (NOSCRIPT after a restart or `SCRIPT FLUSH`). This is the only place that runs Lua.
  */
-export async function runScript<Result>(
+export function runScript<Result>(
   connection: RedisConnection,
   script: Script<Result>,
   keys: readonly string[],
   args: readonly (string | number)[],
-  signal: AbortSignal,
+  timeoutMs: number,
 ): Promise<Result> {
   if (keys.length !== script.numberOfKeys) {
-    throw new Error(
-      `script ${script.name} takes ${script.numberOfKeys} key(s), got ${keys.length}`,
+    return Promise.reject(
+      new Error(`script ${script.name} takes ${script.numberOfKeys} key(s), got ${keys.length}`),
     );
   }
   const tail = [keys.length, ...keys, ...args];
-  try {
-    return script.parse(await connection.send('EVALSHA', [script.sha1, ...tail], signal));
-  } catch (error) {
-    if (!isNoScript(error)) throw error;
-    return script.parse(await connection.send('EVAL', [script.lua, ...tail], signal));
-  }
+  return connection
+    .send('EVALSHA', [script.sha1, ...tail], timeoutMs)
+    .then(script.parse, (error: unknown) => {
+      if (!isNoScript(error)) throw error;
+      return connection.send('EVAL', [script.lua, ...tail], timeoutMs).then(script.parse);
+    });
 }
 
 function isNoScript(error: unknown): boolean {

@@ -9,7 +9,8 @@ import {
   LockLostError,
   NoQuorumError,
 } from '../../src/index.js';
-import { acquireScript } from '../../src/scripts/acquire.js';
+import { extendScript } from '../../src/scripts/extend.js';
+import { releaseScript } from '../../src/scripts/release.js';
 import { useRedis } from '../support/redis.js';
 
 const fixture = useRedis(1);
@@ -127,11 +128,12 @@ describe('single-instance lock on a real redis-server', () => {
 
   it('falls back to EVAL when the node does not know the script (NOSCRIPT)', async () => {
     const admin = fixture().admin[0] as Redis;
-    expect(await admin.script('EXISTS', acquireScript.sha1)).toEqual([0]);
     const lock = await locker().acquire('noscript', { ttlMs: 1_000 });
-    expect(await admin.script('EXISTS', acquireScript.sha1)).toEqual([1]);
+    await lock.extend(1_000);
+    expect(await admin.script('EXISTS', extendScript.sha1, releaseScript.sha1)).toEqual([1, 0]);
     await admin.script('FLUSH');
     expect(await lock.release()).toBe('released');
+    expect(await admin.script('EXISTS', extendScript.sha1, releaseScript.sha1)).toEqual([0, 1]);
   });
 
   it('stops waiting within milliseconds when the signal aborts', async () => {

@@ -24,7 +24,12 @@ describe('fanOut', () => {
   it('decides at quorum without waiting for a straggler, and still records it', async () => {
     const nodes = [node('a', 1, 1), node('b', 1, 1), node('c', 300, 1)];
     const started = performance.now();
-    const round = fanOut(nodes, 1_000, monotonicClock, (n, s) => n.send('X', [], s), judge);
+    const round = fanOut(nodes, {
+      timeoutMs: 1_000,
+      clock: monotonicClock,
+      run: (n) => n.send('X', [], 1_000),
+      judge,
+    });
     const decision = await round.decided;
     expect(performance.now() - started).toBeLessThan(150);
     expect(decision.quorum).toBe(true);
@@ -35,8 +40,12 @@ describe('fanOut', () => {
 
   it('decides no-quorum as soon as a majority is out of reach', async () => {
     const nodes = [node('a', 1, 0), node('b', 1, new Error('READONLY')), node('c', 300, 1)];
-    const decision = await fanOut(nodes, 1_000, monotonicClock, (n, s) => n.send('X', [], s), judge)
-      .decided;
+    const decision = await fanOut(nodes, {
+      timeoutMs: 1_000,
+      clock: monotonicClock,
+      run: (n) => n.send('X', [], 1_000),
+      judge,
+    }).decided;
     expect(decision.quorum).toBe(false);
     expect(decision.results[1]).toMatchObject({ outcome: 'error', node: 'b' });
   });
@@ -44,25 +53,32 @@ describe('fanOut', () => {
   it('counts a node that misses the timeout as timed out and ignores its late reply', async () => {
     const nodes = [node('a', 1, 1), node('b', 200, 1)];
     const started = performance.now();
-    const round = fanOut(nodes, 50, monotonicClock, (n, s) => n.send('X', [], s), judge);
+    const late: string[] = [];
+    const round = fanOut(nodes, {
+      timeoutMs: 50,
+      clock: monotonicClock,
+      run: (n) => n.send('X', [], 50),
+      judge,
+      onTimeout: (n) => late.push(n.name),
+    });
     const all = await round.settled;
     expect(performance.now() - started).toBeLessThan(150);
     expect(all[1]).toEqual({ node: 'b', outcome: 'timeout', timeoutMs: 50 });
     expect((await round.decided).quorum).toBe(false);
+    expect(late).toEqual(['b']);
     await delay(200);
     expect(all[1]?.outcome).toBe('timeout');
   });
 
   it('turns a throwing judge into an error vote', async () => {
-    const round = fanOut(
-      [node('a', 0, 'junk')],
-      100,
-      monotonicClock,
-      (n, s) => n.send('X', [], s),
-      () => {
+    const round = fanOut([node('a', 0, 'junk')], {
+      timeoutMs: 100,
+      clock: monotonicClock,
+      run: (n) => n.send('X', [], 100),
+      judge: () => {
         throw new Error('unexpected reply');
       },
-    );
+    });
     const [result] = await round.settled;
     expect(result).toMatchObject({ outcome: 'error' });
   });
