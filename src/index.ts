@@ -10,6 +10,7 @@ export {
   LockLostError,
   NoQuorumError,
 } from './errors.js';
+export type { LockerEvents } from './lock/events.js';
 export type { ReleaseResult } from './lock/lease.js';
 export { Lock } from './lock/lock.js';
 export { Locker } from './lock/locker.js';

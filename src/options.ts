@@ -33,6 +33,13 @@ export interface AcquireOptions {
   waitMs?: number;
   /** Cancels the wait; the acquire then rejects with an `AbortedError`. */
   signal?: AbortSignal;
+  /**
+   * Extend the lease automatically (when half its validity is left) until released, lost,
+   * or `maxHoldMs` after acquisition. @default false
+   */
+  autoExtend?: boolean;
+  /** Longest an auto-extended lock is held; then it runs out and its signal fires. @default 3600000 */
+  maxHoldMs?: number;
 }
 
 /** Locker settings after defaults were applied. */
@@ -49,6 +56,7 @@ export const DEFAULTS = {
   driftFactor: 0.01,
   retryDelayMs: 100,
   waitMs: 10_000,
+  maxHoldMs: 3_600_000,
 } as const;
 
 /** Validates everything in `options` but the nodes, synchronously, and applies defaults. */
@@ -74,6 +82,8 @@ export interface AcquireSettings {
   readonly ttlMs: number;
   readonly waitMs: number;
   readonly signal: AbortSignal | undefined;
+  readonly autoExtend: boolean;
+  readonly maxHoldMs: number;
 }
 
 /** Validates a resource name and acquire options against the locker's settings. */
@@ -95,7 +105,13 @@ export function acquireSettings(
   if (signal !== undefined && !(signal instanceof AbortSignal)) {
     throw new InvalidArgumentError('signal', 'an AbortSignal', signal);
   }
-  return { ttlMs, waitMs, signal };
+  const autoExtend = options.autoExtend ?? false;
+  if (typeof autoExtend !== 'boolean') {
+    throw new InvalidArgumentError('autoExtend', 'a boolean', autoExtend);
+  }
+  const maxHoldMs = options.maxHoldMs ?? DEFAULTS.maxHoldMs;
+  if (maxHoldMs !== Number.POSITIVE_INFINITY) positiveInteger('maxHoldMs', maxHoldMs);
+  return { ttlMs, waitMs, signal, autoExtend, maxHoldMs };
 }
 
 /** Throws unless `resource` is a non-empty string. */

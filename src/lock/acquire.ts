@@ -23,13 +23,13 @@ import { newToken } from './token.js';
 export async function acquireLock(
   context: LockContext,
   resource: string,
-  { ttlMs, waitMs, signal }: AcquireSettings,
+  { ttlMs, waitMs, signal, autoExtend, maxHoldMs }: AcquireSettings,
 ): Promise<Lock> {
   const { clock, settings } = context;
   const key = lockKey(settings.prefix, resource);
   const token = newToken();
   const startedAt = clock.now();
-  const deadline = startedAt + waitMs;
+  const deadline = startedAt + waitMs; // of the wait
   const what = `Acquiring "${resource}"`;
   for (let attempts = 1; ; attempts++) {
     if (signal?.aborted) throw new AbortedError(what, signal.reason);
@@ -39,14 +39,34 @@ export async function acquireLock(
         await deleteIfOwned(context, key, token, ttlMs, attempt.results).settled;
         throw new AbortedError(what, signal.reason);
       }
-      const { deadline, results: acquireResults } = attempt;
-      return new Lock(context, { resource, key, token, ttlMs, deadline, acquireResults });
+      const { deadline: leaseDeadline, results: acquireResults, startedAt: acquiredAt } = attempt;
+      const lease = {
+        resource,
+        key,
+        token,
+        ttlMs,
+        acquiredAt,
+        deadline: leaseDeadline,
+        acquireResults,
+      };
+      const lock = new Lock(context, lease, { autoExtend, maxHoldMs });
+      context.events.emit('acquired', {
+        resource,
+        attempts,
+        waitedMs: clock.now() - startedAt,
+        validityMs: leaseDeadline - clock.now(),
+        nodes: acquireResults,
+      });
+      return lock;
     }
     const left = deadline - clock.now();
     if (left <= 0) {
       throw failure(resource, attempt, { ttlMs, waitMs, attempts, context, startedAt });
     }
-    await sleep(retryDelay(settings.retryDelayMs, attempt, left), signal, what);
+    const delayMs = retryDelay(settings.retryDelayMs, attempt, left);
+    const { kind: reason, results: nodes } = attempt;
+    context.events.emit('retry', { resource, attempt: attempts, delayMs, reason, nodes });
+    await sleep(delayMs, signal, what);
   }
 }
 

@@ -7,12 +7,14 @@ import type { NodeResult } from '../quorum/node-result.js';
 import { defaultNodeTimeoutMs } from '../quorum/validity.js';
 import { releaseScript } from '../scripts/release.js';
 import { runScript } from '../scripts/script.js';
+import type { LockerEmitter } from './events.js';
 
 /** What every lock operation of one locker shares. */
 export interface LockContext {
   readonly nodes: readonly StallGuard[];
   readonly settings: LockerSettings;
   readonly clock: Clock;
+  readonly events: LockerEmitter;
 }
 
 /** The per-node timeout for a lease of `ttlMs`. */

@@ -1,5 +1,6 @@
 import { LockLostError } from '../errors.js';
 import { fanOut } from '../quorum/fan-out.js';
+import type { NodeResult } from '../quorum/node-result.js';
 import { validityMs } from '../quorum/validity.js';
 import { extendScript } from '../scripts/extend.js';
 import { runScript } from '../scripts/script.js';
@@ -15,7 +16,7 @@ export async function extendLease(
   context: LockContext,
   lease: Lease,
   ttlMs: number,
-): Promise<void> {
+): Promise<readonly (NodeResult | undefined)[]> {
   const { clock, settings } = context;
   if (lease.status !== 'held') {
     throw new LockLostError(lease.resource, `it was ${lease.status} before the extension`);
@@ -41,7 +42,7 @@ export async function extendLease(
   }
   if (decision.quorum && validity > 0 && decision.decidedAt < lease.deadline) {
     lease.deadline = decision.decidedAt + validity;
-    return;
+    return decision.results;
   }
   lease.status = 'lost';
   const undo = deleteIfOwned(context, lease.key, lease.token, ttlMs, lease.acquireResults);

@@ -7,6 +7,8 @@ export interface Lease {
   readonly token: string;
   /** TTL asked for at acquisition; the default for extensions. */
   readonly ttlMs: number;
+  /** Monotonic instant at which the acquisition round started. */
+  readonly acquiredAt: number;
   /** Monotonic instant until which the lease may be trusted. */
   deadline: number;
   /** Each node's answer to the winning acquisition round (late answers keep arriving). */

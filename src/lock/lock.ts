@@ -1,24 +1,64 @@
+import type { LockLostError } from '../errors.js';
 import { validateTtl } from '../options.js';
-import type { LockContext } from './context.js';
+import { driftMs } from '../quorum/validity.js';
+import { type LockContext, nodeTimeoutFor } from './context.js';
 import { extendLease } from './extend.js';
 import type { Lease, ReleaseResult } from './lease.js';
+import { LossSignal } from './loss-signal.js';
 import { releaseLease } from './release.js';
+import { Watchdog } from './watchdog.js';
+
+/** How a new {@link Lock} keeps itself alive. */
+export interface LockLifecycle {
+  /** Extend automatically until released or until `maxHoldMs` after acquisition. */
+  readonly autoExtend: boolean;
+  readonly maxHoldMs: number;
+}
 
 /**
- * A held lock. Trust it only while {@link Lock.remainingMs} is above zero: past that another
- * client may hold the same resource.
+ * A held lock. Trust it only while {@link Lock.remainingMs} is above zero (or, equivalently,
+ * until {@link Lock.signal} aborts): past that another client may hold the same resource.
  */
-export class Lock {
+export class Lock implements AsyncDisposable {
   /** The locked resource's name, as given to `acquire`. */
   readonly resource: string;
   readonly #context: LockContext;
   readonly #lease: Lease;
+  readonly #loss: LossSignal;
+  readonly #watchdog: Watchdog | undefined;
+  #lossReported = false;
 
   /** @internal Created by `Locker`; not part of the public API. */
-  constructor(context: LockContext, lease: Omit<Lease, 'status'>) {
+  constructor(context: LockContext, lease: Omit<Lease, 'status'>, lifecycle?: LockLifecycle) {
     this.resource = lease.resource;
     this.#context = context;
     this.#lease = { ...lease, status: 'held' };
+    this.#loss = new LossSignal(lease.resource, context.clock, (error) => this.#lost(error));
+    if (lifecycle?.autoExtend) {
+      const { ttlMs } = lease;
+      const minTtlMs = Math.max(
+        nodeTimeoutFor(context, ttlMs),
+        driftMs(ttlMs, context.settings.driftFactor),
+      );
+      this.#watchdog = new Watchdog(
+        () => context.clock.now(),
+        (ttl) => this.extend(ttl).then(() => this.#lease.deadline),
+        ttlMs,
+        lease.acquiredAt + lifecycle.maxHoldMs,
+        minTtlMs,
+      );
+      this.#watchdog.schedule(lease.deadline);
+      this.#loss.signal(lease.deadline); // an auto-extended lock always watches its deadline
+    }
+  }
+
+  /**
+   * Aborts with a `LockLostError` as soon as the lock can no longer be proven valid: an
+   * extension failed, or the validity deadline passed without one. Stop using the protected
+   * resource when it fires. Releasing the lock does not abort it.
+   */
+  get signal(): AbortSignal {
+    return this.#loss.signal(this.#lease.deadline);
   }
 
   /** Milliseconds of validity left, by the monotonic clock; 0 once expired, lost or released. */
@@ -30,19 +70,54 @@ export class Lock {
   /**
    * Extends the lease to `ttlMs` from now (default: the TTL it was acquired with).
    * Rejects with a `LockLostError` when a majority of nodes no longer confirms our hold;
-   * the lock is then lost for good.
+   * the lock is then lost for good and its signal fires.
    */
   extend(ttlMs: number = this.#lease.ttlMs): Promise<void> {
     validateTtl('ttlMs', ttlMs, this.#context.settings);
-    return extendLease(this.#context, this.#lease, ttlMs);
+    return extendLease(this.#context, this.#lease, ttlMs).then(
+      (results) => {
+        this.#loss.arm(this.#lease.deadline);
+        const validityMs = this.#lease.deadline - this.#context.clock.now();
+        this.#context.events.emit('extended', {
+          resource: this.resource,
+          validityMs,
+          nodes: results,
+        });
+      },
+      (error: LockLostError) => {
+        this.#lost(error);
+        throw error;
+      },
+    );
   }
 
   /**
-   * Deletes the lock on every node. Resolves `'released'` when a majority deleted it, and
-   * `'not-held'` when it had already expired, been taken or been released. Never rejects
-   * because the lease ran out.
+   * Deletes the lock on every node and stops auto-extension. Resolves `'released'` when a
+   * majority deleted it, and `'not-held'` when it had already expired, been taken or been
+   * released. Never rejects because the lease ran out.
    */
   release(): Promise<ReleaseResult> {
-    return releaseLease(this.#context, this.#lease);
+    this.#watchdog?.stop();
+    this.#loss.stop();
+    return releaseLease(this.#context, this.#lease).then(({ result, nodes }) => {
+      const heldMs = this.#context.clock.now() - this.#lease.acquiredAt;
+      this.#context.events.emit('released', { resource: this.resource, result, heldMs, nodes });
+      return result;
+    });
+  }
+
+  /** Releases the lock at the end of an `await using` scope. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.release();
+  }
+
+  #lost(error: LockLostError): void {
+    if (this.#lease.status === 'released' || this.#lossReported) return;
+    this.#lossReported = true;
+    this.#lease.status = 'lost';
+    this.#watchdog?.stop();
+    this.#loss.lose(error);
+    const heldMs = this.#context.clock.now() - this.#lease.acquiredAt;
+    this.#context.events.emit('lost', { resource: this.resource, error, heldMs });
   }
 }

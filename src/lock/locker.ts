@@ -2,7 +2,7 @@ import { monotonicClock } from '../clock.js';
 import type { RedisConnection } from '../driver/connection.js';
 import { resolveNodes } from '../driver/nodes.js';
 import { StallGuard } from '../driver/stall-guard.js';
-import { LockBusyError } from '../errors.js';
+import { InvalidArgumentError, LockBusyError } from '../errors.js';
 import {
   type AcquireOptions,
   acquireSettings,
@@ -11,7 +11,9 @@ import {
 } from '../options.js';
 import { acquireLock } from './acquire.js';
 import type { LockContext } from './context.js';
+import { LockerEmitter } from './events.js';
 import type { Lock } from './lock.js';
+import { withLock } from './with-lock.js';
 
 /**
  * Hands out locks on one set of Redis nodes: one node for the single-instance lock, or N
@@ -29,6 +31,11 @@ import type { Lock } from './lock.js';
  * ```
  */
 export class Locker {
+  /**
+   * Lifecycle events: `acquired`, `retry`, `extended`, `released`, `lost`, each with the
+   * resource, timings and per-node results (never the token).
+   */
+  readonly events = new LockerEmitter();
   readonly #context: LockContext;
   readonly #owned: readonly RedisConnection[];
 
@@ -37,7 +44,7 @@ export class Locker {
     const settings = lockerSettings(options);
     const { connections, owned } = resolveNodes(options.nodes);
     const nodes = connections.map((connection) => new StallGuard(connection));
-    this.#context = { nodes, settings, clock: monotonicClock };
+    this.#context = { nodes, settings, clock: monotonicClock, events: this.events };
     this.#owned = owned;
   }
 
@@ -66,6 +73,33 @@ export class Locker {
       if (error instanceof LockBusyError) return null;
       throw error;
     });
+  }
+
+  /**
+   * Runs `work` under the lock: acquires (waiting as `acquire` does), extends automatically,
+   * hands `work` the lock's lost-lock signal, and always releases, also when `work` throws.
+   * Resolves with `work`'s result; rejects with the `LockLostError` if the lock was lost while
+   * `work` ran (its result was then computed without the lock's protection).
+   *
+   * @example
+   * ```ts
+   * await locker.withLock('report', { ttlMs: 5_000 }, async (signal) => {
+   *   await buildReport({ signal }); // stop when signal aborts
+   * });
+   * ```
+   */
+  withLock<T>(
+    resource: string,
+    options: AcquireOptions,
+    work: (signal: AbortSignal) => Promise<T> | T,
+  ): Promise<T> {
+    if (typeof work !== 'function') throw new InvalidArgumentError('work', 'a function', work);
+    const settings = acquireSettings(
+      resource,
+      { ...options, autoExtend: true },
+      this.#context.settings,
+    );
+    return withLock(acquireLock(this.#context, resource, settings), work);
   }
 
   /** Closes the connections this locker opened from URLs; clients passed in stay open. */

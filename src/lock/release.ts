@@ -1,3 +1,4 @@
+import type { NodeResult } from '../quorum/node-result.js';
 import { quorumOf } from '../quorum/tally.js';
 import { deleteIfOwned, type LockContext } from './context.js';
 import type { Lease, ReleaseResult } from './lease.js';
@@ -7,12 +8,16 @@ import type { Lease, ReleaseResult } from './lease.js';
  * touched). Resolves once every node answered or timed out, so that the key is gone from all
  * reachable nodes; never rejects because the lease had expired.
  */
-export async function releaseLease(context: LockContext, lease: Lease): Promise<ReleaseResult> {
-  if (lease.status === 'released') return 'not-held';
+export async function releaseLease(
+  context: LockContext,
+  lease: Lease,
+): Promise<{ result: ReleaseResult; nodes: readonly NodeResult[] }> {
+  if (lease.status === 'released') return { result: 'not-held', nodes: [] };
   const wasHeld = lease.status === 'held';
   lease.status = 'released';
   const { key, token, ttlMs, acquireResults } = lease;
   const results = await deleteIfOwned(context, key, token, ttlMs, acquireResults).settled;
   const deleted = results.filter((result) => result.outcome === 'yes').length;
-  return wasHeld && deleted >= quorumOf(context.nodes.length) ? 'released' : 'not-held';
+  const released = wasHeld && deleted >= quorumOf(context.nodes.length);
+  return { result: released ? 'released' : 'not-held', nodes: results };
 }

@@ -1,0 +1,39 @@
+import { EventEmitter } from 'node:events';
+import type { LockLostError } from '../errors.js';
+import type { NodeResult } from '../quorum/node-result.js';
+import type { ReleaseResult } from './lease.js';
+
+/** What a {@link Locker} reports, per event. Tokens never appear in events. */
+export interface LockerEvents {
+  /** A lock was acquired. `waitedMs` counts from the call to `acquire`. */
+  acquired: [
+    {
+      resource: string;
+      attempts: number;
+      waitedMs: number;
+      validityMs: number;
+      nodes: readonly (NodeResult | undefined)[];
+    },
+  ];
+  /** An attempt failed and another follows after `delayMs`. */
+  retry: [
+    {
+      resource: string;
+      attempt: number;
+      delayMs: number;
+      reason: 'busy' | 'unavailable' | 'expired';
+      nodes: readonly NodeResult[];
+    },
+  ];
+  /** A lease was extended; `validityMs` is the new validity. */
+  extended: [{ resource: string; validityMs: number; nodes: readonly (NodeResult | undefined)[] }];
+  /** A lock was released. */
+  released: [
+    { resource: string; result: ReleaseResult; heldMs: number; nodes: readonly NodeResult[] },
+  ];
+  /** A held lock can no longer be proven valid. */
+  lost: [{ resource: string; error: LockLostError; heldMs: number }];
+}
+
+/** Typed event emitter for {@link LockerEvents}. */
+export class LockerEmitter extends EventEmitter<LockerEvents> {}

@@ -1,0 +1,201 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { Locker, type LockerOptions, LockLostError } from '../../src/index.js';
+import { useRedis } from '../support/redis.js';
+
+const fixture = useRedis(3);
+const lockers: Locker[] = [];
+const KEY = 'distlock:{job}';
+const unhandled: unknown[] = [];
+const onUnhandled = (reason: unknown) => unhandled.push(reason);
+
+beforeAll(() => {
+  process.on('unhandledRejection', onUnhandled);
+});
+afterAll(() => {
+  process.off('unhandledRejection', onUnhandled);
+});
+
+function locker(options: Partial<LockerOptions> = {}): Locker {
+  const created = new Locker({ nodes: fixture().redis.urls, ...options });
+  lockers.push(created);
+  return created;
+}
+
+afterEach(async () => {
+  await Promise.all(lockers.splice(0).map((l) => l.close()));
+  await delay(10); // let any stray rejection surface
+  expect(unhandled).toEqual([]);
+});
+
+/** Resolves with the instant the signal aborted. */
+function abortedAt(signal: AbortSignal): Promise<number> {
+  return new Promise((resolve) =>
+    signal.addEventListener('abort', () => resolve(performance.now())),
+  );
+}
+
+describe('lost-lock signal', () => {
+  it('fires before the deadline when auto-extension fails because nodes were killed', async () => {
+    const lock = await locker().acquire('job', { ttlMs: 1_000, autoExtend: true });
+    const acquired = performance.now();
+    const aborted = abortedAt(lock.signal);
+    await Promise.all(
+      fixture()
+        .redis.nodes.slice(0, 2)
+        .map((node) => node.kill()),
+    );
+    const at = await aborted;
+    expect(at - acquired).toBeLessThan(1_000 - 12); // the local deadline: ttl - drift
+    expect(lock.signal.reason).toBeInstanceOf(LockLostError);
+    expect(lock.remainingMs()).toBe(0);
+  });
+
+  it('fires before the deadline when the extension times out on paused nodes', async () => {
+    const lock = await locker().acquire('job', { ttlMs: 1_000, autoExtend: true });
+    const acquired = performance.now();
+    fixture().redis.nodes[0]?.pause();
+    fixture().redis.nodes[1]?.pause();
+    const at = await abortedAt(lock.signal);
+    expect(at - acquired).toBeLessThan(1_000 - 12);
+    expect((lock.signal.reason as LockLostError).code).toBe('LOCK_LOST');
+  });
+
+  it('fires at the local deadline when nothing extends the lock', async () => {
+    const lock = await locker().acquire('job', { ttlMs: 300 });
+    const acquired = performance.now();
+    const at = await abortedAt(lock.signal);
+    expect(at - acquired).toBeGreaterThanOrEqual(300 - 2 - 3 - 15);
+    expect(at - acquired).toBeLessThan(300 + 30);
+    expect(lock.remainingMs()).toBe(0);
+    expect(await lock.release()).toBe('not-held');
+  });
+
+  it('does not fire on release, and leaves no timer behind', async () => {
+    // Counts distlock's own timers (not ioredis's) started and not yet fired or cleared.
+    const live = new Set<unknown>();
+    const { setTimeout: set, clearTimeout: clear } = globalThis;
+    globalThis.setTimeout = ((fn: () => void, ms?: number) => {
+      const timer = set(() => {
+        live.delete(timer);
+        fn();
+      }, ms);
+      const caller = new Error().stack?.split('\n')[2] ?? '';
+      if (caller.includes('/src/')) live.add(timer);
+      return timer;
+    }) as typeof setTimeout;
+    globalThis.clearTimeout = ((timer: NodeJS.Timeout) => {
+      live.delete(timer);
+      clear(timer);
+    }) as typeof clearTimeout;
+    try {
+      const l = locker();
+      const lock = await l.acquire('job', { ttlMs: 10_000, autoExtend: true });
+      expect(live.size).toBeGreaterThanOrEqual(2); // the watchdog and the deadline
+      await lock.release();
+      expect(lock.signal.aborted).toBe(false);
+      await l.close();
+      expect(live.size).toBe(0);
+    } finally {
+      globalThis.setTimeout = set;
+      globalThis.clearTimeout = clear;
+    }
+  });
+});
+
+describe('auto-extension', () => {
+  it('keeps a lock alive over 10 times its TTL', async () => {
+    const lock = await locker().acquire('job', { ttlMs: 200, autoExtend: true });
+    await delay(2_200);
+    expect(lock.signal.aborted).toBe(false);
+    expect(lock.remainingMs()).toBeGreaterThan(0);
+    expect(await fixture().admin[0]?.pttl(KEY)).toBeGreaterThan(0);
+    expect(await locker().tryAcquire('job', { ttlMs: 1_000 })).toBeNull();
+    expect(await lock.release()).toBe('released');
+  });
+
+  it('stops at maxHoldMs: the lock then runs out and its signal fires', async () => {
+    const lock = await locker().acquire('job', { ttlMs: 200, autoExtend: true, maxHoldMs: 600 });
+    const acquired = performance.now();
+    const at = await abortedAt(lock.signal);
+    expect(at - acquired).toBeGreaterThan(600 - 200);
+    expect(at - acquired).toBeLessThan(600 + 250);
+    await delay(20);
+    const next = await locker().acquire('job', { ttlMs: 1_000, waitMs: 500 });
+    await next.release();
+  });
+});
+
+describe('scoped use', () => {
+  it('withLock returns the result, passes the signal and releases', async () => {
+    const l = locker();
+    const result = await l.withLock('job', { ttlMs: 1_000 }, async (signal) => {
+      expect(signal.aborted).toBe(false);
+      expect(await fixture().admin[0]?.exists(KEY)).toBe(1);
+      return 42;
+    });
+    expect(result).toBe(42);
+    expect(await fixture().admin[0]?.exists(KEY)).toBe(0);
+  });
+
+  it('withLock releases when the work throws, and rethrows', async () => {
+    const failure = new Error('work failed');
+    await expect(
+      locker().withLock('job', { ttlMs: 1_000 }, async () => {
+        throw failure;
+      }),
+    ).rejects.toBe(failure);
+    expect(await fixture().admin.map((c) => c.exists(KEY))[0]).toBe(0);
+  });
+
+  it('withLock reports a loss that happened while the work ran', async () => {
+    const work = locker().withLock('job', { ttlMs: 500 }, async (signal) => {
+      await Promise.all(
+        fixture()
+          .redis.nodes.slice(0, 2)
+          .map((node) => node.kill()),
+      );
+      await new Promise((resolve) => signal.addEventListener('abort', resolve));
+      return 'done';
+    });
+    await expect(work).rejects.toBeInstanceOf(LockLostError);
+  });
+
+  it('await using releases at scope exit', async () => {
+    const l = locker();
+    {
+      await using lock = await l.acquire('job', { ttlMs: 10_000 });
+      expect(lock.remainingMs()).toBeGreaterThan(0);
+      expect(await fixture().admin[0]?.exists(KEY)).toBe(1);
+    }
+    expect(await fixture().admin[0]?.exists(KEY)).toBe(0);
+  });
+});
+
+describe('events', () => {
+  it('reports acquired, extended, released and lost, without the token', async () => {
+    const l = locker();
+    const seen: [string, unknown][] = [];
+    for (const name of ['acquired', 'extended', 'released', 'lost', 'retry'] as const) {
+      l.events.on(name, (event: unknown) => seen.push([name, event]));
+    }
+    const lock = await l.acquire('job', { ttlMs: 1_000 });
+    await lock.extend();
+    await lock.release();
+    const short = await l.acquire('job', { ttlMs: 100 });
+    await abortedAt(short.signal);
+    expect(seen.map(([name]) => name)).toEqual([
+      'acquired',
+      'extended',
+      'released',
+      'acquired',
+      'lost',
+    ]);
+    expect(seen.every(([, event]) => (event as { resource: string }).resource === 'job')).toBe(
+      true,
+    );
+    expect(
+      JSON.stringify(seen.map(([, e]) => ({ ...(e as object), error: undefined }))),
+    ).not.toMatch(/[A-Za-z0-9_-]{22}/);
+  });
+});
