@@ -14,4 +14,18 @@ describe('README examples', () => {
     expect(output).toContain('release again: not-held');
     expect(output).toContain('after release: invoice:42');
   });
+
+  it('lifecycle.mjs shows auto-extension, events and a loud loss', () => {
+    const output = execFileSync(process.execPath, ['examples/lifecycle.mjs'], {
+      encoding: 'utf8',
+      timeout: 15_000,
+    });
+    expect(output.split('\n').filter(Boolean)).toEqual([
+      'acquired report after 1 attempt(s)',
+      'report done',
+      'acquired invoice:42 after 1 attempt(s)',
+      'lost invoice:42 - LOCK_LOST',
+      'signal reason: LockLostError',
+    ]);
+  });
 });
