@@ -7,3 +7,8 @@
 export function lockKey(prefix: string, resource: string): string {
   return `${prefix}{${resource}}`;
 }
+
+/** The pub/sub channel on which releases of the lock at `key` are announced. */
+export function releaseChannel(key: string): string {
+  return `${key}:released`;
+}

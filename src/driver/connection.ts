@@ -13,6 +13,24 @@ export interface RedisConnection {
   send(command: string, args: readonly (string | number)[], timeoutMs: number): Promise<unknown>;
   /** Closes the connection. Called only for connections distlock opened itself. */
   close(): Promise<void>;
+  /**
+   * Optional: resolves once a connection that is still being opened is ready (or has failed,
+   * or `timeoutMs` passed). Awaited once before a locker's first operation, so that opening
+   * connections does not eat the first request's per-node timeout.
+   */
+  connect?(timeoutMs: number): Promise<void>;
+  /**
+   * Opens a separate connection for pub/sub, used to wake waiters when a lock is released.
+   * Optional: without it, waiters poll.
+   */
+  openSubscriber?(onMessage: (channel: string) => void): Subscriber;
+}
+
+/** A pub/sub connection to one node. */
+export interface Subscriber {
+  subscribe(channel: string): Promise<unknown>;
+  unsubscribe(channel: string): Promise<unknown>;
+  close(): Promise<void>;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { Redis, type RedisOptions } from 'ioredis';
-import { NotSentError, type RedisConnection } from './connection.js';
+import { NotSentError, type RedisConnection, type Subscriber } from './connection.js';
 
 /** The subset of an ioredis client (v5+) that the adapter uses. */
 export interface IORedisLike {
@@ -9,8 +9,9 @@ export interface IORedisLike {
   connect(): Promise<void>;
   quit(): Promise<unknown>;
   disconnect(): void;
-  once(event: 'ready' | 'end', listener: () => void): unknown;
-  off(event: 'ready' | 'end', listener: () => void): unknown;
+  once(event: 'ready' | 'close' | 'end', listener: () => void): unknown;
+  off(event: 'ready' | 'close' | 'end', listener: () => void): unknown;
+  duplicate(override?: RedisOptions): Redis;
 }
 
 /** True when `value` looks like an ioredis client. */
@@ -67,6 +68,25 @@ export class IORedisConnection implements RedisConnection {
     return this.#ready(timeoutMs).then(() => this.#client.call(command, ...args));
   }
 
+  connect(timeoutMs: number): Promise<void> {
+    if (this.#client.status === 'ready') return Promise.resolve();
+    // Not connecting in time is reported by the requests that follow, node by node.
+    return this.#ready(timeoutMs).catch(() => undefined);
+  }
+
+  /** A second connection in subscriber mode; it resubscribes by itself after reconnects. */
+  openSubscriber(onMessage: (channel: string) => void): Subscriber {
+    const subscriber = this.#client.duplicate({ enableOfflineQueue: true, autoResubscribe: true });
+    subscriber.on('error', () => {}); // a lost subscriber only means waiters fall back to polling
+    subscriber.on('message', (channel: string) => onMessage(channel));
+    const owned = new IORedisConnection(subscriber);
+    return {
+      subscribe: (channel) => subscriber.subscribe(channel),
+      unsubscribe: (channel) => subscriber.unsubscribe(channel),
+      close: () => owned.close(),
+    };
+  }
+
   /** Says QUIT (answered after pending replies), but never waits on a stuck node for long. */
   async close(): Promise<void> {
     const client = this.#client;
@@ -99,14 +119,17 @@ export class IORedisConnection implements RedisConnection {
     this.#readyOrEnd ??= new Promise<boolean>((resolve) => {
       const settle = (ready: boolean) => {
         client.off('ready', onReady);
-        client.off('end', onEnd);
+        client.off('close', onClose);
+        client.off('end', onClose);
         this.#readyOrEnd = undefined;
         resolve(ready);
       };
       const onReady = () => settle(true);
-      const onEnd = () => settle(false);
+      // 'close' during an attempt means it failed (refused, reset); ioredis retries later.
+      const onClose = () => settle(false);
       client.once('ready', onReady);
-      client.once('end', onEnd);
+      client.once('close', onClose);
+      client.once('end', onClose);
     });
     // Every waiter shares one pair of listeners; each bounds its own wait.
     let timer: NodeJS.Timeout | undefined;

@@ -5,12 +5,13 @@ import {
   type LockError,
   NoQuorumError,
 } from '../errors.js';
-import { lockKey } from '../keys.js';
+import { lockKey, releaseChannel } from '../keys.js';
 import type { AcquireSettings } from '../options.js';
 import { quorumOf } from '../quorum/tally.js';
 import { driftMs } from '../quorum/validity.js';
 import { type Attempt, attemptAcquire } from './attempt.js';
-import { deleteIfOwned, type LockContext } from './context.js';
+import { deleteIfOwned, type LockContext, nodeTimeoutFor } from './context.js';
+import type { Watch } from './hand-off.js';
 import { Lock } from './lock.js';
 import { sleep } from './sleep.js';
 import { newToken } from './token.js';
@@ -31,42 +32,62 @@ export async function acquireLock(
   const startedAt = clock.now();
   const deadline = startedAt + waitMs; // of the wait
   const what = `Acquiring "${resource}"`;
-  for (let attempts = 1; ; attempts++) {
-    if (signal?.aborted) throw new AbortedError(what, signal.reason);
-    const attempt = await attemptAcquire(context, key, token, ttlMs);
-    if (attempt.kind === 'acquired') {
-      if (signal?.aborted) {
-        await deleteIfOwned(context, key, token, ttlMs, attempt.results).settled;
-        throw new AbortedError(what, signal.reason);
+  await context.connected();
+  let watch: Watch | undefined;
+  try {
+    for (let attempts = 1; ; attempts++) {
+      if (signal?.aborted) throw new AbortedError(what, signal.reason);
+      const seen = watch?.seen() ?? 0;
+      const attempt = await attemptAcquire(context, key, token, ttlMs);
+      if (attempt.kind === 'acquired') {
+        if (signal?.aborted) {
+          await deleteIfOwned(context, key, token, ttlMs, attempt.results).settled;
+          throw new AbortedError(what, signal.reason);
+        }
+        const { deadline: leaseDeadline, results: acquireResults, startedAt: acquiredAt } = attempt;
+        const lease = {
+          resource,
+          key,
+          token,
+          ttlMs,
+          acquiredAt,
+          deadline: leaseDeadline,
+          acquireResults,
+        };
+        const lock = new Lock(context, lease, { autoExtend, maxHoldMs });
+        context.events.emit('acquired', {
+          resource,
+          attempts,
+          waitedMs: clock.now() - startedAt,
+          validityMs: leaseDeadline - clock.now(),
+          nodes: acquireResults,
+        });
+        return lock;
       }
-      const { deadline: leaseDeadline, results: acquireResults, startedAt: acquiredAt } = attempt;
-      const lease = {
-        resource,
-        key,
-        token,
-        ttlMs,
-        acquiredAt,
-        deadline: leaseDeadline,
-        acquireResults,
-      };
-      const lock = new Lock(context, lease, { autoExtend, maxHoldMs });
-      context.events.emit('acquired', {
-        resource,
-        attempts,
-        waitedMs: clock.now() - startedAt,
-        validityMs: leaseDeadline - clock.now(),
-        nodes: acquireResults,
-      });
-      return lock;
+      const left = deadline - clock.now();
+      if (left <= 0) {
+        throw failure(resource, attempt, { ttlMs, waitMs, attempts, context, startedAt });
+      }
+      const { kind: reason, results: nodes } = attempt;
+      if (reason === 'busy' && watch === undefined) {
+        // From now on a release wakes us at once. Subscribing took a moment in which the
+        // holder may have released, so try again right away rather than sleep.
+        watch = context.handOff.watch(releaseChannel(key));
+        await sleep(Math.min(left, nodeTimeoutFor(context, ttlMs)), signal, what, watch.ready);
+        context.events.emit('retry', { resource, attempt: attempts, delayMs: 0, reason, nodes });
+        continue;
+      }
+      const delayMs = retryDelay(settings.retryDelayMs, attempt, left);
+      context.events.emit('retry', { resource, attempt: attempts, delayMs, reason, nodes });
+      const next = watch?.next(seen);
+      try {
+        await sleep(delayMs, signal, what, next?.wake);
+      } finally {
+        next?.cancel();
+      }
     }
-    const left = deadline - clock.now();
-    if (left <= 0) {
-      throw failure(resource, attempt, { ttlMs, waitMs, attempts, context, startedAt });
-    }
-    const delayMs = retryDelay(settings.retryDelayMs, attempt, left);
-    const { kind: reason, results: nodes } = attempt;
-    context.events.emit('retry', { resource, attempt: attempts, delayMs, reason, nodes });
-    await sleep(delayMs, signal, what);
+  } finally {
+    watch?.dispose();
   }
 }
 

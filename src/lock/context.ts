@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.js';
 import { NotSentError } from '../driver/connection.js';
 import type { StallGuard } from '../driver/stall-guard.js';
+import { releaseChannel } from '../keys.js';
 import type { LockerSettings } from '../options.js';
 import { fanOut } from '../quorum/fan-out.js';
 import type { NodeResult } from '../quorum/node-result.js';
@@ -8,6 +9,7 @@ import { defaultNodeTimeoutMs } from '../quorum/validity.js';
 import { releaseScript } from '../scripts/release.js';
 import { runScript } from '../scripts/script.js';
 import type { LockerEmitter } from './events.js';
+import type { HandOff } from './hand-off.js';
 
 /** What every lock operation of one locker shares. */
 export interface LockContext {
@@ -15,6 +17,9 @@ export interface LockContext {
   readonly settings: LockerSettings;
   readonly clock: Clock;
   readonly events: LockerEmitter;
+  readonly handOff: HandOff;
+  /** Resolves once the connections opened at construction are ready (or gave up). */
+  readonly connected: () => Promise<void>;
 }
 
 /** The per-node timeout for a lease of `ttlMs`. */
@@ -42,7 +47,7 @@ export function deleteIfOwned(
     clock: context.clock,
     run: (node, index) =>
       acquireResults === undefined || mayHoldToken(acquireResults[index])
-        ? runScript(node.forced, releaseScript, [key], [token], timeoutMs)
+        ? runScript(node.forced, releaseScript, [key], [token, releaseChannel(key)], timeoutMs)
         : Promise.resolve(0),
     judge: (deleted) => (deleted === 1 ? { vote: 'yes' } : { vote: 'no' }),
     onTimeout: markStalled,

@@ -12,8 +12,12 @@ import {
 import { acquireLock } from './acquire.js';
 import type { LockContext } from './context.js';
 import { LockerEmitter } from './events.js';
+import { HandOff } from './hand-off.js';
 import type { Lock } from './lock.js';
 import { withLock } from './with-lock.js';
+
+/** How long a locker's first operation waits for connections that are still being opened. */
+const CONNECT_WAIT_MS = 2_000;
 
 /**
  * Hands out locks on one set of Redis nodes: one node for the single-instance lock, or N
@@ -44,7 +48,22 @@ export class Locker {
     const settings = lockerSettings(options);
     const { connections, owned } = resolveNodes(options.nodes);
     const nodes = connections.map((connection) => new StallGuard(connection));
-    this.#context = { nodes, settings, clock: monotonicClock, events: this.events };
+    const handOff = new HandOff(connections);
+    let connecting: Promise<void> | undefined;
+    const connected = () => {
+      connecting ??= Promise.all(connections.map((c) => c.connect?.(CONNECT_WAIT_MS))).then(
+        () => {},
+      );
+      return connecting;
+    };
+    this.#context = {
+      nodes,
+      settings,
+      clock: monotonicClock,
+      events: this.events,
+      handOff,
+      connected,
+    };
     this.#owned = owned;
   }
 
@@ -104,6 +123,7 @@ export class Locker {
 
   /** Closes the connections this locker opened from URLs; clients passed in stay open. */
   async close(): Promise<void> {
+    await this.#context.handOff.close();
     await Promise.all(this.#owned.map((node) => node.close()));
   }
 }

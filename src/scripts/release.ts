@@ -5,6 +5,7 @@ import { defineScript, integerReply } from './script.js';
  *
  * KEYS[1]  lock key
  * ARGV[1]  token
+ * ARGV[2]  channel to publish the release on (wakes waiters at once)
  *
  * Returns 1 when deleted, 0 when the key is gone or holds another token.
  */
@@ -14,7 +15,9 @@ export const releaseScript = defineScript({
   parse: integerReply('release'),
   lua: `
 if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('DEL', KEYS[1])
+  redis.call('DEL', KEYS[1])
+  redis.call('PUBLISH', ARGV[2], '')
+  return 1
 end
 return 0
 `,

@@ -178,6 +178,36 @@ describe('single-instance lock on a real redis-server', () => {
     expect(performance.now() - started).toBeLessThan(300 + 100 + 100);
   });
 
+  it('wakes a waiter as soon as the holder releases, not after its polling delay', async () => {
+    const holder = await locker().acquire('handoff', { ttlMs: 10_000 });
+    const waiting = locker({ retryDelayMs: 2_000 }).acquire('handoff', {
+      ttlMs: 1_000,
+      waitMs: 5_000,
+    });
+    await delay(100);
+    const releasedAt = performance.now();
+    await holder.release();
+    const next = await waiting;
+    expect(performance.now() - releasedAt).toBeLessThan(50); // polling would take >= 1000 ms
+    await next.release();
+  });
+
+  it('leaves no pub/sub channel behind after 10,000 waits', async () => {
+    const l = locker({ retryDelayMs: 20 });
+    const held = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => l.acquire(`held:${i}`, { ttlMs: 30_000 })),
+    );
+    const waits = await Promise.allSettled(
+      Array.from({ length: 10_000 }, (_, i) =>
+        l.acquire(`held:${i % 100}`, { ttlMs: 1_000, waitMs: 30 }),
+      ),
+    );
+    expect(waits.filter((w) => w.status === 'rejected')).toHaveLength(10_000);
+    await Promise.all(held.map((lock) => lock.release()));
+    await delay(50);
+    expect(await fixture().admin[0]?.pubsub('CHANNELS')).toEqual([]);
+  });
+
   it('leaves clients it did not open connected on close', async () => {
     const client = new Redis(fixture().redis.urls[0] as string);
     const own = new Locker({ nodes: [client] });

@@ -1,0 +1,96 @@
+import type { RedisConnection, Subscriber } from '../driver/connection.js';
+
+/** A waiter's interest in one release channel. */
+export interface Watch {
+  /** Resolves once the channel is subscribed on every node that could be (or failed). */
+  readonly ready: Promise<void>;
+  /** Releases seen so far on the channel. */
+  seen(): number;
+  /** Resolves when more than `seen` releases were announced; `cancel` drops the interest. */
+  next(seen: number): { wake: Promise<void>; cancel: () => void };
+  /** Ends the interest; the last one out unsubscribes. */
+  dispose(): void;
+}
+
+interface Channel {
+  refs: number;
+  releases: number;
+  readonly wakers: Set<() => void>;
+  readonly ready: Promise<void>;
+}
+
+/**
+ * Wakes waiting acquirers the moment a lock is released, instead of letting them sleep out
+ * their retry delay: one shared subscriber connection per node (opened on first need), one
+ * subscription per resource that someone waits for, dropped when the last waiter leaves.
+ * A missed message costs at most the polling delay, which never exceeds the holder's lease.
+ */
+export class HandOff {
+  readonly #nodes: readonly RedisConnection[];
+  #subscribers: Subscriber[] | undefined;
+  readonly #channels = new Map<string, Channel>();
+
+  constructor(nodes: readonly RedisConnection[]) {
+    this.#nodes = nodes;
+  }
+
+  /** Channels currently subscribed (for tests and leak checks). */
+  get channelCount(): number {
+    return this.#channels.size;
+  }
+
+  watch(name: string): Watch {
+    const channel = this.#channels.get(name) ?? this.#open(name);
+    channel.refs++;
+    let disposed = false;
+    return {
+      ready: channel.ready,
+      seen: () => channel.releases,
+      next: (seen) => {
+        if (channel.releases > seen) return { wake: Promise.resolve(), cancel: () => {} };
+        let waker!: () => void;
+        const wake = new Promise<void>((resolve) => {
+          waker = resolve;
+        });
+        channel.wakers.add(waker);
+        return { wake, cancel: () => channel.wakers.delete(waker) };
+      },
+      dispose: () => {
+        if (disposed) return;
+        disposed = true;
+        if (--channel.refs > 0) return;
+        this.#channels.delete(name);
+        for (const subscriber of this.#subscribers ?? []) {
+          subscriber.unsubscribe(name).catch(() => undefined); // a dead subscriber has none
+        }
+      },
+    };
+  }
+
+  async close(): Promise<void> {
+    const subscribers = this.#subscribers ?? [];
+    this.#subscribers = undefined;
+    this.#channels.clear();
+    await Promise.all(subscribers.map((subscriber) => subscriber.close()));
+  }
+
+  #open(name: string): Channel {
+    this.#subscribers ??= this.#nodes.flatMap((node) =>
+      node.openSubscriber ? [node.openSubscriber((channel) => this.#announce(channel))] : [],
+    );
+    const ready = Promise.allSettled(this.#subscribers.map((s) => s.subscribe(name))).then(
+      () => {},
+    );
+    const channel: Channel = { refs: 0, releases: 0, wakers: new Set(), ready };
+    this.#channels.set(name, channel);
+    return channel;
+  }
+
+  #announce(name: string): void {
+    const channel = this.#channels.get(name);
+    if (!channel) return;
+    channel.releases++;
+    for (const wake of channel.wakers) wake();
+    channel.wakers.clear();
+  }
+}
