@@ -1,10 +1,9 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { Locker, type LockerOptions, LockLostError } from '../../src/index.js';
-import { useRedis } from '../support/redis.js';
+import { LockLostError } from '../../src/index.js';
+import { useLockers, useRedis } from '../support/redis.js';
 
 const fixture = useRedis(3);
-const lockers: Locker[] = [];
 const KEY = 'distlock:{job}';
 const unhandled: unknown[] = [];
 const onUnhandled = (reason: unknown) => unhandled.push(reason);
@@ -16,14 +15,9 @@ afterAll(() => {
   process.off('unhandledRejection', onUnhandled);
 });
 
-function locker(options: Partial<LockerOptions> = {}): Locker {
-  const created = new Locker({ nodes: fixture().redis.urls, ...options });
-  lockers.push(created);
-  return created;
-}
+const locker = useLockers(fixture);
 
 afterEach(async () => {
-  await Promise.all(lockers.splice(0).map((l) => l.close()));
   await delay(10); // let any stray rejection surface
   expect(unhandled).toEqual([]);
 });

@@ -1,9 +1,9 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { Locker, type LockerOptions, NoQuorumError } from '../../src/index.js';
+import { type Locker, NoQuorumError } from '../../src/index.js';
 import { type Fault, FaultProxy } from '../../src/testing/index.js';
-import { useRedis } from '../support/redis.js';
+import { useLockers, useRedis } from '../support/redis.js';
 
 const fixture = useRedis(5);
 const KEY = 'distlock:{r}';
@@ -11,7 +11,6 @@ let proxies: FaultProxy[] = [];
 let subscribers: Redis[] = [];
 /** Per node, the keyspace events seen for KEY: 'del' (deleted by a script) or 'expired'. */
 let events: string[][] = [];
-const lockers: Locker[] = [];
 
 beforeAll(async () => {
   const { redis } = fixture();
@@ -35,7 +34,6 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
-  await Promise.all(lockers.splice(0).map((l) => l.close()));
   for (const subscriber of subscribers) subscriber.disconnect();
 });
 
@@ -43,11 +41,7 @@ afterAll(async () => {
   await Promise.all(proxies.map((proxy) => proxy.close()));
 });
 
-function proxiedLocker(options: Partial<LockerOptions> = {}): Locker {
-  const created = new Locker({ nodes: proxies.map((p) => p.url), ...options });
-  lockers.push(created);
-  return created;
-}
+const proxiedLocker = useLockers(fixture, () => proxies.map((p) => p.url));
 
 async function warm(l: Locker): Promise<void> {
   await (await l.acquire('warm', { ttlMs: 1_000 })).release();

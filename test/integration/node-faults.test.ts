@@ -1,20 +1,14 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Locker, NoQuorumError } from '../../src/index.js';
-import { useRedis } from '../support/redis.js';
+import { NoQuorumError } from '../../src/index.js';
+import { useLockers, useRedis } from '../support/redis.js';
 
 const fixture = useRedis(3);
 const KEY = 'distlock:{r}';
-const lockers: Locker[] = [];
 
-function locker(): Locker {
-  const created = new Locker({ nodes: fixture().redis.urls });
-  lockers.push(created);
-  return created;
-}
+const locker = useLockers(fixture);
 
 afterEach(async () => {
-  await Promise.all(lockers.splice(0).map((l) => l.close()));
   const { admin } = fixture();
   await Promise.all(admin.map((client) => client.replicaof('NO', 'ONE')));
   await Promise.all(admin.map((client) => client.config('SET', 'maxmemory', '0')));

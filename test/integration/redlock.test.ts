@@ -1,26 +1,11 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import {
-  Locker,
-  type LockerOptions,
-  type LockLostError,
-  NoQuorumError,
-  NotSentError,
-} from '../../src/index.js';
-import { useRedis } from '../support/redis.js';
+import { describe, expect, it } from 'vitest';
+import { type LockLostError, NoQuorumError, NotSentError } from '../../src/index.js';
+import { useLockers, useRedis } from '../support/redis.js';
 
 const fixture = useRedis(5);
-const lockers: Locker[] = [];
 const KEY = 'distlock:{r}';
 
-function locker(options: Partial<LockerOptions> = {}): Locker {
-  const created = new Locker({ nodes: fixture().redis.urls, ...options });
-  lockers.push(created);
-  return created;
-}
-
-afterEach(async () => {
-  await Promise.all(lockers.splice(0).map((l) => l.close()));
-});
+const locker = useLockers(fixture);
 
 async function values(key = KEY): Promise<(string | null)[]> {
   return Promise.all(fixture().admin.map((client) => client.get(key)));

@@ -1,6 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   AbortedError,
   AcquireTimeoutError,
@@ -11,20 +11,11 @@ import {
 } from '../../src/index.js';
 import { extendScript } from '../../src/scripts/extend.js';
 import { releaseScript } from '../../src/scripts/release.js';
-import { useRedis } from '../support/redis.js';
+import { useLockers, useRedis } from '../support/redis.js';
 
 const fixture = useRedis(1);
-const lockers: Locker[] = [];
 
-function locker(options: Partial<ConstructorParameters<typeof Locker>[0]> = {}): Locker {
-  const created = new Locker({ nodes: fixture().redis.urls, ...options });
-  lockers.push(created);
-  return created;
-}
-
-afterEach(async () => {
-  await Promise.all(lockers.splice(0).map((l) => l.close()));
-});
+const locker = useLockers(fixture);
 
 describe('single-instance lock on a real redis-server', () => {
   it('gives a resource to one holder at a time, and to a waiter after release', async () => {

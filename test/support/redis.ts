@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, beforeEach } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
+import { Locker, type LockerOptions } from '../../src/index.js';
 import { type RedisNodes, startRedis } from '../../src/testing/index.js';
 
 /** Real redis-server nodes for one test file, plus a plain admin client per node. */
@@ -36,5 +37,24 @@ export function useRedis(count: number): () => RedisFixture {
   return () => {
     if (!fixture) throw new Error('useRedis: fixture used outside a test');
     return fixture;
+  };
+}
+
+/**
+ * Returns a factory of lockers on the fixture's nodes (or on `urls()`); every locker it made
+ * is closed after each test.
+ */
+export function useLockers(
+  fixture: () => RedisFixture,
+  urls: () => readonly string[] = () => fixture().redis.urls,
+): (options?: Partial<LockerOptions>) => Locker {
+  const made: Locker[] = [];
+  afterEach(async () => {
+    await Promise.all(made.splice(0).map((locker) => locker.close()));
+  });
+  return (options = {}) => {
+    const locker = new Locker({ nodes: urls(), ...options });
+    made.push(locker);
+    return locker;
   };
 }
