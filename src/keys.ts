@@ -12,3 +12,8 @@ export function lockKey(prefix: string, resource: string): string {
 export function releaseChannel(key: string): string {
   return `${key}:released`;
 }
+
+/** Keys of the waiting line of fair acquisition, next to the lock at `key` (same hash tag). */
+export function queueKeys(key: string): { queue: string; deadlines: string } {
+  return { queue: `${key}:queue`, deadlines: `${key}:queue-deadlines` };
+}

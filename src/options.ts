@@ -40,6 +40,12 @@ export interface AcquireOptions {
   autoExtend?: boolean;
   /** Longest an auto-extended lock is held; then it runs out and its signal fires. @default 3600000 */
   maxHoldMs?: number;
+  /**
+   * Wait in line: fair waiters get the lock in arrival order (a queue in Redis); a waiter
+   * that gave up leaves the line, one that died is dropped after max(1 s, 5 × retryDelayMs).
+   * Plain (unfair) acquirers do not look at the line. @default false
+   */
+  fair?: boolean;
 }
 
 /** Locker settings after defaults were applied. */
@@ -84,6 +90,7 @@ export interface AcquireSettings {
   readonly signal: AbortSignal | undefined;
   readonly autoExtend: boolean;
   readonly maxHoldMs: number;
+  readonly fair: boolean;
 }
 
 /** Validates a resource name and acquire options against the locker's settings. */
@@ -111,7 +118,9 @@ export function acquireSettings(
   }
   const maxHoldMs = options.maxHoldMs ?? DEFAULTS.maxHoldMs;
   if (maxHoldMs !== Number.POSITIVE_INFINITY) positiveInteger('maxHoldMs', maxHoldMs);
-  return { ttlMs, waitMs, signal, autoExtend, maxHoldMs };
+  const fair = options.fair ?? false;
+  if (typeof fair !== 'boolean') throw new InvalidArgumentError('fair', 'a boolean', fair);
+  return { ttlMs, waitMs, signal, autoExtend, maxHoldMs, fair };
 }
 
 /** Throws unless `resource` is a non-empty string. */

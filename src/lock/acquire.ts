@@ -9,10 +9,11 @@ import { lockKey, releaseChannel } from '../keys.js';
 import type { AcquireSettings } from '../options.js';
 import { quorumOf } from '../quorum/tally.js';
 import { driftMs } from '../quorum/validity.js';
-import { type Attempt, attemptAcquire } from './attempt.js';
+import { type AcquireRequest, type Attempt, attemptAcquire } from './attempt.js';
 import { deleteIfOwned, type LockContext, nodeTimeoutFor } from './context.js';
 import type { Watch } from './hand-off.js';
 import { Lock } from './lock.js';
+import { leaveQueue, newTicket, waiterTimeoutMs } from './queue.js';
 import { sleep } from './sleep.js';
 import { newToken } from './token.js';
 
@@ -24,11 +25,18 @@ import { newToken } from './token.js';
 export async function acquireLock(
   context: LockContext,
   resource: string,
-  { ttlMs, waitMs, signal, autoExtend, maxHoldMs }: AcquireSettings,
+  { ttlMs, waitMs, signal, autoExtend, maxHoldMs, fair }: AcquireSettings,
 ): Promise<Lock> {
   const { clock, settings } = context;
   const key = lockKey(settings.prefix, resource);
   const token = newToken();
+  const request: AcquireRequest = {
+    key,
+    token,
+    ttlMs,
+    ...(fair ? { fair: { ticket: newTicket(), waiterTimeoutMs: waiterTimeoutMs(settings) } } : {}),
+  };
+  let queued = fair; // in line on some nodes until it got the lock there or left
   const startedAt = clock.now();
   const deadline = startedAt + waitMs; // of the wait
   const what = `Acquiring "${resource}"`;
@@ -38,8 +46,13 @@ export async function acquireLock(
     for (let attempts = 1; ; attempts++) {
       if (signal?.aborted) throw new AbortedError(what, signal.reason);
       const seen = watch?.seen() ?? 0;
-      const attempt = await attemptAcquire(context, key, token, ttlMs);
+      const attempt = await attemptAcquire(context, request);
       if (attempt.kind === 'acquired') {
+        if (fair) {
+          // Nodes that said yes took us out of their line; the others must too.
+          leaveQueue(context, key, token, ttlMs, attempt.results);
+          queued = false;
+        }
         if (signal?.aborted) {
           await deleteIfOwned(context, key, token, ttlMs, attempt.results).settled;
           throw new AbortedError(what, signal.reason);
@@ -88,6 +101,7 @@ export async function acquireLock(
     }
   } finally {
     watch?.dispose();
+    if (queued) await leaveQueue(context, key, token, ttlMs).settled;
   }
 }
 

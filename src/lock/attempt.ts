@@ -1,7 +1,11 @@
+import type { StallGuard } from '../driver/stall-guard.js';
+import { queueKeys } from '../keys.js';
 import { fanOut } from '../quorum/fan-out.js';
 import type { NodeResult } from '../quorum/node-result.js';
 import { quorumOf } from '../quorum/tally.js';
 import { validityMs } from '../quorum/validity.js';
+import { acquireFairScript } from '../scripts/acquire-fair.js';
+import { runScript } from '../scripts/script.js';
 import { deleteIfOwned, type LockContext, markStalled, nodeTimeoutFor } from './context.js';
 
 /** The outcome of one acquisition attempt across all nodes. */
@@ -28,6 +32,33 @@ export type Attempt =
       readonly results: readonly NodeResult[];
     };
 
+/** What one acquisition asks each node for. */
+export interface AcquireRequest {
+  readonly key: string;
+  readonly token: string;
+  readonly ttlMs: number;
+  /** Fair mode: wait in line. `ticket` orders the line, identically on every node. */
+  readonly fair?: { readonly ticket: number; readonly waiterTimeoutMs: number };
+}
+
+/**
+ * Asks one node for the lock: 0 when it is now ours, else the holder's remaining TTL (> 0),
+ * -1 (held without expiry) or -2 (free, but another fair waiter is first in line).
+ */
+function takeOnNode(node: StallGuard, request: AcquireRequest, timeoutMs: number): Promise<number> {
+  const { key, token, ttlMs, fair } = request;
+  if (fair) {
+    const { queue, deadlines } = queueKeys(key);
+    const args = [token, ttlMs, fair.ticket, fair.waiterTimeoutMs];
+    return runScript(node, acquireFairScript, [key, queue, deadlines], args, timeoutMs);
+  }
+  // Plain SET NX PX, as the algorithm specifies: one round trip, no script. Only when the key
+  // is taken does a second command ask how long the holder's lease still runs.
+  return node
+    .send('SET', [key, token, 'PX', ttlMs, 'NX'], timeoutMs)
+    .then((reply) => (reply === 'OK' ? 0 : node.send('PTTL', [key], timeoutMs).then(Number)));
+}
+
 /**
  * One Redlock round: `SET NX PX` on every node in parallel, success only with a majority and
  * validity > 0. A failed round deletes our key on every node that may hold it (including
@@ -37,24 +68,20 @@ export type Attempt =
  */
 export async function attemptAcquire(
   context: LockContext,
-  key: string,
-  token: string,
-  ttlMs: number,
+  request: AcquireRequest,
 ): Promise<Attempt> {
   const { clock, nodes, settings } = context;
+  const { key, token, ttlMs } = request;
   const startedAt = clock.now();
   const timeoutMs = nodeTimeoutFor(context, ttlMs);
   const round = fanOut(nodes, {
     timeoutMs,
     clock,
-    run: (node) =>
-      node
-        .send('SET', [key, token, 'PX', ttlMs, 'NX'], timeoutMs)
-        .then((reply) => (reply === 'OK' ? 0 : node.send('PTTL', [key], timeoutMs))),
+    run: (node) => takeOnNode(node, request, timeoutMs),
     judge: (reply) =>
       reply === 0
         ? { vote: 'yes' }
-        : { vote: 'no', ...(Number(reply) > 0 ? { holderRemainingMs: Number(reply) } : {}) },
+        : { vote: 'no', ...(reply > 0 ? { holderRemainingMs: reply } : {}) },
     onTimeout: markStalled,
   });
   const decision = await round.decided;

@@ -1,0 +1,48 @@
+import { defineScript, integerReply } from './script.js';
+
+/**
+ * acquire-fair — take the lock only when it is free and the caller is first in line.
+ *
+ * KEYS[1]  lock key
+ * KEYS[2]  queue: sorted set of waiting tokens, scored by ticket (arrival order)
+ * KEYS[3]  waiter deadlines: sorted set of waiting tokens, scored by when they count as gone
+ * ARGV[1]  token
+ * ARGV[2]  ttl in milliseconds
+ * ARGV[3]  ticket: the caller's arrival order, the same on every node
+ * ARGV[4]  ms after which a waiter that stopped asking is dropped from the line
+ *
+ * Drops waiters whose deadline passed, (re)joins the line and renews the caller's deadline.
+ * Returns 0 when the lock is now ours (and leaves the line), the holder's remaining TTL in ms
+ * (> 0) when held, -1 when held without expiry, -2 when free but another waiter is first.
+ */
+export const acquireFairScript = defineScript({
+  name: 'acquire-fair',
+  numberOfKeys: 3,
+  parse: integerReply('acquire-fair'),
+  lua: `
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local gone = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)
+for _, waiter in ipairs(gone) do
+  redis.call('ZREM', KEYS[2], waiter)
+  redis.call('ZREM', KEYS[3], waiter)
+end
+redis.call('ZADD', KEYS[2], 'NX', ARGV[3], ARGV[1])
+redis.call('ZADD', KEYS[3], now + tonumber(ARGV[4]), ARGV[1])
+local holder = redis.call('GET', KEYS[1])
+if holder == ARGV[1] then
+  return 0
+end
+if holder then
+  return redis.call('PTTL', KEYS[1])
+end
+local first = redis.call('ZRANGE', KEYS[2], 0, 0)
+if first[1] ~= ARGV[1] then
+  return -2
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('ZREM', KEYS[3], ARGV[1])
+return 0
+`,
+});

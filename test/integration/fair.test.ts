@@ -1,0 +1,78 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import { useLockers, useRedis } from '../support/redis.js';
+
+const fixture = useRedis(3);
+const locker = useLockers(fixture);
+const QUEUE = 'distlock:{printer}:queue';
+
+/** Starts `count` fair waiters 30 ms apart; resolves the order in which they got the lock. */
+async function servedOrder(count: number, urls: readonly string[]): Promise<number[]> {
+  const holder = await locker({ nodes: urls }).acquire('printer', { ttlMs: 10_000 });
+  const order: number[] = [];
+  const waiters: Promise<void>[] = [];
+  for (let i = 0; i < count; i++) {
+    const waiter = locker({ nodes: urls });
+    waiters.push(
+      waiter.acquire('printer', { ttlMs: 5_000, waitMs: 10_000, fair: true }).then(async (lock) => {
+        order.push(i);
+        await lock.release();
+      }),
+    );
+    await delay(30);
+  }
+  await holder.release();
+  await Promise.all(waiters);
+  return order;
+}
+
+describe('fair acquisition', () => {
+  it('serves waiters in arrival order on one node', async () => {
+    expect(await servedOrder(6, fixture().redis.urls.slice(0, 1))).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(await fixture().admin[0]?.zcard(QUEUE)).toBe(0);
+  });
+
+  it('serves waiters in arrival order on three nodes (Redlock)', async () => {
+    expect(await servedOrder(6, fixture().redis.urls)).toEqual([0, 1, 2, 3, 4, 5]);
+    const lines = await Promise.all(fixture().admin.map((client) => client.zcard(QUEUE)));
+    expect(lines).toEqual([0, 0, 0]);
+  });
+
+  it('takes a waiter that gave up out of the line at once', async () => {
+    const holder = await locker().acquire('printer', { ttlMs: 10_000 });
+    const quitter = locker().acquire('printer', { ttlMs: 1_000, waitMs: 100, fair: true });
+    await delay(20);
+    const next = locker().acquire('printer', { ttlMs: 1_000, waitMs: 5_000, fair: true });
+    await expect(quitter).rejects.toMatchObject({ code: 'ACQUIRE_TIMEOUT' });
+    expect(await Promise.all(fixture().admin.map((c) => c.zcard(QUEUE)))).toEqual([1, 1, 1]);
+    const releasedAt = performance.now();
+    await holder.release();
+    await (await next).release();
+    expect(performance.now() - releasedAt).toBeLessThan(100);
+  });
+
+  it('drops a waiter that died, once its deadline passed', async () => {
+    const { admin } = fixture();
+    // A waiter that joined first and then vanished: first in line on every node for 800 ms.
+    const ghostTicket = (Date.now() - 1_000) * 1_000;
+    await Promise.all(
+      admin.map(async (client) => {
+        const [seconds = 0, micros = 0] = (await client.time()).map(Number);
+        const now = seconds * 1_000 + Math.floor(micros / 1_000);
+        await client.zadd(QUEUE, ghostTicket, 'ghost');
+        await client.zadd('distlock:{printer}:queue-deadlines', now + 800, 'ghost');
+      }),
+    );
+    const started = performance.now();
+    const lock = await locker({ retryDelayMs: 50 }).acquire('printer', {
+      ttlMs: 1_000,
+      waitMs: 5_000,
+      fair: true,
+    });
+    const waited = performance.now() - started;
+    expect(waited).toBeGreaterThan(700);
+    expect(waited).toBeLessThan(1_500);
+    await lock.release();
+    expect(await Promise.all(admin.map((c) => c.zcard(QUEUE)))).toEqual([0, 0, 0]);
+  });
+});
