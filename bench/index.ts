@@ -8,9 +8,13 @@
  *   npm run bench -- --seconds 1 --reps 3      shorter or longer runs
  *   npm run bench -- --contender distlock --contender floor    some contenders only
  */
+import { execFileSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import { startRedis } from '../src/testing/index.js';
 import type { ContenderSpec } from './contenders.js';
+import { contention } from './contention.js';
+import { faults } from './faults.js';
+import { memory } from './memory.js';
 import { report } from './report.js';
 import { uncontended } from './uncontended.js';
 
@@ -30,12 +34,41 @@ const only = values.contender
       values.contender?.some((n) => spec.name.toLowerCase().includes(n.toLowerCase())) ?? true
   : undefined;
 
+/**
+ * The last commit touching src/, and whether src/ has uncommitted changes. Contention workers
+ * are forked per run and load src/ from disk, so edits during a run would mix versions.
+ */
+function sourceState(): string {
+  const git = (...args: string[]) => execFileSync('git', args, { encoding: 'utf8' }).trim();
+  try {
+    const dirty = git('status', '--porcelain', '--', 'src') ? ' with uncommitted changes' : '';
+    return `src/ at ${git('log', '-1', '--format=%h', '--', 'src')}${dirty}`;
+  } catch {
+    return 'src/ at unknown commit';
+  }
+}
+
+const sourceAtStart = sourceState();
+const startedAt = performance.now();
 const redis = await startRedis({ nodes: 5 });
 try {
   const results: Record<string, unknown> = {};
   if (scenarios.has('uncontended'))
     results.uncontended = await uncontended(redis, { seconds, reps, ...(only ? { only } : {}) });
-  await report(results, { seconds, reps });
+  if (scenarios.has('contention'))
+    results.contention = await contention(redis, { seconds, reps, ...(only ? { only } : {}) });
+  if (scenarios.has('faults'))
+    results.faults = await faults(redis, { seconds, reps, ...(only ? { only } : {}) });
+  if (scenarios.has('memory'))
+    results.memory = await memory(redis, { reps, ...(only ? { only } : {}) });
+  const durationS = Math.round((performance.now() - startedAt) / 1_000);
+  const sourceAtEnd = sourceState();
+  const source =
+    sourceAtEnd === sourceAtStart
+      ? sourceAtStart
+      : `WARNING, src/ changed during the run: ${sourceAtStart}, then ${sourceAtEnd}`;
+  await report(results, { seconds, reps, durationS, source });
+  process.stderr.write(`bench finished in ${durationS} s\n`);
 } finally {
   await redis.stop();
 }

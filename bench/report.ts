@@ -1,6 +1,9 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
+import type { ContentionRow } from './contention.js';
+import type { FaultRow } from './faults.js';
+import type { MemoryRow } from './memory.js';
 import type { UncontendedRow } from './uncontended.js';
 
 const FLOOR = 'ioredis floor';
@@ -9,7 +12,7 @@ const OURS = 'distlock';
 /** Prints the tables, and writes them (with the raw figures) under bench/results/. */
 export async function report(
   results: Record<string, unknown>,
-  run: { seconds: number; reps: number },
+  run: { seconds: number; reps: number; durationS: number; source: string },
 ): Promise<void> {
   const meta = {
     date: new Date().toISOString(),
@@ -19,9 +22,12 @@ export async function report(
     ...run,
   };
   const sections: string[] = [
-    `Run ${meta.date.slice(0, 10)}, Redis ${meta.redis?.replace('v=', '')}, Node ${meta.node}, ${meta.machine}; median of ${run.reps} runs of ${run.seconds} s.`,
+    `Run ${meta.date.slice(0, 10)}, Redis ${meta.redis?.replace('v=', '')}, Node ${meta.node}, ${meta.machine}; median of ${run.reps} runs of ${run.seconds} s; whole run ${run.durationS} s; ${run.source}.`,
   ];
   if (results.uncontended) sections.push(uncontendedTable(results.uncontended as UncontendedRow[]));
+  if (results.contention) sections.push(contentionTable(results.contention as ContentionRow[]));
+  if (results.faults) sections.push(faultsTable(results.faults as FaultRow[]));
+  if (results.memory) sections.push(memoryTable(results.memory as MemoryRow[]));
   const markdown = `${sections.join('\n\n')}\n`;
   console.log(`\n${markdown}`);
   mkdirSync('bench/results', { recursive: true });
@@ -48,16 +54,12 @@ function uncontendedTable(rows: readonly UncontendedRow[]): string {
   for (const cell of cells) {
     const inCell = rows.filter((r) => `${r.nodes}/${r.concurrency}` === cell);
     const floor = inCell.find((r) => r.contender === FLOOR)?.cyclesPerSec;
-    const bestPeer = Math.max(
-      ...inCell
-        .filter((r) => r.contender !== FLOOR && r.contender !== OURS)
-        .map((r) => r.cyclesPerSec),
-    );
+    const bestPeer = best(inCell, (r) => r.cyclesPerSec, 'max');
     for (const r of inCell) {
       out.push([
         r.nodes,
         r.concurrency,
-        r.contender === OURS ? `**${r.contender}**` : r.contender,
+        name(r.contender),
         r.cyclesPerSec,
         ratio(r.cyclesPerSec, floor),
         ratio(r.cyclesPerSec, bestPeer),
@@ -70,4 +72,128 @@ function uncontendedTable(rows: readonly UncontendedRow[]): string {
     ['nodes', 'conc.', 'library', 'cycles/s', 'vs floor', 'vs best peer', 'p50 ms', 'p99 ms'],
     out,
   )}`;
+}
+
+function name(contender: string): string {
+  return contender === OURS ? `**${contender}**` : contender;
+}
+
+/** The best figure among the peers (neither the floor nor distlock); undefined if none ran. */
+function best<T extends { contender: string }>(
+  rows: readonly T[],
+  figure: (row: T) => number,
+  better: 'max' | 'min',
+): number | undefined {
+  const peers = rows.filter((r) => r.contender !== FLOOR && r.contender !== OURS).map(figure);
+  if (peers.length === 0) return undefined;
+  return better === 'max' ? Math.max(...peers) : Math.min(...peers);
+}
+
+function contentionTable(rows: readonly ContentionRow[]): string {
+  const out = rows.map((r) => {
+    const sameTuning = rows.filter((p) => p.tuning === r.tuning);
+    return [
+      name(r.contender),
+      r.tuning,
+      r.acquisitionsPerSec,
+      ratio(
+        r.acquisitionsPerSec,
+        best(sameTuning, (p) => p.acquisitionsPerSec, 'max'),
+      ),
+      r.waitP50Ms,
+      r.waitP99Ms,
+      r.waitMaxMs,
+      r.handoffP50Ms,
+      ratio(
+        r.handoffP50Ms,
+        best(sameTuning, (p) => p.handoffP50Ms, 'min'),
+      ),
+      r.handoffP99Ms,
+      r.otherWorkerHandoffP50Ms,
+      r.otherWorkerHandoffP99Ms,
+      `${(r.sameWorkerShare * 100).toFixed(1)}%`,
+      r.jain,
+      `${r.minPerWorker}–${r.maxPerWorker}`,
+      r.acquireFailures,
+      r.releaseFailures,
+      r.overlaps,
+      r.unreportedWorkers,
+    ];
+  });
+  return `### 2. Contention: 10 workers in 5 processes on one key, 1 node, hold 1 ms
+
+Hand-off gap: from the previous holder starting its release to the next holder having the lock.
+To other: the same gap, counting only hand-offs to a different worker than the releaser.
+Same worker: share of hand-offs won by the worker that just released (1/10 would be even odds).
+Ratios are to the best peer with the same tuning (acq/s: higher is better; hand-off: lower is
+better). The floor retries every 1 ms whatever the tuning: a reference row, not a peer.
+Overlaps (next acquired before previous began releasing) must be 0; unreported = workers whose
+process was killed 5 s after the deadline.
+
+${table(
+  [
+    ...['library', 'tuning', 'acq/s', 'vs best peer', 'wait p50 ms', 'wait p99 ms'],
+    ...['wait max ms', 'hand-off p50 ms', 'vs best peer', 'hand-off p99 ms'],
+    ...['to other p50 ms', 'to other p99 ms', 'same worker'],
+    ...['Jain', 'per worker', 'acq. failures', 'rel. failures', 'overlaps', 'unreported'],
+  ],
+  out,
+)}`;
+}
+
+function faultsTable(rows: readonly FaultRow[]): string {
+  const out = rows.map((r) => {
+    const sameFault = rows.filter((p) => p.fault === r.fault);
+    return [
+      r.fault,
+      name(r.contender),
+      r.cycles,
+      r.cyclesPerSec,
+      ratio(
+        r.cyclesPerSec,
+        best(sameFault, (p) => p.cyclesPerSec, 'max'),
+      ),
+      r.failures,
+      r.stuck,
+      r.p50Ms,
+      r.p99Ms,
+      r.maxMs,
+      r.lastSuccessS,
+      r.maxPendingOnFaultedNode,
+      Math.round(r.heapGrowthBytes / 1024),
+    ];
+  });
+  return `### 3. One of 5 nodes failing: acquire + release on distinct keys, concurrency 4
+
+Default settings, fresh clients per library. A cycle over 5 s counts as stuck and is abandoned.
+Last success: seconds from the fault to the last completed cycle (0: none completed). Pending:
+most commands queued on the faulted node's client; heap: peak growth over the run, no forced GC.
+The floor has no timeouts or quorum: a reference row, not a peer.
+
+${table(
+  [
+    ...['fault', 'library', 'cycles', 'cycles/s', 'vs best peer', 'failures', 'stuck'],
+    ...['p50 ms', 'p99 ms', 'max ms', 'last success s', 'max pending', 'heap growth KiB'],
+  ],
+  out,
+)}`;
+}
+
+function memoryTable(rows: readonly MemoryRow[]): string {
+  const redisBest = best(rows, (r) => r.redisBytesPerLock, 'min');
+  const heapBest = best(rows, (r) => r.heapBytesPerLock, 'min');
+  const out = rows.map((r) => [
+    name(r.contender),
+    r.locks,
+    r.redisBytesPerLock,
+    ratio(r.redisBytesPerLock, redisBest),
+    r.heapBytesPerLock,
+    ratio(r.heapBytesPerLock, heapBest),
+  ]);
+  return `### 4. Memory per held lock (1 node, locks held on distinct keys, 60 s TTL)
+
+Redis: \`used_memory\` growth; client: \`heapUsed\` growth after a forced GC, both divided by
+the number of locks held. Lower is better; ratios are to the leanest peer.
+
+${table(['library', 'locks', 'Redis B/lock', 'vs best peer', 'heap B/lock', 'vs best peer'], out)}`;
 }

@@ -1,0 +1,183 @@
+/**
+ * Scenario 2: ten workers, in five child processes, fight for ONE key on one node. Each loops
+ * acquire (10 s TTL), hold ~1 ms, release. Measures throughput, how long a worker waits, the
+ * hand-off gap (lock free but nobody holding it), whether the releaser wins again, fairness,
+ * and acquire failures. Each library runs with its default retry settings and tuned ones; the
+ * floor spins every 1 ms whatever the tuning, so it runs once, as a reference row.
+ */
+import { type ChildProcess, fork } from 'node:child_process';
+import type { RedisNodes } from '../src/testing/index.js';
+import { CONTENDERS, type ContenderSpec, type Tuning } from './contenders.js';
+import type { Acquisition, WorkerReport, WorkerSetup, WorkerStart } from './contention-worker.js';
+import { jain, median, nowMs, percentile, round } from './stats.js';
+
+const PROCESSES = 5;
+const WORKERS_PER_PROCESS = 2;
+const TTL_MS = 10_000;
+const HOLD_MS = 1;
+const SETUP_TIMEOUT_MS = 30_000;
+const REPORT_GRACE_MS = 5_000;
+const WORKER_FILE = new URL('./contention-worker.ts', import.meta.url);
+
+/** Figures of one run; the scenario's rows hold the median of each over repetitions. */
+export interface ContentionFigures {
+  readonly acquisitionsPerSec: number;
+  readonly waitP50Ms: number;
+  readonly waitP99Ms: number;
+  readonly waitMaxMs: number;
+  readonly handoffP50Ms: number;
+  readonly handoffP99Ms: number;
+  /** The hand-off gap counting only hand-offs to a different worker. */
+  readonly otherWorkerHandoffP50Ms: number;
+  readonly otherWorkerHandoffP99Ms: number;
+  /** Share of hand-offs where the worker that just released acquires again. */
+  readonly sameWorkerShare: number;
+  readonly jain: number;
+  readonly minPerWorker: number;
+  readonly maxPerWorker: number;
+  readonly acquireFailures: number;
+  readonly releaseFailures: number;
+  /** Hand-offs where the next holder acquired before the previous one began releasing. */
+  readonly overlaps: number;
+  /** Workers whose process did not report within 5 s of the deadline, and was killed. */
+  readonly unreportedWorkers: number;
+}
+
+export interface ContentionRow extends ContentionFigures {
+  readonly contender: string;
+  readonly tuning: Tuning | 'n/a';
+  /** Per-worker acquisition counts of each repetition. */
+  readonly perWorkerCounts: number[][];
+}
+
+type ChildOutcome = Extract<WorkerReport, { type: 'done' }> | undefined;
+
+/** Resolves with the child's next message of `type`, or undefined if it exits or time runs out. */
+function awaitMessage(child: ChildProcess, type: WorkerReport['type'], timeoutMs: number) {
+  return new Promise<WorkerReport | undefined>((resolve) => {
+    const timer = setTimeout(() => finish(undefined), timeoutMs);
+    const onMessage = (m: WorkerReport) => m.type === type && finish(m);
+    const onExit = () => finish(undefined);
+    function finish(result: WorkerReport | undefined) {
+      clearTimeout(timer);
+      child.off('message', onMessage).off('exit', onExit);
+      resolve(result);
+    }
+    child.on('message', onMessage).on('exit', onExit);
+  });
+}
+
+async function runOnce(spec: ContenderSpec, tuning: Tuning, url: string, seconds: number) {
+  const key = `bench:c:${spec.name.replace(/\W+/g, '')}:${Math.random().toString(36).slice(2, 8)}`;
+  const children = Array.from({ length: PROCESSES }, () =>
+    fork(WORKER_FILE, {
+      execArgv: ['--import', 'tsx'],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    }),
+  );
+  try {
+    const ready = children.map((child) => awaitMessage(child, 'ready', SETUP_TIMEOUT_MS));
+    children.forEach((child, i) => {
+      const workerIds = Array.from(
+        { length: WORKERS_PER_PROCESS },
+        (_, w) => i * WORKERS_PER_PROCESS + w,
+      );
+      const setup: WorkerSetup = {
+        type: 'setup',
+        contender: spec.name,
+        tuning,
+        url,
+        key,
+        workerIds,
+        ttlMs: TTL_MS,
+        holdMs: HOLD_MS,
+      };
+      child.send(setup);
+    });
+    if ((await Promise.all(ready)).some((m) => !m)) throw new Error(`${spec.name}: setup failed`);
+    const deadline = nowMs() + seconds * 1_000;
+    const done = children.map((child) =>
+      awaitMessage(child, 'done', seconds * 1_000 + REPORT_GRACE_MS),
+    );
+    for (const child of children) child.send({ type: 'start', deadline } satisfies WorkerStart);
+    return figures((await Promise.all(done)) as ChildOutcome[], deadline, seconds);
+  } finally {
+    for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+  }
+}
+
+function figures(outcomes: ChildOutcome[], deadline: number, seconds: number) {
+  const all = outcomes.flatMap((o) => o?.acquisitions ?? []);
+  const byAcquired = [...all].sort((a, b) => a.acquired - b.acquired);
+  const gaps: number[] = [];
+  const otherWorkerGaps: number[] = [];
+  for (let i = 1; i < byAcquired.length; i++) {
+    const [previous, next] = [byAcquired[i - 1], byAcquired[i]] as [Acquisition, Acquisition];
+    gaps.push(next.acquired - previous.releaseStart);
+    if (next.worker !== previous.worker)
+      otherWorkerGaps.push(next.acquired - previous.releaseStart);
+  }
+  const counts = Array.from({ length: PROCESSES * WORKERS_PER_PROCESS }, () => 0);
+  for (const a of all) counts[a.worker] = (counts[a.worker] ?? 0) + 1;
+  const waits = all.map((a) => a.acquired - a.t0);
+  const result: ContentionFigures = {
+    acquisitionsPerSec: all.filter((a) => a.acquired <= deadline).length / seconds,
+    waitP50Ms: percentile(waits, 50),
+    waitP99Ms: percentile(waits, 99),
+    waitMaxMs: percentile(waits, 100),
+    handoffP50Ms: percentile(gaps, 50),
+    handoffP99Ms: percentile(gaps, 99),
+    otherWorkerHandoffP50Ms: percentile(otherWorkerGaps, 50),
+    otherWorkerHandoffP99Ms: percentile(otherWorkerGaps, 99),
+    sameWorkerShare: gaps.length ? 1 - otherWorkerGaps.length / gaps.length : 0,
+    jain: jain(counts),
+    minPerWorker: Math.min(...counts),
+    maxPerWorker: Math.max(...counts),
+    acquireFailures: outcomes.reduce((sum, o) => sum + (o?.acquireFailures ?? 0), 0),
+    releaseFailures: outcomes.reduce((sum, o) => sum + (o?.releaseFailures ?? 0), 0),
+    overlaps: gaps.filter((gap) => gap < 0).length,
+    unreportedWorkers: outcomes.filter((o) => !o).length * WORKERS_PER_PROCESS,
+  };
+  return { result, counts };
+}
+
+const DIGITS: Partial<Record<keyof ContentionFigures, number>> = {
+  acquisitionsPerSec: 0,
+  sameWorkerShare: 3,
+  jain: 3,
+};
+
+/** Every contender on node 0, defaults then tuned, repetitions interleaved. */
+export async function contention(
+  redis: RedisNodes,
+  options: { seconds: number; reps: number; only?: (spec: ContenderSpec) => boolean },
+): Promise<ContentionRow[]> {
+  const url = redis.urls[0] as string;
+  const cells: { spec: ContenderSpec; tuning: Tuning; label: ContentionRow['tuning'] }[] = [];
+  for (const spec of CONTENDERS.filter((s) => s.singleNode && (options.only?.(s) ?? true))) {
+    if (spec.name === 'ioredis floor') cells.push({ spec, tuning: 'defaults', label: 'n/a' });
+    else
+      for (const tuning of ['defaults', 'tuned'] as const)
+        cells.push({ spec, tuning, label: tuning });
+  }
+  const runs = cells.map(() => [] as { result: ContentionFigures; counts: number[] }[]);
+  for (let rep = 0; rep < options.reps; rep++) {
+    for (const [i, cell] of cells.entries()) {
+      runs[i]?.push(await runOnce(cell.spec, cell.tuning, url, options.seconds));
+      process.stderr.write(`  contention: ${cell.spec.name} (${cell.label}) rep ${rep + 1}\n`);
+    }
+  }
+  return cells.map((cell, i) => {
+    const results = runs[i] ?? [];
+    const keys = Object.keys(results[0]?.result ?? {}) as (keyof ContentionFigures)[];
+    const medians = Object.fromEntries(
+      keys.map((k) => [k, round(median(results.map((r) => r.result[k])), DIGITS[k] ?? 2)]),
+    ) as unknown as ContentionFigures;
+    return {
+      contender: cell.spec.name,
+      tuning: cell.label,
+      ...medians,
+      perWorkerCounts: results.map((r) => r.counts),
+    };
+  });
+}
