@@ -27,6 +27,8 @@ export interface ContenderSpec {
   /** Whether it can run on several nodes (Redlock); single-node-only contenders skip those. */
   readonly multiNode: boolean;
   readonly singleNode: boolean;
+  /** Only meaningful under contention (fair mode changes nothing without waiters). */
+  readonly contentionOnly?: boolean;
   make(clients: Redis[], tuning: Tuning): Contender;
 }
 
@@ -69,21 +71,27 @@ interface Release {
   benchRelease(key: string, token: string): Promise<number>;
 }
 
-const distlock: ContenderSpec = {
-  name: 'distlock',
-  multiNode: true,
-  singleNode: true,
-  make(clients, tuning) {
-    const locker = new Locker({
-      nodes: clients,
-      ...(tuning === 'tuned' ? { retryDelayMs: 2 } : {}),
-    });
-    return {
-      acquire: (key, ttlMs) => locker.acquire(key, { ttlMs, waitMs: 10_000 }),
-      close: () => locker.close(),
-    };
-  },
-};
+function distlockSpec(name: string, fair: boolean): ContenderSpec {
+  return {
+    name,
+    multiNode: true,
+    singleNode: true,
+    contentionOnly: fair,
+    make(clients, tuning) {
+      const locker = new Locker({
+        nodes: clients,
+        ...(tuning === 'tuned' ? { retryDelayMs: 2 } : {}),
+      });
+      return {
+        acquire: (key, ttlMs) => locker.acquire(key, { ttlMs, waitMs: 10_000, fair }),
+        close: () => locker.close(),
+      };
+    },
+  };
+}
+
+const distlock = distlockSpec('distlock', false);
+const distlockFair = distlockSpec('distlock fair', true);
 
 function redlockLike(name: string, Impl: typeof NodeRedlock | typeof SesameRedlock): ContenderSpec {
   return {
@@ -129,6 +137,7 @@ function semaphore(name: string, kind: 'Mutex' | 'RedlockMutex'): ContenderSpec 
 export const CONTENDERS: readonly ContenderSpec[] = [
   floor,
   distlock,
+  distlockFair,
   redlockLike('redlock 5.0.0-beta.2', NodeRedlock),
   redlockLike('@sesamecare-oss/redlock', SesameRedlock),
   semaphore('redis-semaphore Mutex', 'Mutex'),

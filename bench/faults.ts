@@ -120,7 +120,9 @@ export async function faults(
   options: { seconds: number; reps: number; only?: (spec: ContenderSpec) => boolean },
 ): Promise<FaultRow[]> {
   const rows: FaultRow[] = [];
-  const specs = CONTENDERS.filter((s) => s.multiNode && (options.only?.(s) ?? true));
+  const specs = CONTENDERS.filter(
+    (s) => s.multiNode && !s.contentionOnly && (options.only?.(s) ?? true),
+  );
   for (const fault of ['node 0 paused (SIGSTOP)', 'node 1 killed (SIGKILL)'] as const) {
     const runs = specs.map(() => [] as FaultFigures[]);
     for (let rep = 0; rep < options.reps; rep++) {

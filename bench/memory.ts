@@ -74,7 +74,9 @@ export async function memory(
   const url = redis.urls[0] as string;
   const admin = new Redis(url);
   try {
-    const specs = CONTENDERS.filter((s) => s.singleNode && (options.only?.(s) ?? true));
+    const specs = CONTENDERS.filter(
+      (s) => s.singleNode && !s.contentionOnly && (options.only?.(s) ?? true),
+    );
     const runs = specs.map(() => [] as { redisBytesPerLock: number; heapBytesPerLock: number }[]);
     for (let rep = 0; rep < options.reps; rep++) {
       for (const [i, spec] of specs.entries()) runs[i]?.push(await runOnce(spec, url, admin));

@@ -7,7 +7,10 @@ import type { MemoryRow } from './memory.js';
 import type { UncontendedRow } from './uncontended.js';
 
 const FLOOR = 'ioredis floor';
-const OURS = 'distlock';
+/** distlock's rows, in any mode ('distlock', 'distlock fair'). */
+function isOurs(contender: string): boolean {
+  return contender === 'distlock' || contender.startsWith('distlock ');
+}
 
 /** Prints the tables, and writes them (with the raw figures) under bench/results/. */
 export async function report(
@@ -75,7 +78,7 @@ function uncontendedTable(rows: readonly UncontendedRow[]): string {
 }
 
 function name(contender: string): string {
-  return contender === OURS ? `**${contender}**` : contender;
+  return isOurs(contender) ? `**${contender}**` : contender;
 }
 
 /** The best figure among the peers (neither the floor nor distlock); undefined if none ran. */
@@ -84,7 +87,7 @@ function best<T extends { contender: string }>(
   figure: (row: T) => number,
   better: 'max' | 'min',
 ): number | undefined {
-  const peers = rows.filter((r) => r.contender !== FLOOR && r.contender !== OURS).map(figure);
+  const peers = rows.filter((r) => r.contender !== FLOOR && !isOurs(r.contender)).map(figure);
   if (peers.length === 0) return undefined;
   return better === 'max' ? Math.max(...peers) : Math.min(...peers);
 }

@@ -60,7 +60,10 @@ export async function uncontended(
     const urls = redis.urls.slice(0, nodes);
     for (const concurrency of [1, 64]) {
       const specs = CONTENDERS.filter(
-        (s) => (nodes === 1 ? s.singleNode : s.multiNode) && (options.only?.(s) ?? true),
+        (s) =>
+          (nodes === 1 ? s.singleNode : s.multiNode) &&
+          !s.contentionOnly &&
+          (options.only?.(s) ?? true),
       );
       const runs = new Map(
         specs.map((s) => [s.name, [] as { cyclesPerSec: number; latencies: number[] }[]]),

@@ -13,6 +13,15 @@ export function releaseChannel(key: string): string {
   return `${key}:released`;
 }
 
+/**
+ * The channel on which a fair waiter holding `ticket` hears that it is first in line and the
+ * lock is free. Redis names the ticket (a sorted-set score) with "%.17g", which for these
+ * integers below 2^53 is the plain decimal that `String` gives too.
+ */
+export function turnChannel(key: string, ticket: number): string {
+  return `${releaseChannel(key)}:${ticket}`;
+}
+
 /** Keys of the waiting line of fair acquisition, next to the lock at `key` (same hash tag). */
 export function queueKeys(key: string): { queue: string; deadlines: string } {
   return { queue: `${key}:queue`, deadlines: `${key}:queue-deadlines` };

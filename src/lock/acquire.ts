@@ -5,7 +5,7 @@ import {
   type LockError,
   NoQuorumError,
 } from '../errors.js';
-import { lockKey, releaseChannel } from '../keys.js';
+import { lockKey, releaseChannel, turnChannel } from '../keys.js';
 import type { AcquireSettings } from '../options.js';
 import { quorumOf } from '../quorum/tally.js';
 import { driftMs } from '../quorum/validity.js';
@@ -85,7 +85,10 @@ export async function acquireLock(
       if (reason === 'busy' && watch === undefined) {
         // From now on a release wakes us at once. Subscribing took a moment in which the
         // holder may have released, so try again right away rather than sleep.
-        watch = context.handOff.watch(releaseChannel(key));
+        // A fair waiter listens on its own channel: it is woken only when it is its turn.
+        watch = context.handOff.watch(
+          request.fair ? turnChannel(key, request.fair.ticket) : releaseChannel(key),
+        );
         await sleep(Math.min(left, nodeTimeoutFor(context, ttlMs)), signal, what, watch.ready);
         context.events.emit('retry', { resource, attempt: attempts, delayMs: 0, reason, nodes });
         continue;

@@ -1,5 +1,5 @@
 import type { StallGuard } from '../driver/stall-guard.js';
-import { queueKeys } from '../keys.js';
+import { queueKeys, releaseChannel } from '../keys.js';
 import { fanOut } from '../quorum/fan-out.js';
 import type { NodeResult } from '../quorum/node-result.js';
 import { quorumOf } from '../quorum/tally.js';
@@ -49,7 +49,7 @@ function takeOnNode(node: StallGuard, request: AcquireRequest, timeoutMs: number
   const { key, token, ttlMs, fair } = request;
   if (fair) {
     const { queue, deadlines } = queueKeys(key);
-    const args = [token, ttlMs, fair.ticket, fair.waiterTimeoutMs];
+    const args = [token, ttlMs, fair.ticket, fair.waiterTimeoutMs, releaseChannel(key)];
     return runScript(node, acquireFairScript, [key, queue, deadlines], args, timeoutMs);
   }
   // Plain SET NX PX, as the algorithm specifies: one round trip, no script. Only when the key

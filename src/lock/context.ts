@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
 import { NotSentError } from '../driver/connection.js';
 import type { StallGuard } from '../driver/stall-guard.js';
-import { releaseChannel } from '../keys.js';
+import { queueKeys, releaseChannel } from '../keys.js';
 import type { LockerSettings } from '../options.js';
 import { fanOut } from '../quorum/fan-out.js';
 import type { NodeResult } from '../quorum/node-result.js';
@@ -47,7 +47,13 @@ export function deleteIfOwned(
     clock: context.clock,
     run: (node, index) =>
       acquireResults === undefined || mayHoldToken(acquireResults[index])
-        ? runScript(node.forced, releaseScript, [key], [token, releaseChannel(key)], timeoutMs)
+        ? runScript(
+            node.forced,
+            releaseScript,
+            [key, queueKeys(key).queue],
+            [token, releaseChannel(key)],
+            timeoutMs,
+          )
         : Promise.resolve(0),
     judge: (deleted) => (deleted === 1 ? { vote: 'yes' } : { vote: 'no' }),
     onTimeout: markStalled,

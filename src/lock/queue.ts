@@ -1,4 +1,4 @@
-import { queueKeys } from '../keys.js';
+import { queueKeys, releaseChannel } from '../keys.js';
 import { fanOut } from '../quorum/fan-out.js';
 import type { NodeResult } from '../quorum/node-result.js';
 import { leaveQueueScript } from '../scripts/leave-queue.js';
@@ -45,7 +45,13 @@ export function leaveQueue(
     run: (node, index) =>
       acquireResults?.[index]?.outcome === 'yes'
         ? Promise.resolve(0)
-        : runScript(node, leaveQueueScript, [queue, deadlines], [token], timeoutMs),
+        : runScript(
+            node,
+            leaveQueueScript,
+            [key, queue, deadlines],
+            [token, releaseChannel(key)],
+            timeoutMs,
+          ),
     judge: (left) => (left === 1 ? { vote: 'yes' } : { vote: 'no' }),
     onTimeout: markStalled,
   });

@@ -10,10 +10,12 @@ import { defineScript, integerReply } from './script.js';
  * ARGV[2]  ttl in milliseconds
  * ARGV[3]  ticket: the caller's arrival order, the same on every node
  * ARGV[4]  ms after which a waiter that stopped asking is dropped from the line
+ * ARGV[5]  release channel (see release)
  *
  * Drops waiters whose deadline passed, (re)joins the line and renews the caller's deadline.
  * Returns 0 when the lock is now ours (and leaves the line), the holder's remaining TTL in ms
- * (> 0) when held, -1 when held without expiry, -2 when free but another waiter is first.
+ * (> 0) when held, -1 when held without expiry, -2 when free but another waiter is first
+ * (who is then nudged on its channel, in case it slept through its turn).
  */
 export const acquireFairScript = defineScript({
   name: 'acquire-fair',
@@ -36,8 +38,9 @@ end
 if holder then
   return redis.call('PTTL', KEYS[1])
 end
-local first = redis.call('ZRANGE', KEYS[2], 0, 0)
+local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
 if first[1] ~= ARGV[1] then
+  redis.call('PUBLISH', ARGV[5] .. ':' .. first[2], '')
   return -2
 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])

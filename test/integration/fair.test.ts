@@ -38,6 +38,23 @@ describe('fair acquisition', () => {
     expect(lines).toEqual([0, 0, 0]);
   });
 
+  it('wakes the first waiter on its own channel, not after its polling delay', async () => {
+    const holder = await locker().acquire('printer', { ttlMs: 10_000 });
+    const slowPoll = { retryDelayMs: 2_000 };
+    const first = locker(slowPoll).acquire('printer', { ttlMs: 5_000, waitMs: 8_000, fair: true });
+    await delay(30);
+    const second = locker(slowPoll).acquire('printer', { ttlMs: 5_000, waitMs: 8_000, fair: true });
+    await delay(100);
+    let releasedAt = performance.now();
+    await holder.release();
+    const firstLock = await first;
+    expect(performance.now() - releasedAt).toBeLessThan(50);
+    releasedAt = performance.now();
+    await firstLock.release();
+    await (await second).release();
+    expect(performance.now() - releasedAt).toBeLessThan(50);
+  });
+
   it('takes a waiter that gave up out of the line at once', async () => {
     const holder = await locker().acquire('printer', { ttlMs: 10_000 });
     const quitter = locker().acquire('printer', { ttlMs: 1_000, waitMs: 100, fair: true });
