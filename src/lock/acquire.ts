@@ -68,13 +68,13 @@ export async function acquireLock(
           acquireResults,
         };
         const lock = new Lock(context, lease, { autoExtend, maxHoldMs });
-        context.events.emit('acquired', {
+        context.events.report('acquired', () => ({
           resource,
           attempts,
           waitedMs: clock.now() - startedAt,
           validityMs: leaseDeadline - clock.now(),
           nodes: acquireResults,
-        });
+        }));
         return lock;
       }
       const left = deadline - clock.now();
@@ -90,11 +90,23 @@ export async function acquireLock(
           request.fair ? turnChannel(key, request.fair.ticket) : releaseChannel(key),
         );
         await sleep(Math.min(left, nodeTimeoutFor(context, ttlMs)), signal, what, watch.ready);
-        context.events.emit('retry', { resource, attempt: attempts, delayMs: 0, reason, nodes });
+        context.events.report('retry', () => ({
+          resource,
+          attempt: attempts,
+          delayMs: 0,
+          reason,
+          nodes,
+        }));
         continue;
       }
       const delayMs = retryDelay(settings.retryDelayMs, attempt, left);
-      context.events.emit('retry', { resource, attempt: attempts, delayMs, reason, nodes });
+      context.events.report('retry', () => ({
+        resource,
+        attempt: attempts,
+        delayMs,
+        reason,
+        nodes,
+      }));
       const next = watch?.next(seen);
       try {
         await sleep(delayMs, signal, what, next?.wake);

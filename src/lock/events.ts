@@ -36,4 +36,11 @@ export interface LockerEvents {
 }
 
 /** Typed event emitter for {@link LockerEvents}. */
-export class LockerEmitter extends EventEmitter<LockerEvents> {}
+export class LockerEmitter extends EventEmitter<LockerEvents> {
+  /** Emits `name`, building its payload only when someone listens (the hot path pays nothing). */
+  report<K extends keyof LockerEvents>(name: K, payload: () => LockerEvents[K][0]): void {
+    if (this.listenerCount(name) > 0) {
+      (this.emit as (event: K, arg: LockerEvents[K][0]) => boolean)(name, payload());
+    }
+  }
+}

@@ -77,12 +77,11 @@ export class Lock implements AsyncDisposable {
     return extendLease(this.#context, this.#lease, ttlMs).then(
       (results) => {
         this.#loss.arm(this.#lease.deadline);
-        const validityMs = this.#lease.deadline - this.#context.clock.now();
-        this.#context.events.emit('extended', {
+        this.#context.events.report('extended', () => ({
           resource: this.resource,
-          validityMs,
+          validityMs: this.#lease.deadline - this.#context.clock.now(),
           nodes: results,
-        });
+        }));
       },
       (error: LockLostError) => {
         this.#lost(error);
@@ -100,8 +99,12 @@ export class Lock implements AsyncDisposable {
     this.#watchdog?.stop();
     this.#loss.stop();
     return releaseLease(this.#context, this.#lease).then(({ result, nodes }) => {
-      const heldMs = this.#context.clock.now() - this.#lease.acquiredAt;
-      this.#context.events.emit('released', { resource: this.resource, result, heldMs, nodes });
+      this.#context.events.report('released', () => ({
+        resource: this.resource,
+        result,
+        heldMs: this.#heldMs(),
+        nodes,
+      }));
       return result;
     });
   }
@@ -117,7 +120,14 @@ export class Lock implements AsyncDisposable {
     this.#lease.status = 'lost';
     this.#watchdog?.stop();
     this.#loss.lose(error);
-    const heldMs = this.#context.clock.now() - this.#lease.acquiredAt;
-    this.#context.events.emit('lost', { resource: this.resource, error, heldMs });
+    this.#context.events.report('lost', () => ({
+      resource: this.resource,
+      error,
+      heldMs: this.#heldMs(),
+    }));
+  }
+
+  #heldMs(): number {
+    return this.#context.clock.now() - this.#lease.acquiredAt;
   }
 }

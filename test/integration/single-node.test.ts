@@ -197,6 +197,14 @@ describe('single-instance lock on a real redis-server', () => {
     await Promise.all(held.map((lock) => lock.release()));
     await delay(50);
     expect(await fixture().admin[0]?.pubsub('CHANNELS')).toEqual([]);
+    const subscribers = async () =>
+      String(await fixture().admin[0]?.client('LIST'))
+        .split('\n')
+        .filter((line) => / cmd=(un)?subscribe /.test(line)).length;
+    expect(await subscribers()).toBe(1); // the locker's shared subscriber connection
+    await l.close();
+    await delay(50);
+    expect(await subscribers()).toBe(0);
   });
 
   it('leaves clients it did not open connected on close', async () => {
