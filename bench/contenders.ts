@@ -6,7 +6,8 @@ import { Redlock as SesameRedlock } from '@sesamecare-oss/redlock';
 import type { Redis } from 'ioredis';
 import { Mutex, RedlockMutex } from 'redis-semaphore';
 import NodeRedlock from 'redlock';
-import { Locker } from '../src/index.js';
+// The built package, as users run it (not the TypeScript sources through a loader).
+import { Locker } from '../dist/esm/index.js';
 
 /** A held lock, as far as the benchmark is concerned. */
 export interface Held {

@@ -40,7 +40,8 @@ export async function acquireLock(
   const startedAt = clock.now();
   const deadline = startedAt + waitMs; // of the wait
   const what = `Acquiring "${resource}"`;
-  await context.connected();
+  const connecting = context.connected();
+  if (connecting) await connecting;
   let watch: Watch | undefined;
   try {
     for (let attempts = 1; ; attempts++) {
@@ -66,8 +67,9 @@ export async function acquireLock(
           acquiredAt,
           deadline: leaseDeadline,
           acquireResults,
+          status: 'held' as const,
         };
-        const lock = new Lock(context, lease, { autoExtend, maxHoldMs });
+        const lock = new Lock(context, lease, autoExtend ? { autoExtend, maxHoldMs } : undefined);
         context.events.report('acquired', () => ({
           resource,
           attempts,

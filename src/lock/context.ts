@@ -18,8 +18,11 @@ export interface LockContext {
   readonly clock: Clock;
   readonly events: LockerEmitter;
   readonly handOff: HandOff;
-  /** Resolves once the connections opened at construction are ready (or gave up). */
-  readonly connected: () => Promise<void>;
+  /**
+   * Resolves once the connections opened at construction are ready (or gave up); undefined
+   * when that already happened.
+   */
+  readonly connected: () => Promise<void> | undefined;
 }
 
 /** The per-node timeout for a lease of `ttlMs`. */

@@ -29,10 +29,10 @@ export class Lock implements AsyncDisposable {
   #lossReported = false;
 
   /** @internal Created by `Locker`; not part of the public API. */
-  constructor(context: LockContext, lease: Omit<Lease, 'status'>, lifecycle?: LockLifecycle) {
+  constructor(context: LockContext, lease: Lease, lifecycle?: LockLifecycle) {
     this.resource = lease.resource;
     this.#context = context;
-    this.#lease = { ...lease, status: 'held' };
+    this.#lease = lease;
     this.#loss = new LossSignal(lease.resource, context.clock, (error) => this.#lost(error));
     if (lifecycle?.autoExtend) {
       const { ttlMs } = lease;

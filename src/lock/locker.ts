@@ -50,10 +50,13 @@ export class Locker {
     const nodes = connections.map((connection) => new StallGuard(connection));
     const handOff = new HandOff(connections);
     let connecting: Promise<void> | undefined;
+    let isConnected = false;
+    // Once settled, the hot path skips even the await of a resolved promise.
     const connected = () => {
-      connecting ??= Promise.all(connections.map((c) => c.connect?.(CONNECT_WAIT_MS))).then(
-        () => {},
-      );
+      if (isConnected) return undefined;
+      connecting ??= Promise.all(connections.map((c) => c.connect?.(CONNECT_WAIT_MS))).then(() => {
+        isConnected = true;
+      });
       return connecting;
     };
     this.#context = {
