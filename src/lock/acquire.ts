@@ -12,7 +12,8 @@ import { driftMs } from '../quorum/validity.js';
 import { type AcquireRequest, type Attempt, attemptAcquire } from './attempt.js';
 import { deleteIfOwned, type LockContext, nodeTimeoutFor } from './context.js';
 import type { Watch } from './hand-off.js';
-import { Lock } from './lock.js';
+import type { Lease } from './lease.js';
+import { Lock, type LockLifecycle } from './lock.js';
 import { leaveQueue, newTicket, waiterTimeoutMs } from './queue.js';
 import { sleep } from './sleep.js';
 import { newToken } from './token.js';
@@ -58,24 +59,13 @@ export async function acquireLock(
           await deleteIfOwned(context, key, token, ttlMs, attempt.results).settled;
           throw new AbortedError(what, signal.reason);
         }
-        const { deadline: leaseDeadline, results: acquireResults, startedAt: acquiredAt } = attempt;
-        const lease = {
-          resource,
-          key,
-          token,
-          ttlMs,
-          acquiredAt,
-          deadline: leaseDeadline,
-          acquireResults,
-          status: 'held' as const,
-        };
-        const lock = new Lock(context, lease, autoExtend ? { autoExtend, maxHoldMs } : undefined);
+        const lock = grant(context, resource, request, attempt, { autoExtend, maxHoldMs });
         context.events.report('acquired', () => ({
           resource,
           attempts,
           waitedMs: clock.now() - startedAt,
-          validityMs: leaseDeadline - clock.now(),
-          nodes: acquireResults,
+          validityMs: lock.remainingMs(),
+          nodes: attempt.results,
         }));
         return lock;
       }
@@ -120,6 +110,27 @@ export async function acquireLock(
     watch?.dispose();
     if (queued) await leaveQueue(context, key, token, ttlMs).settled;
   }
+}
+
+/** The {@link Lock} for a successful attempt. */
+function grant(
+  context: LockContext,
+  resource: string,
+  { key, token, ttlMs }: AcquireRequest,
+  attempt: Extract<Attempt, { kind: 'acquired' }>,
+  lifecycle: LockLifecycle,
+): Lock {
+  const lease: Lease = {
+    resource,
+    key,
+    token,
+    ttlMs,
+    acquiredAt: attempt.startedAt,
+    deadline: attempt.deadline,
+    acquireResults: attempt.results,
+    status: 'held',
+  };
+  return new Lock(context, lease, lifecycle.autoExtend ? lifecycle : undefined);
 }
 
 /** A random pause around `meanMs`, cut short by the holder's expiry and by the deadline. */
