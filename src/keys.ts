@@ -26,3 +26,8 @@ export function turnChannel(key: string, ticket: number): string {
 export function queueKeys(key: string): { queue: string; deadlines: string } {
   return { queue: `${key}:queue`, deadlines: `${key}:queue-deadlines` };
 }
+
+/** The fence counter of the lock at `key`: never expires, only grows. */
+export function fenceKey(key: string): string {
+  return `${key}:fence`;
+}

@@ -26,7 +26,7 @@ import { newToken } from './token.js';
 export async function acquireLock(
   context: LockContext,
   resource: string,
-  { ttlMs, waitMs, signal, autoExtend, maxHoldMs, fair }: AcquireSettings,
+  { ttlMs, waitMs, signal, autoExtend, maxHoldMs, fair, fencing }: AcquireSettings,
 ): Promise<Lock> {
   const { clock, settings } = context;
   const key = lockKey(settings.prefix, resource);
@@ -35,6 +35,7 @@ export async function acquireLock(
     key,
     token,
     ttlMs,
+    fencing,
     ...(fair ? { fair: { ticket: newTicket(), waiterTimeoutMs: waiterTimeoutMs(settings) } } : {}),
   };
   let queued = fair; // in line on some nodes until it got the lock there or left
@@ -128,6 +129,7 @@ function grant(
     acquiredAt: attempt.startedAt,
     deadline: attempt.deadline,
     acquireResults: attempt.results,
+    fence: attempt.fence,
     status: 'held',
   };
   return new Lock(context, lease, lifecycle.autoExtend ? lifecycle : undefined);

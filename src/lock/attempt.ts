@@ -1,12 +1,14 @@
 import type { StallGuard } from '../driver/stall-guard.js';
-import { queueKeys, releaseChannel } from '../keys.js';
-import { fanOut } from '../quorum/fan-out.js';
+import { fenceKey, queueKeys, releaseChannel } from '../keys.js';
+import { fanOut, type Judgement } from '../quorum/fan-out.js';
 import type { NodeResult } from '../quorum/node-result.js';
 import { quorumOf } from '../quorum/tally.js';
 import { validityMs } from '../quorum/validity.js';
 import { acquireFairScript } from '../scripts/acquire-fair.js';
+import { acquireFencedScript, type FencedReply } from '../scripts/acquire-fenced.js';
 import { runScript } from '../scripts/script.js';
 import { deleteIfOwned, type LockContext, markStalled, nodeTimeoutFor } from './context.js';
+import { establishFence } from './fence.js';
 
 /** The outcome of one acquisition attempt across all nodes. */
 export type Attempt =
@@ -15,6 +17,8 @@ export type Attempt =
       readonly startedAt: number;
       /** Monotonic instant until which the lease may be trusted. */
       readonly deadline: number;
+      /** The fencing token, when asked for. */
+      readonly fence: bigint | undefined;
       readonly results: readonly (NodeResult | undefined)[];
     }
   /** Held by someone else: other holders' votes alone deny a majority. */
@@ -39,24 +43,53 @@ export interface AcquireRequest {
   readonly ttlMs: number;
   /** Fair mode: wait in line. `ticket` orders the line, identically on every node. */
   readonly fair?: { readonly ticket: number; readonly waiterTimeoutMs: number };
+  /** Draw a fencing token with the lock. */
+  readonly fencing: boolean;
 }
 
 /**
- * Asks one node for the lock: 0 when it is now ours, else the holder's remaining TTL (> 0),
- * -1 (held without expiry) or -2 (free, but another fair waiter is first in line).
+ * Asks one node for the lock. `state` is 0 when it is now ours, else the holder's remaining
+ * TTL (> 0), -1 (held without expiry) or -2 (free, but another fair waiter is first in line);
+ * `fence` is the node's fence counter after a fenced acquisition.
  */
-function takeOnNode(node: StallGuard, request: AcquireRequest, timeoutMs: number): Promise<number> {
-  const { key, token, ttlMs, fair } = request;
+function takeOnNode(
+  node: StallGuard,
+  request: AcquireRequest,
+  timeoutMs: number,
+): Promise<FencedReply> {
+  const { key, token, ttlMs, fair, fencing } = request;
   if (fair) {
     const { queue, deadlines } = queueKeys(key);
-    const args = [token, ttlMs, fair.ticket, fair.waiterTimeoutMs, releaseChannel(key)];
-    return runScript(node, acquireFairScript, [key, queue, deadlines], args, timeoutMs);
+    const keys = [key, queue, deadlines, fenceKey(key)];
+    const args = [
+      token,
+      ttlMs,
+      fair.ticket,
+      fair.waiterTimeoutMs,
+      releaseChannel(key),
+      fencing ? '1' : '0',
+    ];
+    return runScript(node, acquireFairScript, keys, args, timeoutMs);
+  }
+  if (fencing) {
+    return runScript(node, acquireFencedScript, [key, fenceKey(key)], [token, ttlMs], timeoutMs);
   }
   // Plain SET NX PX, as the algorithm specifies: one round trip, no script. Only when the key
   // is taken does a second command ask how long the holder's lease still runs.
   return node
     .send('SET', [key, token, 'PX', ttlMs, 'NX'], timeoutMs)
-    .then((reply) => (reply === 'OK' ? 0 : node.send('PTTL', [key], timeoutMs).then(Number)));
+    .then((reply) =>
+      reply === 'OK'
+        ? NOT_FENCED
+        : node.send('PTTL', [key], timeoutMs).then((pttl) => ({ state: Number(pttl), fence: '' })),
+    );
+}
+
+const NOT_FENCED: FencedReply = { state: 0, fence: '' };
+
+function judge({ state, fence }: FencedReply): Judgement {
+  if (state !== 0) return { vote: 'no', ...(state > 0 ? { holderRemainingMs: state } : {}) };
+  return fence === '' ? { vote: 'yes' } : { vote: 'yes', fence: BigInt(fence) };
 }
 
 /**
@@ -78,19 +111,24 @@ export async function attemptAcquire(
     timeoutMs,
     clock,
     run: (node) => takeOnNode(node, request, timeoutMs),
-    judge: (reply) =>
-      reply === 0
-        ? { vote: 'yes' }
-        : { vote: 'no', ...(reply > 0 ? { holderRemainingMs: reply } : {}) },
+    judge,
     onTimeout: markStalled,
   });
   const decision = await round.decided;
-  const validity = validityMs(ttlMs, startedAt, decision.decidedAt, settings.driftFactor);
-  if (decision.quorum && validity > 0) {
+  let decidedAt = decision.decidedAt;
+  let fence: bigint | undefined;
+  if (decision.quorum && request.fencing) {
+    // The fence must be settled on a majority before it counts; that takes time too.
+    fence = await establishFence(context, request, decision.results);
+    decidedAt = clock.now();
+  }
+  const validity = validityMs(ttlMs, startedAt, decidedAt, settings.driftFactor);
+  if (decision.quorum && validity > 0 && (fence !== undefined || !request.fencing)) {
     return {
       kind: 'acquired',
       startedAt,
-      deadline: decision.decidedAt + validity,
+      deadline: decidedAt + validity,
+      fence,
       results: decision.results,
     };
   }
@@ -98,9 +136,10 @@ export async function attemptAcquire(
   // The deletes start as soon as the verdict is known, while stragglers are still awaited.
   const undo = deleteIfOwned(context, key, token, ttlMs, decision.results);
   const [results] = await Promise.all([round.settled, undo.settled]);
-  if (decision.quorum) {
-    return { kind: 'expired', elapsedMs: decision.decidedAt - startedAt, results };
+  if (decision.quorum && validity <= 0) {
+    return { kind: 'expired', elapsedMs: decidedAt - startedAt, results };
   }
+  if (decision.quorum) return { kind: 'unavailable', results }; // the fence found no majority
   const yes = results.filter((r) => r.outcome === 'yes').length;
   const failed = results.filter((r) => r.outcome === 'timeout' || r.outcome === 'error').length;
   if (yes + failed >= quorumOf(nodes.length)) return { kind: 'unavailable', results };

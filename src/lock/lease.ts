@@ -11,6 +11,8 @@ export interface Lease {
   readonly acquiredAt: number;
   /** Monotonic instant until which the lease may be trusted. */
   deadline: number;
+  /** The fencing token, when the lock was acquired with `fencing: true`. */
+  readonly fence: bigint | undefined;
   /** Each node's answer to the winning acquisition round (late answers keep arriving). */
   readonly acquireResults: readonly (NodeResult | undefined)[];
   status: 'held' | 'released' | 'lost';

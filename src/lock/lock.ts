@@ -61,6 +61,15 @@ export class Lock implements AsyncDisposable {
     return this.#loss.signal(this.#lease.deadline);
   }
 
+  /**
+   * The fencing token (with `fencing: true`): larger than the token of every earlier holder
+   * of this resource. Send it with each write to the protected resource and have the resource
+   * refuse writes that carry a smaller one (see `fencedWrite`). `undefined` without fencing.
+   */
+  get fence(): bigint | undefined {
+    return this.#lease.fence;
+  }
+
   /** Milliseconds of validity left, by the monotonic clock; 0 once expired, lost or released. */
   remainingMs(): number {
     if (this.#lease.status !== 'held') return 0;

@@ -4,7 +4,9 @@ import type { NodeResult } from './node-result.js';
 import { verdictOf } from './tally.js';
 
 /** How one node's reply counts: a yes vote, or a refusal (with the holder's PTTL if known). */
-export type Judgement = { vote: 'yes' } | { vote: 'no'; holderRemainingMs?: number };
+export type Judgement =
+  | { vote: 'yes'; fence?: bigint }
+  | { vote: 'no'; holderRemainingMs?: number };
 
 /** The state of a fan-out when its verdict became certain. */
 export interface Decision {
@@ -100,7 +102,7 @@ export function fanOut<Node extends RedisConnection, T>(
       record(
         index,
         judgement.vote === 'yes'
-          ? { node: node.name, outcome: 'yes', latencyMs }
+          ? { node: node.name, outcome: 'yes', latencyMs, ...fenceOf(judgement) }
           : { node: node.name, outcome: 'no', latencyMs, ...holder(judgement) },
       );
     };
@@ -132,6 +134,10 @@ function holder(judgement: { holderRemainingMs?: number }) {
   return judgement.holderRemainingMs === undefined
     ? {}
     : { holderRemainingMs: judgement.holderRemainingMs };
+}
+
+function fenceOf(judgement: { fence?: bigint }) {
+  return judgement.fence === undefined ? {} : { fence: judgement.fence };
 }
 
 function asError(error: unknown): Error {

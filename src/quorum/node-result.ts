@@ -3,8 +3,16 @@
  * reported, never swallowed.
  */
 export type NodeResult =
-  /** The node applied the operation (set, extended or deleted our key). */
-  | { readonly node: string; readonly outcome: 'yes'; readonly latencyMs: number }
+  /**
+   * The node applied the operation (set, extended or deleted our key). `fence` is the node's
+   * fence counter after a fenced acquisition.
+   */
+  | {
+      readonly node: string;
+      readonly outcome: 'yes';
+      readonly latencyMs: number;
+      readonly fence?: bigint;
+    }
   /**
    * The node refused: the key is held by another token (acquire) or is not ours any more
    * (extend, release). `holderRemainingMs` is the other holder's PTTL when the node said so.

@@ -1,0 +1,43 @@
+import { fenceKey } from '../keys.js';
+import { fanOut } from '../quorum/fan-out.js';
+import type { NodeResult } from '../quorum/node-result.js';
+import { quorumOf } from '../quorum/tally.js';
+import { raiseFenceScript } from '../scripts/raise-fence.js';
+import { runScript } from '../scripts/script.js';
+import type { AcquireRequest } from './attempt.js';
+import { type LockContext, markStalled, nodeTimeoutFor } from './context.js';
+
+/**
+ * Settles the fencing token of a fresh majority (see docs/fencing.md): F = the largest counter
+ * among the nodes that granted the lock. F counts only once a majority of all nodes holds a
+ * counter >= F, so that any later majority, which shares a node with it, draws more than F.
+ * When a majority already reported F (the usual case: counters move together) that is
+ * already true and no round trip is needed; otherwise the counters are raised to F while the
+ * lock is still ours. Resolves F, or undefined when no majority could be raised in time.
+ */
+export async function establishFence(
+  context: LockContext,
+  { key, token, ttlMs }: AcquireRequest,
+  results: readonly (NodeResult | undefined)[],
+): Promise<bigint | undefined> {
+  const fences = results.map((r) => (r?.outcome === 'yes' ? r.fence : undefined));
+  let fence: bigint | undefined;
+  for (const f of fences) if (f !== undefined && (fence === undefined || f > fence)) fence = f;
+  if (fence === undefined) return undefined;
+  const quorum = quorumOf(context.nodes.length);
+  if (fences.filter((f) => f === fence).length >= quorum) return fence;
+
+  const timeoutMs = nodeTimeoutFor(context, ttlMs);
+  const target = fence.toString();
+  const raise = fanOut(context.nodes, {
+    timeoutMs,
+    clock: context.clock,
+    run: (node, index) =>
+      fences[index] === undefined
+        ? Promise.resolve(0) // the lock is not ours there
+        : runScript(node, raiseFenceScript, [key, fenceKey(key)], [token, target], timeoutMs),
+    judge: (raised) => (raised === 1 ? { vote: 'yes' } : { vote: 'no' }),
+    onTimeout: markStalled,
+  });
+  return (await raise.decided).quorum ? fence : undefined;
+}

@@ -1,0 +1,48 @@
+import { defineScript } from './script.js';
+
+/** Reply of the acquisition scripts: `state` as in acquire-fair, and the node's fence. */
+export interface FencedReply {
+  state: number;
+  /** The node's fence counter after this acquisition (decimal), '' when not acquired. */
+  fence: string;
+}
+
+/** Parses `{ state, fence }` from an acquisition script. */
+export function fencedReply(script: string) {
+  return (reply: unknown): FencedReply => {
+    const [state, fence] = Array.isArray(reply) ? reply : [];
+    if (typeof state !== 'number' || typeof fence !== 'string') {
+      throw new Error(`unexpected reply from script ${script}: ${String(reply)}`);
+    }
+    return { state, fence };
+  };
+}
+
+/**
+ * acquire-fenced — take the lock if it is free and, in the same step, draw the next fencing
+ * token from the resource's counter.
+ *
+ * KEYS[1]  lock key
+ * KEYS[2]  fence counter (never expires; only grows)
+ * ARGV[1]  token
+ * ARGV[2]  ttl in milliseconds
+ *
+ * Returns { 0, fence } when the lock is now ours (a retried request that already landed gets
+ * the counter as it stands), else { holder's PTTL (or -1 without expiry), '' }. The fence is
+ * read back with GET so that it crosses Lua as an exact decimal string.
+ */
+export const acquireFencedScript = defineScript({
+  name: 'acquire-fenced',
+  numberOfKeys: 2,
+  parse: fencedReply('acquire-fenced'),
+  lua: `
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  redis.call('INCR', KEYS[2])
+  return {0, redis.call('GET', KEYS[2])}
+end
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return {0, redis.call('GET', KEYS[2]) or '0'}
+end
+return {redis.call('PTTL', KEYS[1]), ''}
+`,
+});

@@ -1,0 +1,95 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import { fencedWrite, InvalidArgumentError, readFenced } from '../../src/index.js';
+import { useLockers, useRedis } from '../support/redis.js';
+
+const fixture = useRedis(5);
+const locker = useLockers(fixture);
+const KEY = 'distlock:{account}';
+const FENCE = 'distlock:{account}:fence';
+
+describe('fencing tokens', () => {
+  it('grow strictly with every holder, on one node and on five', async () => {
+    for (const urls of [fixture().redis.urls.slice(0, 1), fixture().redis.urls]) {
+      const lockers = [locker({ nodes: urls }), locker({ nodes: urls })];
+      const fences: bigint[] = [];
+      for (let i = 0; i < 20; i++) {
+        const lock = await lockers[i % 2]?.acquire('account', { ttlMs: 5_000, fencing: true });
+        fences.push(lock?.fence as bigint);
+        await lock?.release();
+      }
+      expect(fences.every((f, i) => i === 0 || f > (fences[i - 1] as bigint))).toBe(true);
+    }
+  });
+
+  it('stay monotone across majorities whose counters disagree', async () => {
+    const { admin } = fixture();
+    // History left node 0's counter far ahead of the others.
+    await Promise.all(admin.map((c, i) => c.set(FENCE, i === 0 ? '100' : '5')));
+    // A gets nodes 0, 1, 2 (3 and 4 are taken by someone else).
+    await Promise.all([3, 4].map((i) => admin[i]?.set(KEY, 'other', 'PX', 10_000)));
+    const a = await locker().acquire('account', { ttlMs: 5_000, waitMs: 0, fencing: true });
+    expect(a.fence).toBe(101n);
+    await a.release();
+    // B gets nodes 2, 3, 4: only node 2 is shared with A's majority.
+    await Promise.all([3, 4].map((i) => admin[i]?.del(KEY)));
+    await Promise.all([0, 1].map((i) => admin[i]?.set(KEY, 'other', 'PX', 10_000)));
+    const b = await locker().acquire('account', { ttlMs: 5_000, waitMs: 0, fencing: true });
+    expect(b.fence).toBeGreaterThan(a.fence as bigint);
+    await b.release();
+  });
+
+  it('work in fair mode too', async () => {
+    const l = locker();
+    const first = await l.acquire('account', { ttlMs: 5_000, fair: true, fencing: true });
+    const second = await l
+      .acquire('account', { ttlMs: 5_000, fair: true, fencing: true, waitMs: 0 })
+      .catch(() => null);
+    expect(second).toBeNull();
+    await first.release();
+    const third = await l.acquire('account', { ttlMs: 5_000, fair: true, fencing: true });
+    expect(third.fence).toBeGreaterThan(first.fence as bigint);
+    await third.release();
+  });
+
+  it('are absent unless asked for', async () => {
+    const lock = await locker().acquire('account', { ttlMs: 5_000 });
+    expect(lock.fence).toBeUndefined();
+    expect(await fixture().admin[0]?.exists(FENCE)).toBe(0);
+    await lock.release();
+  });
+});
+
+describe('fenced writes', () => {
+  it('refuse a write whose fence is older than one already applied', async () => {
+    const client = fixture().admin[0];
+    if (!client) throw new Error('no node');
+    expect(await fencedWrite(client, 'balance', 5n, 'a')).toBe('applied');
+    expect(await fencedWrite(client, 'balance', 4n, 'b')).toBe('stale');
+    expect(await fencedWrite(client, 'balance', 5n, 'c')).toBe('applied');
+    expect(await fencedWrite(client, 'balance', 10n ** 30n, 'd')).toBe('applied');
+    expect(await fencedWrite(client, 'balance', 10n ** 29n, 'e')).toBe('stale');
+    expect(await readFenced(client, 'balance')).toEqual({ value: 'd', fence: 10n ** 30n });
+  });
+
+  it('stop a holder whose lease ran out from overwriting the next holder', async () => {
+    const client = fixture().admin[0];
+    if (!client) throw new Error('no node');
+    const slow = await locker().acquire('account', { ttlMs: 200, fencing: true });
+    await delay(250); // the holder stalls past its lease
+    const next = await locker().acquire('account', { ttlMs: 5_000, fencing: true });
+    expect(await fencedWrite(client, 'balance', next.fence as bigint, 'new')).toBe('applied');
+    expect(await fencedWrite(client, 'balance', slow.fence as bigint, 'late')).toBe('stale');
+    expect((await readFenced(client, 'balance')).value).toBe('new');
+    await next.release();
+  });
+
+  it('reject bad input synchronously', () => {
+    const client = fixture().admin[0];
+    if (!client) throw new Error('no node');
+    expect(() => fencedWrite(client, '', 1n, 'x')).toThrow(InvalidArgumentError);
+    expect(() => fencedWrite(client, 'k', 1 as unknown as bigint, 'x')).toThrow(/`fence`/);
+    expect(() => fencedWrite(client, 'k', -1n, 'x')).toThrow(/`fence`/);
+    expect(() => fencedWrite(client, 'k', 1n, 2 as unknown as string)).toThrow(/`value`/);
+  });
+});
