@@ -10,7 +10,12 @@ export {
   LockLostError,
   NoQuorumError,
 } from './errors.js';
-export { type FencedWriteResult, fencedWrite, readFenced } from './fencing/fenced-write.js';
+export {
+  type FencedWriteResult,
+  fencedRead,
+  fencedWrite,
+  readFenced,
+} from './fencing/fenced-write.js';
 export type { LockerEvents } from './lock/events.js';
 export type { ReleaseResult } from './lock/lease.js';
 export { Lock } from './lock/lock.js';

@@ -1,6 +1,7 @@
 import type { RedisConnection } from '../driver/connection.js';
 import { IORedisConnection, type IORedisLike, isIORedisLike } from '../driver/ioredis.js';
 import { InvalidArgumentError } from '../errors.js';
+import { fencedReadScript } from '../scripts/fenced-read.js';
 import { fencedWriteScript } from '../scripts/fenced-write.js';
 import { runScript } from '../scripts/script.js';
 
@@ -28,12 +29,7 @@ export function fencedWrite(
   value: string,
 ): Promise<FencedWriteResult> {
   const connection = connect(client);
-  if (typeof key !== 'string' || key.length === 0) {
-    throw new InvalidArgumentError('key', 'a non-empty string', key);
-  }
-  if (typeof fence !== 'bigint' || fence < 0n) {
-    throw new InvalidArgumentError('fence', 'a bigint >= 0 (lock.fence)', fence);
-  }
+  validateKeyAndFence(key, fence);
   if (typeof value !== 'string') throw new InvalidArgumentError('value', 'a string', value);
   return runScript(
     connection,
@@ -42,6 +38,23 @@ export function fencedWrite(
     [fence.toString(), value],
     CONNECT_WAIT_MS,
   ).then((applied) => (applied === 1 ? 'applied' : 'stale'));
+}
+
+/**
+ * Reads a fenced value for read-modify-write under a lock: atomically claims the resource
+ * for `fence` (older fences can no longer write) and returns the value, or `'stale'` when a
+ * newer holder already claimed it. Pair it with {@link fencedWrite} using the same fence.
+ */
+export function fencedRead(
+  client: IORedisLike | RedisConnection,
+  key: string,
+  fence: bigint,
+): Promise<{ value: string | null } | 'stale'> {
+  const connection = connect(client);
+  validateKeyAndFence(key, fence);
+  return runScript(connection, fencedReadScript, [key], [fence.toString()], CONNECT_WAIT_MS).then(
+    ({ claimed, value }) => (claimed ? { value } : 'stale'),
+  );
 }
 
 /** Reads what {@link fencedWrite} stored: the value and the fence it was written with. */
@@ -53,6 +66,15 @@ export async function readFenced(
   const reply = await connection.send('HMGET', [key, 'value', 'fence'], CONNECT_WAIT_MS);
   const [value = null, fence = null] = Array.isArray(reply) ? (reply as (string | null)[]) : [];
   return { value, fence: fence === null ? null : BigInt(fence) };
+}
+
+function validateKeyAndFence(key: unknown, fence: unknown): void {
+  if (typeof key !== 'string' || key.length === 0) {
+    throw new InvalidArgumentError('key', 'a non-empty string', key);
+  }
+  if (typeof fence !== 'bigint' || fence < 0n) {
+    throw new InvalidArgumentError('fence', 'a bigint >= 0 (lock.fence)', fence);
+  }
 }
 
 function connect(client: IORedisLike | RedisConnection): RedisConnection {

@@ -12,6 +12,14 @@
 import { RedisServer, type RedisServerOptions } from './redis-server.js';
 
 export { type Fault, FaultProxy } from './fault-proxy.js';
+export {
+  checkHistory,
+  type HistoryEvent,
+  type HistoryReport,
+  type Holding,
+  readHistory,
+  type Write,
+} from './history.js';
 export { RedisServer, type RedisServerOptions } from './redis-server.js';
 
 /** A set of independent redis-server processes started together. */

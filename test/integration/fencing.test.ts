@@ -1,6 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { fencedWrite, InvalidArgumentError, readFenced } from '../../src/index.js';
+import { fencedRead, fencedWrite, InvalidArgumentError, readFenced } from '../../src/index.js';
 import { useLockers, useRedis } from '../support/redis.js';
 
 const fixture = useRedis(5);
@@ -82,6 +82,16 @@ describe('fenced writes', () => {
     expect(await fencedWrite(client, 'balance', slow.fence as bigint, 'late')).toBe('stale');
     expect((await readFenced(client, 'balance')).value).toBe('new');
     await next.release();
+  });
+
+  it('claim on read, so an older holder cannot write between a newer read and write', async () => {
+    const client = fixture().admin[0];
+    if (!client) throw new Error('no node');
+    await fencedWrite(client, 'counter', 1n, '10');
+    expect(await fencedRead(client, 'counter', 3n)).toEqual({ value: '10' }); // newer holder reads
+    expect(await fencedWrite(client, 'counter', 2n, '11')).toBe('stale'); // older one is locked out
+    expect(await fencedRead(client, 'counter', 2n)).toBe('stale');
+    expect(await fencedWrite(client, 'counter', 3n, '11')).toBe('applied');
   });
 
   it('reject bad input synchronously', () => {

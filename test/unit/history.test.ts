@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import { checkHistory, type Holding, type Write } from '../../src/testing/index.js';
+
+const hold = (worker: string, acquiredAt: number, releasedAt: number, fence?: string): Holding => ({
+  type: 'holding',
+  worker,
+  resource: 'r',
+  acquiredAt,
+  releasedAt,
+  ...(fence ? { fence } : {}),
+});
+const write = (
+  at: number,
+  value: number,
+  fence?: string,
+  outcome: Write['outcome'] = 'applied',
+): Write => ({
+  type: 'write',
+  worker: 'w',
+  resource: 'r',
+  at,
+  value,
+  outcome,
+  ...(fence ? { fence } : {}),
+});
+
+describe('checkHistory', () => {
+  it('passes a clean history', () => {
+    const report = checkHistory(
+      [hold('a', 0, 10, '1'), hold('b', 11, 20, '2'), write(5, 1, '1'), write(15, 2, '2')],
+      new Map([['r', 2]]),
+    );
+    expect(report.ok).toBe(true);
+    expect([report.holdings, report.writes, report.appliedWrites]).toEqual([2, 2, 2]);
+  });
+
+  it('finds overlapping holdings, also behind a long one', () => {
+    const report = checkHistory(
+      [hold('a', 0, 100), hold('b', 10, 20), hold('c', 50, 60), hold('d', 100, 110)],
+      new Map(),
+    );
+    expect(report.overlaps.map((o) => [o.first.worker, o.second.worker])).toEqual([
+      ['a', 'b'],
+      ['a', 'c'],
+    ]);
+    expect(report.ok).toBe(false);
+  });
+
+  it('finds fenced writes applied out of order, and ignores refused ones', () => {
+    const report = checkHistory(
+      [write(1, 1, '5'), write(2, 2, '4', 'stale'), write(3, 2, '3'), write(4, 3, '10')],
+      new Map([['r', 3]]),
+    );
+    expect(report.fencesOutOfOrder).toHaveLength(1);
+    expect(report.fencesOutOfOrder[0]?.later.fence).toBe('3');
+  });
+
+  it('finds lost acknowledged writes and leftover keys', () => {
+    const report = checkHistory([write(1, 1), write(2, 1)], new Map([['r', 1]]), ['distlock:{r}']);
+    expect(report.lostWrites).toEqual([{ resource: 'r', expected: 2, final: 1 }]);
+    expect(report.leftoverKeys).toEqual(['distlock:{r}']);
+  });
+});
