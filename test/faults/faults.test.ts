@@ -1,0 +1,166 @@
+/**
+ * The fault suite: workers in child processes do fenced read-modify-write on a counter under
+ * a distlock lock on 5 nodes, while a nemesis kills, pauses, restarts and partitions nodes or
+ * pauses workers past their TTL. The history checker must find no violation, and must find
+ * the ones the negative controls provoke. `npm run test:faults` runs it longer
+ * (FAULT_SECONDS, default 3 per scenario in `npm test`).
+ */
+import { setTimeout as delay } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  FaultProxy,
+  type HistoryReport,
+  type RedisNodes,
+  startRedis,
+} from '../../src/testing/index.js';
+import { runScenario, type Targets } from './scenario.js';
+
+const SECONDS = Number(process.env.FAULT_SECONDS ?? 3);
+const TTL_MS = 400;
+let lockNodes: RedisNodes;
+let storeNode: RedisNodes;
+let proxies: FaultProxy[] = [];
+const summary: string[] = [];
+
+beforeAll(async () => {
+  [lockNodes, storeNode] = await Promise.all([startRedis({ nodes: 5 }), startRedis()]);
+  proxies = await Promise.all(lockNodes.nodes.map((n) => FaultProxy.start(n.port)));
+});
+
+afterAll(async () => {
+  await Promise.all(proxies.map((p) => p.close()));
+  await Promise.all([lockNodes?.stop(), storeNode?.stop()]);
+  console.log(
+    [
+      `fault suite, ${SECONDS} s per scenario:`,
+      '  | scenario | faults | holdings | writes | overlapping holdings | fenced-write violations (out of order + lost) | leftover keys |',
+      '  | --- | --- | --- | --- | --- | --- | --- |',
+      ...summary,
+    ].join('\n'),
+  );
+});
+
+const pick = <T>(items: readonly T[]): T => items[Math.floor(Math.random() * items.length)] as T;
+const someNode = () => pick(lockNodes.nodes);
+
+async function scenario(
+  name: string,
+  fencing: boolean,
+  step?: (t: Targets) => Promise<void>,
+  holdMs = 5,
+) {
+  let faults = 0;
+  // The nemesis repeats its step (one fault each) until the workers are done.
+  const nemesis = async (t: Targets) => {
+    while (step && !t.done()) {
+      await step(t);
+      faults++;
+    }
+  };
+  const report = await runScenario({
+    lockUrls: proxies.map((p) => p.url),
+    nodeUrls: lockNodes.urls,
+    storeUrl: storeNode.urls[0] as string,
+    seconds: SECONDS,
+    fencing,
+    ttlMs: TTL_MS,
+    holdMs,
+    nemesis,
+  });
+  summary.push(describeRun(name, report, faults));
+  return report;
+}
+
+/** SIGSTOPs a worker while it holds the lock, for twice the TTL. */
+async function pauseAWorker({ holders, done }: Targets): Promise<void> {
+  await delay(200);
+  let worker = holders()[0];
+  while (!worker && !done()) {
+    await delay(2);
+    worker = holders()[0];
+  }
+  if (!worker) return;
+  worker.kill('SIGSTOP');
+  await delay(2 * TTL_MS);
+  worker.kill('SIGCONT');
+}
+
+function describeRun(name: string, r: HistoryReport, faults: number): string {
+  const violations =
+    r.overlaps.length + r.fencesOutOfOrder.length + r.lostWrites.length + r.leftoverKeys.length;
+  return `  ${name}: ${faults} fault(s), ${r.holdings} holdings, ${r.writes} writes (${r.appliedWrites} applied), overlaps ${r.overlaps.length}, fence inversions ${r.fencesOutOfOrder.length}, lost writes ${r.lostWrites.length}, leftover keys ${r.leftoverKeys.length} => ${violations} violation(s)`;
+}
+
+const timeout = (SECONDS + 30) * 1_000;
+
+describe('fault suite (fenced read-modify-write on 5 nodes)', { timeout }, () => {
+  it('no faults: no violation', async () => {
+    const r = await scenario('no faults', true);
+    expect(r.holdings).toBeGreaterThan(10);
+    expect(r).toMatchObject({ ok: true });
+  });
+
+  it('nodes killed and restarted after the TTL: no violation', async () => {
+    const r = await scenario('kill + delayed restart', true, async () => {
+      const node = someNode();
+      await node.kill();
+      await delay(TTL_MS + 100);
+      await node.restart();
+      await delay(200);
+    });
+    expect(r).toMatchObject({ ok: true });
+  });
+
+  it('nodes paused and resumed: no violation', async () => {
+    const r = await scenario('pause node', true, async () => {
+      const node = someNode();
+      node.pause();
+      await delay(300);
+      node.resume();
+      await delay(200);
+    });
+    expect(r).toMatchObject({ ok: true });
+  });
+
+  it('two nodes partitioned away and healed: no violation', async () => {
+    const r = await scenario('partition 2 of 5', true, async () => {
+      const cut = [pick(proxies), pick(proxies)];
+      for (const p of cut) p.set({ mode: 'blackhole' });
+      await delay(500);
+      for (const p of cut) p.set({ mode: 'pass' });
+      await delay(300);
+    });
+    expect(r).toMatchObject({ ok: true });
+  });
+
+  it('workers paused past their TTL: fencing keeps every write in order and none lost', async () => {
+    const r = await scenario('pause worker past TTL (fenced)', true, pauseAWorker);
+    expect(r.overlaps.length).toBeGreaterThan(0); // the paused holder overlapped the next ones
+    expect(r.writes).toBeGreaterThan(r.appliedWrites); // ...and its late writes were refused
+    expect(r.fencesOutOfOrder).toEqual([]);
+    expect(r.lostWrites).toEqual([]);
+    expect(r.leftoverKeys).toEqual([]);
+  });
+});
+
+describe('negative controls: the checker must catch these', { timeout }, () => {
+  it('a majority restarted at once without persistence: two holders at once', async () => {
+    // Holdings last 150 ms, so the restart lands inside one and others can take the lock.
+    const r = await scenario(
+      'majority restarted at once (control)',
+      true,
+      async ({ holders }) => {
+        await delay(100);
+        while (holders().length === 0) await delay(2);
+        await Promise.all(lockNodes.nodes.slice(0, 3).map((n) => n.restart()));
+      },
+      150,
+    );
+    expect(r.overlaps.length).toBeGreaterThan(0);
+  });
+
+  it('a worker paused past its TTL without fencing: lost writes', async () => {
+    const r = await scenario('pause worker past TTL, no fencing (control)', false, pauseAWorker);
+    expect(r.lostWrites.length).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,99 @@
+/**
+ * Runs one fault-suite scenario: workers (child processes) lock and update a shared counter
+ * while a nemesis injects faults; then the history is checked.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+import { checkHistory, type HistoryReport, readHistory } from '../../src/testing/index.js';
+import type { WorkerConfig } from './worker.js';
+
+export const RESOURCE = 'counter';
+const WORKER = new URL('./worker.ts', import.meta.url).pathname;
+
+/** What a nemesis may act on. */
+export interface Targets {
+  readonly workers: readonly ChildProcess[];
+  /** Workers that hold the lock right now, by their own report. */
+  readonly holders: () => ChildProcess[];
+  /** Resolves when the run is over; a nemesis loops until then. */
+  readonly done: () => boolean;
+}
+
+export interface ScenarioOptions {
+  readonly lockUrls: readonly string[];
+  /** Every lock node's direct URL, for the leftover-key check. */
+  readonly nodeUrls: readonly string[];
+  readonly storeUrl: string;
+  readonly seconds: number;
+  readonly fencing: boolean;
+  readonly workers?: number;
+  readonly ttlMs?: number;
+  /** How long each holding lasts. @default 5 */
+  readonly holdMs?: number;
+  readonly nemesis?: (targets: Targets) => Promise<void>;
+}
+
+/** Runs workers and the nemesis for `seconds`, then checks the history. */
+export async function runScenario(options: ScenarioOptions): Promise<HistoryReport> {
+  const { seconds, fencing, ttlMs = 400, holdMs = 5, workers: count = 4 } = options;
+  const dir = mkdtempSync(join(tmpdir(), 'distlock-faults-'));
+  const store = new Redis(options.storeUrl);
+  try {
+    await store.del(RESOURCE);
+    const files = Array.from({ length: count }, (_, i) => join(dir, `worker-${i}.jsonl`));
+    const workers = files.map((out, i) => {
+      const config: WorkerConfig = {
+        id: `w${i}`,
+        lockUrls: options.lockUrls,
+        storeUrl: options.storeUrl,
+        resource: RESOURCE,
+        ttlMs,
+        holdMs,
+        seconds,
+        fencing,
+        out,
+      };
+      return spawn(process.execPath, ['--import', 'tsx', WORKER, JSON.stringify(config)], {
+        stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+      });
+    });
+    const holding = new Set<ChildProcess>();
+    for (const w of workers) {
+      w.on('message', (m) => (m === 'holding' ? holding.add(w) : holding.delete(w)));
+    }
+    const exited = workers.map((w) => new Promise((resolve) => w.once('exit', resolve)));
+    let finished = false;
+    const targets: Targets = { workers, holders: () => [...holding], done: () => finished };
+    const nemesis = options.nemesis?.(targets) ?? Promise.resolve();
+    await Promise.race([Promise.all(exited), delay((seconds + 20) * 1_000)]);
+    finished = true;
+    for (const w of workers) if (w.exitCode === null) w.kill('SIGKILL');
+    await nemesis;
+    await delay(ttlMs + 200); // past the longest TTL: every lock key must be gone
+    const final = Number((await store.hget(RESOURCE, 'value')) ?? 0);
+    return checkHistory(
+      readHistory(files.filter((f) => existsSync(f))),
+      new Map([[RESOURCE, final]]),
+      await leftoverLockKeys(options.nodeUrls),
+    );
+  } finally {
+    store.disconnect();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function leftoverLockKeys(urls: readonly string[]): Promise<string[]> {
+  const found: string[] = [];
+  for (const url of urls) {
+    const client = new Redis(url, { maxRetriesPerRequest: 1, connectTimeout: 500 });
+    client.on('error', () => {});
+    const keys = await client.keys(`distlock:{${RESOURCE}}`).catch(() => [] as string[]);
+    found.push(...keys.map((k) => `${url} ${k}`));
+    client.disconnect();
+  }
+  return found;
+}

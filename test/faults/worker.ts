@@ -1,0 +1,73 @@
+/**
+ * A fault-suite worker (a child process, so the nemesis can SIGSTOP it): loops acquire, a
+ * read-modify-write of a counter in a separate store, release; appends each holding and each
+ * write to its history file as JSON lines. Fenced mode uses fencedRead/fencedWrite; unfenced
+ * mode plain GET/SET (the negative control).
+ */
+import { appendFileSync } from 'node:fs';
+import { setTimeout as delay } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+import { fencedRead, fencedWrite, Locker } from '../../src/index.js';
+import type { HistoryEvent } from '../../src/testing/index.js';
+
+export interface WorkerConfig {
+  readonly id: string;
+  readonly lockUrls: readonly string[];
+  readonly storeUrl: string;
+  readonly resource: string;
+  readonly ttlMs: number;
+  /** How long a holding lasts between the read and the write. */
+  readonly holdMs: number;
+  readonly seconds: number;
+  readonly fencing: boolean;
+  readonly out: string;
+}
+
+const config = JSON.parse(process.argv[2] ?? '{}') as WorkerConfig;
+const now = () => Number(process.hrtime.bigint()) / 1e6;
+const record = (event: HistoryEvent) => appendFileSync(config.out, `${JSON.stringify(event)}\n`);
+const store = new Redis(config.storeUrl, { maxRetriesPerRequest: 1 });
+store.on('error', () => {});
+const locker = new Locker({ nodes: config.lockUrls, retryDelayMs: 20 });
+const { id: worker, resource, fencing } = config;
+const end = now() + config.seconds * 1_000;
+
+while (now() < end) {
+  const lock = await locker
+    .acquire(resource, { ttlMs: config.ttlMs, waitMs: 1_000, fencing })
+    .catch(() => undefined);
+  if (!lock) continue;
+  const acquiredAt = now();
+  process.send?.('holding'); // lets the nemesis pause a worker while it holds the lock
+  const fence = lock.fence?.toString();
+  try {
+    if (lock.fence !== undefined) {
+      const read = await fencedRead(store, resource, lock.fence);
+      if (read !== 'stale') {
+        const value = Number(read.value ?? 0) + 1;
+        await delay(config.holdMs);
+        const outcome = await fencedWrite(store, resource, lock.fence, String(value));
+        record({ type: 'write', worker, resource, fence, value, at: now(), outcome });
+      }
+    } else {
+      const value = Number((await store.hget(resource, 'value')) ?? 0) + 1;
+      await delay(config.holdMs);
+      await store.hset(resource, 'value', String(value));
+      record({ type: 'write', worker, resource, value, at: now(), outcome: 'applied' });
+    }
+  } catch {
+    // the store failed: no write to record
+  }
+  record({
+    type: 'holding',
+    worker,
+    resource,
+    acquiredAt,
+    releasedAt: now(),
+    ...(fence ? { fence } : {}),
+  });
+  await lock.release();
+}
+await locker.close();
+store.disconnect();
+process.disconnect?.();
