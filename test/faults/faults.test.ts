@@ -33,8 +33,8 @@ afterAll(async () => {
   console.log(
     [
       `fault suite, ${SECONDS} s per scenario:`,
-      '  | scenario | faults | holdings | writes | overlapping holdings | fenced-write violations (out of order + lost) | leftover keys |',
-      '  | --- | --- | --- | --- | --- | --- | --- |',
+      '  | scenario | faults | holdings | writes | overlapping holdings | writes out of fence order | lost writes | leftover keys |',
+      '  | --- | --- | --- | --- | --- | --- | --- | --- |',
       ...summary,
     ].join('\n'),
   );
@@ -86,9 +86,9 @@ async function pauseAWorker({ holders, done }: Targets): Promise<void> {
 }
 
 function describeRun(name: string, r: HistoryReport, faults: number): string {
-  const violations =
-    r.overlaps.length + r.fencesOutOfOrder.length + r.lostWrites.length + r.leftoverKeys.length;
-  return `  ${name}: ${faults} fault(s), ${r.holdings} holdings, ${r.writes} writes (${r.appliedWrites} applied), overlaps ${r.overlaps.length}, fence inversions ${r.fencesOutOfOrder.length}, lost writes ${r.lostWrites.length}, leftover keys ${r.leftoverKeys.length} => ${violations} violation(s)`;
+  const lost = r.lostWrites.reduce((sum, l) => sum + (l.expected - l.final), 0);
+  const writes = `${r.writes} (${r.appliedWrites} applied)`;
+  return `  | ${name} | ${faults} | ${r.holdings} | ${writes} | ${r.overlaps.length} | ${r.fencesOutOfOrder.length} | ${lost} | ${r.leftoverKeys.length} |`;
 }
 
 const timeout = (SECONDS + 30) * 1_000;

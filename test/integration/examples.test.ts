@@ -15,6 +15,20 @@ describe('README examples', () => {
     expect(output).toContain('after release: invoice:42');
   });
 
+  it('fencing.mjs refuses the write of a holder that stalled past its lease', () => {
+    const output = execFileSync(process.execPath, ['examples/fencing.mjs'], {
+      encoding: 'utf8',
+      timeout: 15_000,
+    });
+    expect(output.split('\n').filter(Boolean)).toEqual([
+      'slow holder: fence 1n read null',
+      'next holder: fence 2n',
+      'next holder writes: applied',
+      'slow holder writes: stale',
+      'stored: 120',
+    ]);
+  });
+
   it('lifecycle.mjs shows auto-extension, events and a loud loss', () => {
     const output = execFileSync(process.execPath, ['examples/lifecycle.mjs'], {
       encoding: 'utf8',
