@@ -1,8 +1,9 @@
 // Runnable: `npm run build && node examples/fencing.mjs`.
 // A holder stalls past its lease; the next holder writes; the stalled one's write is refused.
-import { Redis } from 'ioredis';
+
 import { fencedRead, fencedWrite, Locker, readFenced } from 'distlock';
 import { startRedis } from 'distlock/testing';
+import { Redis } from 'ioredis';
 
 const redis = await startRedis({ nodes: 3 });
 const store = new Redis(redis.urls[0]); // the protected data may live anywhere; here, node 0
@@ -17,8 +18,14 @@ try {
   const next = await locker.acquire('account:7', { ttlMs: 5_000, fencing: true });
   console.log('next holder: fence', next.fence);
   await fencedRead(store, 'account:7:balance', next.fence);
-  console.log('next holder writes:', await fencedWrite(store, 'account:7:balance', next.fence, '120'));
-  console.log('slow holder writes:', await fencedWrite(store, 'account:7:balance', slow.fence, '90'));
+  console.log(
+    'next holder writes:',
+    await fencedWrite(store, 'account:7:balance', next.fence, '120'),
+  );
+  console.log(
+    'slow holder writes:',
+    await fencedWrite(store, 'account:7:balance', slow.fence, '90'),
+  );
   await next.release();
   console.log('stored:', (await readFenced(store, 'account:7:balance')).value);
 } finally {
