@@ -27,3 +27,10 @@ export {
   type NodeSpec,
 } from './options.js';
 export type { NodeOutcome, NodeResult } from './quorum/node-result.js';
+export {
+  type Schedule,
+  type ScheduleOptions,
+  schedule,
+  type Tick,
+  type TickOutcome,
+} from './schedule/schedule.js';
