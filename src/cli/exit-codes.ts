@@ -1,0 +1,14 @@
+/**
+ * Exit codes of the `distlock` command. The command's own exit code passes through; these
+ * are chosen from the BSD sysexits range so that they rarely collide with a command's.
+ */
+export const EXIT = {
+  /** Bad arguments (like most CLIs). */
+  usage: 2,
+  /** Redis nodes unreachable: no quorum. */
+  unavailable: 69,
+  /** The lock is held by someone else (`--no-wait`, or `--wait` ran out). */
+  busy: 75,
+  /** The lock was lost while the command ran; the command was stopped. */
+  lost: 76,
+} as const;

@@ -1,0 +1,155 @@
+#!/usr/bin/env node
+/**
+ * The `distlock` command: `run` (flock across machines), `status`, and `cron` (one run per
+ * tick across a fleet). Exit codes are in exit-codes.ts and the README.
+ */
+import { InvalidArgumentError as BadOption, Command, CommanderError, Option } from 'commander';
+import { InvalidArgumentError } from '../errors.js';
+import { Locker } from '../lock/locker.js';
+import { cronUnderLock } from './cron-command.js';
+import { parseDuration } from './duration.js';
+import { EXIT } from './exit-codes.js';
+import { runUnderLock } from './run-command.js';
+import { formatStatus, lockStatus } from './status-command.js';
+
+const log = (line: string) => process.stderr.write(`${line}\n`);
+
+function duration(text: string): number {
+  try {
+    return parseDuration(text);
+  } catch (error) {
+    throw new BadOption((error as Error).message);
+  }
+}
+
+/** Redis URLs: --redis (repeatable), else DISTLOCK_REDIS (comma- or space-separated), else localhost. */
+function redisUrls(option: readonly string[]): string[] {
+  if (option.length > 0) return [...option];
+  const fromEnv = (process.env.DISTLOCK_REDIS ?? '').split(/[\s,]+/).filter(Boolean);
+  return fromEnv.length > 0 ? fromEnv : ['redis://127.0.0.1:6379'];
+}
+
+const collect = (value: string, previous: string[]) => [...previous, value];
+
+/** A duration option whose default shows as written (`30s`), not in ms. */
+function durationOption(flags: string, description: string, defaultMs: number, shown: string) {
+  return new Option(flags, description).argParser(duration).default(defaultMs, shown);
+}
+
+const redisOption = () =>
+  new Option('--redis <url>', 'a Redis node; repeat it for Redlock over several')
+    .argParser(collect)
+    .default([], '$DISTLOCK_REDIS, else redis://127.0.0.1:6379');
+
+async function withLocker(
+  urls: readonly string[],
+  use: (locker: Locker) => Promise<number>,
+): Promise<number> {
+  const locker = new Locker({ nodes: urls });
+  try {
+    return await use(locker);
+  } finally {
+    await locker.close();
+  }
+}
+
+const program = new Command('distlock')
+  .description('Distributed locks on Redis, from the shell.')
+  .exitOverride()
+  .showHelpAfterError()
+  .enablePositionalOptions();
+
+program
+  .command('run')
+  .description('hold a lock while a command runs (like flock, across machines)')
+  .requiredOption('--key <key>', 'the resource to lock')
+  .addOption(
+    durationOption('--ttl <duration>', 'lease, extended while the command runs', 30_000, '30s'),
+  )
+  .addOption(
+    durationOption('--wait <duration>', 'how long to wait while the lock is busy', 10_000, '10s'),
+  )
+  .option('--no-wait', 'fail at once (exit 75) if the lock is busy')
+  .addOption(
+    durationOption('--grace <duration>', 'SIGTERM to SIGKILL once the lock is lost', 5_000, '5s'),
+  )
+  .addOption(redisOption())
+  .argument('<command>', 'the command to run')
+  .argument('[args...]', 'its arguments (put them after --)')
+  .passThroughOptions()
+  .action(async (command: string, args: string[], opts) => {
+    const waitMs = opts.wait === false ? 0 : (opts.wait as number);
+    process.exitCode = await withLocker(redisUrls(opts.redis), (locker) =>
+      runUnderLock(
+        locker,
+        { key: opts.key, ttlMs: opts.ttl, waitMs, graceMs: opts.grace, command, args },
+        log,
+      ),
+    );
+  });
+
+program
+  .command('status')
+  .description('show whether a lock is held, for how long, and its fence, per node')
+  .argument('<key>', 'the resource')
+  .addOption(redisOption())
+  .option('--json', 'print JSON')
+  .action(async (key: string, opts) => {
+    const status = await lockStatus(redisUrls(opts.redis), key);
+    process.stdout.write(
+      opts.json ? `${JSON.stringify(status)}\n` : `${formatStatus(status).join('\n')}\n`,
+    );
+  });
+
+program
+  .command('cron')
+  .description(
+    'run a command on every tick of a cron expression, on exactly one machine of a fleet',
+  )
+  .argument('<expression>', 'cron expression, e.g. "*/5 * * * *" (a 6th leading field = seconds)')
+  .requiredOption('--key <key>', 'name of the job (the same on every machine)')
+  .addOption(
+    durationOption(
+      '--at-most <duration>',
+      'lockAtMostFor: longest a tick holds the lock',
+      600_000,
+      '10m',
+    ),
+  )
+  .addOption(
+    durationOption(
+      '--at-least <duration>',
+      'lockAtLeastFor: shortest a tick holds the lock',
+      1_000,
+      '1s',
+    ),
+  )
+  .addOption(redisOption())
+  .argument('<command>', 'the command to run')
+  .argument('[args...]', 'its arguments (after --)')
+  .action(async (cron: string, command: string, args: string[], opts) => {
+    const request = {
+      cron,
+      key: opts.key,
+      lockAtMostFor: opts.atMost,
+      lockAtLeastFor: opts.atLeast,
+      command,
+      args,
+    };
+    process.exitCode = await withLocker(redisUrls(opts.redis), (locker) =>
+      cronUnderLock(locker, request, log),
+    );
+  });
+
+program.parseAsync(process.argv).catch((error: unknown) => {
+  if (error instanceof CommanderError) {
+    process.exitCode = error.exitCode === 0 ? 0 : EXIT.usage;
+  } else if (error instanceof InvalidArgumentError) {
+    log(`distlock: ${error.message}`);
+    log(program.helpInformation());
+    process.exitCode = EXIT.usage;
+  } else {
+    log(`distlock: ${(error as Error).message}`);
+    process.exitCode = EXIT.unavailable;
+  }
+});
