@@ -22,7 +22,7 @@ export function resolveNodes(specs: unknown): ResolvedNodes {
     const field = `nodes[${index}]`;
     const identity =
       typeof spec === 'string' ? urlNodeName(field, spec) : objectIdentity(field, spec);
-    const name = typeof identity === 'string' ? identity : undefined;
+    const name = typeof identity === 'string' ? sameHost(identity) : undefined;
     for (const key of name === undefined ? [spec] : [spec, name]) {
       const earlier = seen.get(key);
       if (earlier !== undefined) {
@@ -49,6 +49,11 @@ export function resolveNodes(specs: unknown): ResolvedNodes {
     }
   }
   return { connections, owned };
+}
+
+/** `localhost` and the loopback addresses name the same node, for duplicate detection. */
+function sameHost(name: string): string {
+  return name.replace(/^(localhost|::1|\[::1\]):/, '127.0.0.1:');
 }
 
 function urlNodeName(field: string, url: string): string {

@@ -58,14 +58,16 @@ export function fencedRead(
 }
 
 /** Reads what {@link fencedWrite} stored: the value and the fence it was written with. */
-export async function readFenced(
+export function readFenced(
   client: IORedisLike | RedisConnection,
   key: string,
 ): Promise<{ value: string | null; fence: bigint | null }> {
   const connection = connect(client);
-  const reply = await connection.send('HMGET', [key, 'value', 'fence'], CONNECT_WAIT_MS);
-  const [value = null, fence = null] = Array.isArray(reply) ? (reply as (string | null)[]) : [];
-  return { value, fence: fence === null ? null : BigInt(fence) };
+  validateKeyAndFence(key, 0n);
+  return connection.send('HMGET', [key, 'value', 'fence'], CONNECT_WAIT_MS).then((reply) => {
+    const [value = null, fence = null] = Array.isArray(reply) ? (reply as (string | null)[]) : [];
+    return { value, fence: fence === null ? null : BigInt(fence) };
+  });
 }
 
 function validateKeyAndFence(key: unknown, fence: unknown): void {

@@ -36,14 +36,21 @@ export async function acquireLock(
     token,
     ttlMs,
     fencing,
-    ...(fair ? { fair: { ticket: newTicket(), waiterTimeoutMs: waiterTimeoutMs(settings) } } : {}),
+    ...(fair
+      ? { fair: { ticket: newTicket(), waiterTimeoutMs: waiterTimeoutMs(context, ttlMs) } }
+      : {}),
   };
   let queued = fair; // in line on some nodes until it got the lock there or left
   const startedAt = clock.now();
   const deadline = startedAt + waitMs; // of the wait
   const what = `Acquiring "${resource}"`;
   const connecting = context.connected();
-  if (connecting) await connecting;
+  if (connecting) {
+    // Opening connections may take a moment, but never more than the wait (or one node
+    // timeout, for a single attempt), and the signal still cancels it.
+    const bound = Math.max(waitMs, nodeTimeoutFor(context, ttlMs));
+    await sleep(Math.min(bound, CONNECT_WAIT_MS), signal, what, connecting);
+  }
   let watch: Watch | undefined;
   try {
     for (let attempts = 1; ; attempts++) {
@@ -134,6 +141,9 @@ function grant(
   };
   return new Lock(context, lease, lifecycle.autoExtend ? lifecycle : undefined);
 }
+
+/** The longest a locker's first acquisition waits for connections that are still opening. */
+const CONNECT_WAIT_MS = 2_000;
 
 /** A random pause around `meanMs`, cut short by the holder's expiry and by the deadline. */
 function retryDelay(meanMs: number, attempt: Attempt, leftMs: number): number {

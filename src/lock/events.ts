@@ -39,8 +39,15 @@ export interface LockerEvents {
 export class LockerEmitter extends EventEmitter<LockerEvents> {
   /** Emits `name`, building its payload only when someone listens (the hot path pays nothing). */
   report<K extends keyof LockerEvents>(name: K, payload: () => LockerEvents[K][0]): void {
-    if (this.listenerCount(name) > 0) {
+    if (this.listenerCount(name) === 0) return;
+    try {
       (this.emit as (event: K, arg: LockerEvents[K][0]) => boolean)(name, payload());
+    } catch (error) {
+      // A throwing listener must not break a lock operation (or escape from one of our
+      // timers) halfway: its error surfaces on its own, outside the lock's code path.
+      queueMicrotask(() => {
+        throw error;
+      });
     }
   }
 }

@@ -37,8 +37,10 @@ export async function extendLease(
   const decision = await round.decided;
   const validity = validityMs(ttlMs, startedAt, decision.decidedAt, settings.driftFactor);
   if (lease.status !== 'held') {
-    // Released while the extension was in flight: the release's deletes win.
-    throw new LockLostError(lease.resource, 'it was released during the extension');
+    // Released or lost while the extension was in flight: take back what it extended.
+    const { key, token, acquireResults } = lease;
+    await deleteIfOwned(context, key, token, ttlMs, acquireResults).settled;
+    throw new LockLostError(lease.resource, `it was ${lease.status} during the extension`);
   }
   if (decision.quorum && validity > 0 && decision.decidedAt < lease.deadline) {
     lease.deadline = decision.decidedAt + validity;

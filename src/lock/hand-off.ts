@@ -12,6 +12,14 @@ export interface Watch {
   dispose(): void;
 }
 
+/** After close: no subscription, waiters just poll. */
+const POLLING_ONLY: Watch = {
+  ready: Promise.resolve(),
+  seen: () => 0,
+  next: () => ({ wake: new Promise<void>(() => {}), cancel: () => {} }),
+  dispose: () => {},
+};
+
 interface Channel {
   refs: number;
   releases: number;
@@ -29,6 +37,7 @@ export class HandOff {
   readonly #nodes: readonly RedisConnection[];
   #subscribers: Subscriber[] | undefined;
   readonly #channels = new Map<string, Channel>();
+  #closed = false;
 
   constructor(nodes: readonly RedisConnection[]) {
     this.#nodes = nodes;
@@ -40,6 +49,7 @@ export class HandOff {
   }
 
   watch(name: string): Watch {
+    if (this.#closed) return POLLING_ONLY;
     const channel = this.#channels.get(name) ?? this.#open(name);
     channel.refs++;
     let disposed = false;
@@ -58,7 +68,7 @@ export class HandOff {
       dispose: () => {
         if (disposed) return;
         disposed = true;
-        if (--channel.refs > 0) return;
+        if (--channel.refs > 0 || this.#channels.get(name) !== channel) return;
         this.#channels.delete(name);
         for (const subscriber of this.#subscribers ?? []) {
           subscriber.unsubscribe(name).catch(() => undefined); // a dead subscriber has none
@@ -68,6 +78,7 @@ export class HandOff {
   }
 
   async close(): Promise<void> {
+    this.#closed = true;
     const subscribers = this.#subscribers ?? [];
     this.#subscribers = undefined;
     this.#channels.clear();

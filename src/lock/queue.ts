@@ -19,11 +19,13 @@ export function newTicket(): number {
 }
 
 /**
- * How long a waiter that stopped asking keeps its place: it asks again at least every
- * 1.5 × `retryDelayMs`, so five delays (and at least a second) mean it is gone.
+ * How long a waiter that stopped asking keeps its place. It asks again at least every
+ * 1.5 × `retryDelayMs` plus one attempt, which can take three node timeouts (the round, the
+ * undo, waiting for a subscription); five times that, and at least a second, means it is gone.
  */
-export function waiterTimeoutMs(settings: { retryDelayMs: number }): number {
-  return Math.max(1_000, 5 * settings.retryDelayMs);
+export function waiterTimeoutMs(context: LockContext, ttlMs: number): number {
+  const interval = 1.5 * context.settings.retryDelayMs + 3 * nodeTimeoutFor(context, ttlMs);
+  return Math.ceil(Math.max(1_000, 5 * interval));
 }
 
 /**

@@ -38,6 +38,10 @@ redis.call('ZADD', KEYS[3], now + tonumber(ARGV[4]), ARGV[1])
 local fenced = ARGV[6] == '1'
 local holder = redis.call('GET', KEYS[1])
 if holder == ARGV[1] then
+  -- an earlier attempt already landed: renew the TTL this attempt's validity counts on
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  redis.call('ZREM', KEYS[2], ARGV[1])
+  redis.call('ZREM', KEYS[3], ARGV[1])
   return {0, fenced and (redis.call('GET', KEYS[4]) or '0') or ''}
 end
 if holder then

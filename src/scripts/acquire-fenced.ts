@@ -28,7 +28,7 @@ export function fencedReply(script: string) {
  * ARGV[2]  ttl in milliseconds
  *
  * Returns { 0, fence } when the lock is now ours (a retried request that already landed gets
- * the counter as it stands), else { holder's PTTL (or -1 without expiry), '' }. The fence is
+ * its TTL renewed, as the new attempt's validity assumes, and the counter as it stands), else { holder's PTTL (or -1 without expiry), '' }. The fence is
  * read back with GET so that it crosses Lua as an exact decimal string.
  */
 export const acquireFencedScript = defineScript({
@@ -41,6 +41,7 @@ if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   return {0, redis.call('GET', KEYS[2])}
 end
 if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
   return {0, redis.call('GET', KEYS[2]) or '0'}
 end
 return {redis.call('PTTL', KEYS[1]), ''}

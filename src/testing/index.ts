@@ -32,13 +32,17 @@ export interface RedisNodes extends AsyncDisposable {
 }
 
 /** Starts `nodes` redis-server processes in parallel (default 1). */
-export async function startRedis(
+export function startRedis(
   options: RedisServerOptions & { nodes?: number } = {},
 ): Promise<RedisNodes> {
   const count = options.nodes ?? 1;
   if (!Number.isSafeInteger(count) || count < 1) {
     throw new TypeError(`Expected \`nodes\` to be a positive integer, got \`${count}\``);
   }
+  return startNodes(count, options);
+}
+
+async function startNodes(count: number, options: RedisServerOptions): Promise<RedisNodes> {
   const started = await Promise.allSettled(
     Array.from({ length: count }, () => RedisServer.start(options)),
   );

