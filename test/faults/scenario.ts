@@ -9,10 +9,10 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { checkHistory, type HistoryReport, readHistory } from '../../src/testing/index.js';
-import type { WorkerConfig } from './worker.js';
+import type { WorkerConfig } from '../../workload/worker.js';
 
 export const RESOURCE = 'counter';
-const WORKER = new URL('./worker.ts', import.meta.url).pathname;
+const WORKER = new URL('../../workload/worker.ts', import.meta.url).pathname;
 
 /** What a nemesis may act on. */
 export interface Targets {

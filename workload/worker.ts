@@ -1,5 +1,5 @@
 /**
- * A fault-suite worker (a child process, so the nemesis can SIGSTOP it): loops acquire, a
+ * A workload worker for the fault suite and the demo (a child process, so the nemesis can SIGSTOP it): loops acquire, a
  * read-modify-write of a counter in a separate store, release; appends each holding and each
  * write to its history file as JSON lines. Fenced mode uses fencedRead/fencedWrite; unfenced
  * mode plain GET/SET (the negative control).
@@ -7,8 +7,8 @@
 import { appendFileSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { fencedRead, fencedWrite, Locker } from '../../src/index.js';
-import type { HistoryEvent } from '../../src/testing/index.js';
+import { fencedRead, fencedWrite, Locker } from '../src/index.js';
+import type { HistoryEvent } from '../src/testing/index.js';
 
 export interface WorkerConfig {
   readonly id: string;
