@@ -25,7 +25,10 @@ export function renderReport(input: {
   const width = 1000;
   const row = 28;
   const left = 90;
-  const x = (t: number) => left + ((t - startedAt) / (seconds * 1_000)) * (width - left);
+  // The workers start a little after the demo and may end after its nominal length.
+  const lastMs = Math.max(seconds * 1_000, ...holdings.map((h) => h.releasedAt - startedAt));
+  const spanSeconds = Math.ceil(lastMs / 1_000);
+  const x = (t: number) => left + ((t - startedAt) / (spanSeconds * 1_000)) * (width - left - 10);
   const height = workers.length * row + 60;
   const bars = holdings
     .map((h) => {
@@ -43,7 +46,7 @@ export function renderReport(input: {
       return `<line x1="${fx}" y1="20" x2="${fx}" y2="${height - 20}" stroke="#c0392b" stroke-dasharray="4 3"/><text x="${fx}" y="${12 + (i % 2) * 0}" font-size="11" fill="#c0392b">${escapeHtml(f.label)}</text>`;
     })
     .join('\n');
-  const ticks = Array.from({ length: seconds + 1 }, (_, s) => {
+  const ticks = Array.from({ length: spanSeconds + 1 }, (_, s) => {
     const tx = x(startedAt + s * 1_000).toFixed(1);
     return `<text x="${tx}" y="${height - 5}" font-size="10" fill="#666">${s}s</text>`;
   }).join('\n');
