@@ -46,9 +46,10 @@ export async function acquireLock(
   const what = `Acquiring "${resource}"`;
   const connecting = context.connected();
   if (connecting) {
-    // Opening connections may take a moment, but never more than the wait (or one node
-    // timeout, for a single attempt), and the signal still cancels it.
-    const bound = Math.max(waitMs, nodeTimeoutFor(context, ttlMs));
+    // Opening connections takes a moment (more on a loaded machine); it is not waiting for
+    // the lock, so even a single attempt allows it half a second. Never more than the wait
+    // beyond that, never more than 2 s, and the signal still cancels it.
+    const bound = Math.max(waitMs, CONNECT_GRACE_MS);
     await sleep(Math.min(bound, CONNECT_WAIT_MS), signal, what, connecting);
   }
   let watch: Watch | undefined;
@@ -144,6 +145,8 @@ function grant(
 
 /** The longest a locker's first acquisition waits for connections that are still opening. */
 const CONNECT_WAIT_MS = 2_000;
+/** What a first acquisition allows for opening connections, however short its wait. */
+const CONNECT_GRACE_MS = 500;
 
 /** A random pause around `meanMs`, cut short by the holder's expiry and by the deadline. */
 function retryDelay(meanMs: number, attempt: Attempt, leftMs: number): number {

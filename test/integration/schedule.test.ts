@@ -42,7 +42,7 @@ describe('schedule', () => {
       perTick.size,
     );
     expect(new Set(ran.map((e) => e.pid)).size).toBeGreaterThanOrEqual(1);
-    expect(events.filter((e) => e.outcome === 'failed')).toEqual([]);
+    expect(events.filter((e) => e.outcome === 'failed').map((e) => JSON.stringify(e))).toEqual([]);
   });
 
   it('rejects bad arguments synchronously', () => {
