@@ -63,17 +63,21 @@ export function readFenced(
   key: string,
 ): Promise<{ value: string | null; fence: bigint | null }> {
   const connection = connect(client);
-  validateKeyAndFence(key, 0n);
+  validateKey(key);
   return connection.send('HMGET', [key, 'value', 'fence'], CONNECT_WAIT_MS).then((reply) => {
     const [value = null, fence = null] = Array.isArray(reply) ? (reply as (string | null)[]) : [];
     return { value, fence: fence === null ? null : BigInt(fence) };
   });
 }
 
-function validateKeyAndFence(key: unknown, fence: unknown): void {
+function validateKey(key: unknown): void {
   if (typeof key !== 'string' || key.length === 0) {
     throw new InvalidArgumentError('key', 'a non-empty string', key);
   }
+}
+
+function validateKeyAndFence(key: unknown, fence: unknown): void {
+  validateKey(key);
   if (typeof fence !== 'bigint' || fence < 0n) {
     throw new InvalidArgumentError('fence', 'a bigint >= 0 (lock.fence)', fence);
   }

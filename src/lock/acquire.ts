@@ -10,7 +10,7 @@ import type { AcquireSettings } from '../options.js';
 import { quorumOf } from '../quorum/tally.js';
 import { driftMs } from '../quorum/validity.js';
 import { type AcquireRequest, type Attempt, attemptAcquire } from './attempt.js';
-import { deleteIfOwned, type LockContext, nodeTimeoutFor } from './context.js';
+import { CONNECT_WAIT_MS, deleteIfOwned, type LockContext, nodeTimeoutFor } from './context.js';
 import type { Watch } from './hand-off.js';
 import type { Lease } from './lease.js';
 import { Lock, type LockLifecycle } from './lock.js';
@@ -48,7 +48,8 @@ export async function acquireLock(
   if (connecting) {
     // Opening connections takes a moment (more on a loaded machine); it is not waiting for
     // the lock, so even a single attempt allows it half a second. Never more than the wait
-    // beyond that, never more than 2 s, and the signal still cancels it.
+    // beyond that, never more than 2 s, and the signal still cancels it. (The cap also keeps
+    // an infinite wait out of setTimeout.)
     const bound = Math.max(waitMs, CONNECT_GRACE_MS);
     await sleep(Math.min(bound, CONNECT_WAIT_MS), signal, what, connecting);
   }
@@ -143,8 +144,6 @@ function grant(
   return new Lock(context, lease, lifecycle.autoExtend ? lifecycle : undefined);
 }
 
-/** The longest a locker's first acquisition waits for connections that are still opening. */
-const CONNECT_WAIT_MS = 2_000;
 /** What a first acquisition allows for opening connections, however short its wait. */
 const CONNECT_GRACE_MS = 500;
 

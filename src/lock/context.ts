@@ -11,6 +11,12 @@ import { runScript } from '../scripts/script.js';
 import type { LockerEmitter } from './events.js';
 import type { HandOff } from './hand-off.js';
 
+/**
+ * The longest a locker waits for connections that are still being opened (its first
+ * operation waits for them; later ones do not).
+ */
+export const CONNECT_WAIT_MS = 2_000;
+
 /** What every lock operation of one locker shares. */
 export interface LockContext {
   readonly nodes: readonly StallGuard[];

@@ -43,11 +43,6 @@ export class HandOff {
     this.#nodes = nodes;
   }
 
-  /** Channels currently subscribed (for tests and leak checks). */
-  get channelCount(): number {
-    return this.#channels.size;
-  }
-
   watch(name: string): Watch {
     if (this.#closed) return POLLING_ONLY;
     const channel = this.#channels.get(name) ?? this.#open(name);

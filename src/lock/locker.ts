@@ -10,14 +10,11 @@ import {
   lockerSettings,
 } from '../options.js';
 import { acquireLock } from './acquire.js';
-import type { LockContext } from './context.js';
+import { CONNECT_WAIT_MS, type LockContext } from './context.js';
 import { LockerEmitter } from './events.js';
 import { HandOff } from './hand-off.js';
 import type { Lock } from './lock.js';
 import { withLock } from './with-lock.js';
-
-/** How long a locker's first operation waits for connections that are still being opened. */
-const CONNECT_WAIT_MS = 2_000;
 
 /**
  * Hands out locks on one set of Redis nodes: one node for the single-instance lock, or N

@@ -29,11 +29,6 @@ export class LossSignal {
     return this.#controller.signal;
   }
 
-  /** Whether anything listens: only then a deadline timer runs. */
-  get active(): boolean {
-    return this.#controller !== undefined;
-  }
-
   /** (Re)arms the deadline timer after an acquisition or extension. */
   arm(deadline: number): void {
     this.#deadline = deadline;

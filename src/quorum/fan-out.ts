@@ -14,7 +14,10 @@ export interface Decision {
   readonly quorum: boolean;
   /** Monotonic instant at which the verdict became certain. */
   readonly decidedAt: number;
-  /** Per-node results, in node order; `undefined` for nodes that had not answered yet. */
+  /**
+   * Per-node results, in node order; `undefined` for nodes that had not answered yet. The
+   * array is live: late answers keep filling it (release relies on that to reach them).
+   */
   readonly results: readonly (NodeResult | undefined)[];
 }
 
