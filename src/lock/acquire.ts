@@ -66,7 +66,9 @@ export async function acquireLock(
           queued = false;
         }
         if (signal?.aborted) {
-          await deleteIfOwned(context, key, token, ttlMs, attempt.results).settled;
+          const acquireResults = attempt.results;
+          await deleteIfOwned(context, { key, token, ttlMs, acquireResults, announce: true })
+            .settled;
           throw new AbortedError(what, signal.reason);
         }
         const lock = grant(context, resource, request, attempt, { autoExtend, maxHoldMs });

@@ -134,7 +134,8 @@ export async function attemptAcquire(
   }
 
   // The deletes start as soon as the verdict is known, while stragglers are still awaited.
-  const undo = deleteIfOwned(context, key, token, ttlMs, decision.results);
+  const acquireResults = decision.results;
+  const undo = deleteIfOwned(context, { key, token, ttlMs, acquireResults, announce: false });
   const [results] = await Promise.all([round.settled, undo.settled]);
   if (decision.quorum && validity <= 0) {
     return { kind: 'expired', elapsedMs: decidedAt - startedAt, results };

@@ -36,20 +36,32 @@ export function nodeTimeoutFor(context: LockContext, ttlMs: number): number {
   return context.settings.nodeTimeoutMs ?? defaultNodeTimeoutMs(ttlMs);
 }
 
+/** Which key of ours to delete, and how. */
+export interface DeleteRequest {
+  readonly key: string;
+  readonly token: string;
+  readonly ttlMs: number;
+  /**
+   * Each node's answer to the acquisition round: nodes that cannot hold our token are
+   * skipped. All nodes when absent.
+   */
+  readonly acquireResults?: readonly (NodeResult | undefined)[];
+  /**
+   * Wake waiters: true for a real release (or a lost lease), false for undoing a failed
+   * attempt, which leaves every node as it was and must not wake anyone (least of all the
+   * attempt's own waiter).
+   */
+  readonly announce: boolean;
+}
+
 /**
- * Compare-and-deletes `key` on every node that may hold our token, judged by the answers to
- * the acquisition round (all nodes when none are given); the others count as "no" without
- * any I/O. Deletes are always sent, also to a node that stopped answering, so that a `SET`
- * queued there is undone when it wakes up. Used by release and to undo failed acquisitions
- * and extensions.
+ * Compare-and-deletes our key on every node that may hold our token, judged by the answers to
+ * the acquisition round; the others count as "no" without any I/O. Deletes are always sent,
+ * also to a node that stopped answering, so that a `SET` queued there is undone when it
+ * wakes up. Used by release and to undo failed acquisitions and extensions.
  */
-export function deleteIfOwned(
-  context: LockContext,
-  key: string,
-  token: string,
-  ttlMs: number,
-  acquireResults?: readonly (NodeResult | undefined)[],
-) {
+export function deleteIfOwned(context: LockContext, request: DeleteRequest) {
+  const { key, token, ttlMs, acquireResults, announce } = request;
   const timeoutMs = nodeTimeoutFor(context, ttlMs);
   return fanOut(context.nodes, {
     timeoutMs,
@@ -60,7 +72,7 @@ export function deleteIfOwned(
             node.forced,
             releaseScript,
             [key, queueKeys(key).queue],
-            [token, releaseChannel(key)],
+            [token, releaseChannel(key), announce ? '1' : '0'],
             timeoutMs,
           )
         : Promise.resolve(0),

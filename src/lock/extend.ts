@@ -39,7 +39,7 @@ export async function extendLease(
   if (lease.status !== 'held') {
     // Released or lost while the extension was in flight: take back what it extended.
     const { key, token, acquireResults } = lease;
-    await deleteIfOwned(context, key, token, ttlMs, acquireResults).settled;
+    await deleteIfOwned(context, { key, token, ttlMs, acquireResults, announce: true }).settled;
     throw new LockLostError(lease.resource, `it was ${lease.status} during the extension`);
   }
   if (decision.quorum && validity > 0 && decision.decidedAt < lease.deadline) {
@@ -47,7 +47,8 @@ export async function extendLease(
     return decision.results;
   }
   lease.status = 'lost';
-  const undo = deleteIfOwned(context, lease.key, lease.token, ttlMs, lease.acquireResults);
+  const { key, token, acquireResults } = lease;
+  const undo = deleteIfOwned(context, { key, token, ttlMs, acquireResults, announce: true });
   const [results] = await Promise.all([round.settled, undo.settled]);
   const reason = !decision.quorum
     ? 'a majority of nodes did not confirm the extension'

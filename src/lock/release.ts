@@ -16,7 +16,8 @@ export async function releaseLease(
   const wasHeld = lease.status === 'held';
   lease.status = 'released';
   const { key, token, ttlMs, acquireResults } = lease;
-  const results = await deleteIfOwned(context, key, token, ttlMs, acquireResults).settled;
+  const deleting = deleteIfOwned(context, { key, token, ttlMs, acquireResults, announce: true });
+  const results = await deleting.settled;
   const deleted = results.filter((result) => result.outcome === 'yes').length;
   const released = wasHeld && deleted >= quorumOf(context.nodes.length);
   return { result: released ? 'released' : 'not-held', nodes: results };
