@@ -42,7 +42,7 @@ export class Lock implements AsyncDisposable {
       );
       this.#watchdog = new Watchdog(
         () => context.clock.now(),
-        (ttl) => this.extend(ttl).then(() => this.#lease.deadline),
+        (ttl) => this.extend(ttl),
         ttlMs,
         lease.acquiredAt + lifecycle.maxHoldMs,
         minTtlMs,
@@ -86,6 +86,7 @@ export class Lock implements AsyncDisposable {
     return extendLease(this.#context, this.#lease, ttlMs).then(
       (results) => {
         this.#loss.arm(this.#lease.deadline);
+        this.#watchdog?.schedule(this.#lease.deadline);
         this.#context.events.report('extended', () => ({
           resource: this.resource,
           validityMs: this.#lease.deadline - this.#context.clock.now(),

@@ -108,6 +108,16 @@ describe('auto-extension', () => {
     expect(await lock.release()).toBe('released');
   });
 
+  it("re-plans from the caller's own extension, even a shorter one", async () => {
+    const lock = await locker().acquire('job', { ttlMs: 10_000, autoExtend: true });
+    await lock.extend(1_500);
+    await delay(2_500); // the watchdog planned for the 10 s lease would first extend at 5 s
+    expect(lock.signal.aborted).toBe(false);
+    expect(lock.remainingMs()).toBeGreaterThan(5_000);
+    expect(await fixture().admin[0]?.pttl(KEY)).toBeGreaterThan(5_000);
+    expect(await lock.release()).toBe('released');
+  });
+
   it('stops at maxHoldMs: the lock then runs out and its signal fires', async () => {
     const lock = await locker().acquire('job', { ttlMs: 200, autoExtend: true, maxHoldMs: 600 });
     const acquired = performance.now();
