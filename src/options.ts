@@ -71,21 +71,30 @@ export const DEFAULTS = {
   maxHoldMs: 3_600_000,
 } as const;
 
+/**
+ * The longest delay a Node.js timer holds (2^31 - 1 ms, about 24.8 days). Anything longer
+ * fires after 1 ms instead, so every duration that becomes one timer is bounded by it.
+ */
+export const MAX_TIMER_MS = 2_147_483_647;
+
 /** Validates everything in `options` but the nodes, synchronously, and applies defaults. */
 export function lockerSettings(options: LockerOptions): LockerSettings {
   if (typeof options !== 'object' || options === null) {
     throw new InvalidArgumentError('options', 'an object', options);
   }
   const prefix = options.prefix ?? DEFAULTS.prefix;
-  if (typeof prefix !== 'string') throw new InvalidArgumentError('prefix', 'a string', prefix);
+  if (typeof prefix !== 'string' || !isWellFormed(prefix)) {
+    throw new InvalidArgumentError('prefix', 'a well-formed Unicode string', prefix);
+  }
   const driftFactor = options.driftFactor ?? DEFAULTS.driftFactor;
   if (typeof driftFactor !== 'number' || !(driftFactor >= 0 && driftFactor < 0.5)) {
     throw new InvalidArgumentError('driftFactor', 'a number in [0, 0.5)', driftFactor);
   }
   const nodeTimeoutMs = options.nodeTimeoutMs;
-  if (nodeTimeoutMs !== undefined) positiveInteger('nodeTimeoutMs', nodeTimeoutMs);
+  if (nodeTimeoutMs !== undefined) duration('nodeTimeoutMs', nodeTimeoutMs, MAX_TIMER_MS);
   const retryDelayMs = options.retryDelayMs ?? DEFAULTS.retryDelayMs;
-  positiveInteger('retryDelayMs', retryDelayMs);
+  // A pause is up to 1.5 times the mean.
+  duration('retryDelayMs', retryDelayMs, Math.floor(MAX_TIMER_MS / 1.5));
   return { prefix, driftFactor, nodeTimeoutMs, retryDelayMs };
 }
 
@@ -132,16 +141,25 @@ export function acquireSettings(
   return { ttlMs, waitMs, signal, autoExtend, maxHoldMs, fair, fencing };
 }
 
-/** Throws unless `resource` is a non-empty string. */
-export function validateResource(resource: unknown): asserts resource is string {
-  if (typeof resource !== 'string' || resource.length === 0) {
-    throw new InvalidArgumentError('resource', 'a non-empty string', resource);
+/**
+ * Throws unless `resource` is a non-empty, well-formed Unicode string: a lone surrogate
+ * reaches Redis as U+FFFD, so `"\uD800"` and `"\uDC00"` would share one lock.
+ */
+export function validateResource(
+  resource: unknown,
+  field = 'resource',
+): asserts resource is string {
+  if (typeof resource !== 'string' || resource.length === 0 || !isWellFormed(resource)) {
+    throw new InvalidArgumentError(field, 'a non-empty, well-formed Unicode string', resource);
   }
 }
 
-/** Throws unless `ttlMs` is a positive integer longer than the node timeout and the drift. */
+/**
+ * Throws unless `ttlMs` is a positive integer that a timer can hold, longer than the node
+ * timeout and the drift.
+ */
 export function validateTtl(field: string, ttlMs: unknown, locker: LockerSettings): number {
-  positiveInteger(field, ttlMs);
+  duration(field, ttlMs, MAX_TIMER_MS);
   if (locker.nodeTimeoutMs !== undefined && ttlMs <= locker.nodeTimeoutMs) {
     throw new InvalidArgumentError(
       field,
@@ -153,6 +171,23 @@ export function validateTtl(field: string, ttlMs: unknown, locker: LockerSetting
     throw new InvalidArgumentError(field, 'longer than the clock-drift allowance', ttlMs);
   }
   return ttlMs;
+}
+
+/** Throws unless `value` is a positive integer of at most `max` ms. */
+function duration(field: string, value: unknown, max: number): asserts value is number {
+  positiveInteger(field, value);
+  if (value > max) {
+    throw new InvalidArgumentError(field, `at most ${max} ms (${describeMs(max)})`, value);
+  }
+}
+
+function describeMs(ms: number): string {
+  return `about ${(ms / 86_400_000).toFixed(1)} days, the longest delay a timer can hold`;
+}
+
+/** No lone UTF-16 surrogate (what `String.prototype.isWellFormed` checks). */
+function isWellFormed(text: string): boolean {
+  return !/\p{Surrogate}/u.test(text);
 }
 
 function positiveInteger(field: string, value: unknown): asserts value is number {

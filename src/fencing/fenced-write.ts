@@ -1,6 +1,7 @@
 import type { RedisConnection } from '../driver/connection.js';
 import { IORedisConnection, type IORedisLike, isIORedisLike } from '../driver/ioredis.js';
 import { InvalidArgumentError } from '../errors.js';
+import { validateResource } from '../options.js';
 import { fencedReadScript } from '../scripts/fenced-read.js';
 import { fencedWriteScript } from '../scripts/fenced-write.js';
 import { runScript } from '../scripts/script.js';
@@ -71,9 +72,7 @@ export function readFenced(
 }
 
 function validateKey(key: unknown): void {
-  if (typeof key !== 'string' || key.length === 0) {
-    throw new InvalidArgumentError('key', 'a non-empty string', key);
-  }
+  validateResource(key, 'key'); // the same rules: two keys must never map to one
 }
 
 function validateKeyAndFence(key: unknown, fence: unknown): void {

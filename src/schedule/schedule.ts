@@ -2,7 +2,7 @@ import { Cron } from 'croner';
 import { InvalidArgumentError } from '../errors.js';
 import type { Lock } from '../lock/lock.js';
 import type { Locker } from '../lock/locker.js';
-import { validateResource } from '../options.js';
+import { MAX_TIMER_MS, validateResource } from '../options.js';
 
 /** How long a scheduled job's lock is kept, as in ShedLock. */
 export interface ScheduleOptions {
@@ -62,8 +62,12 @@ export function schedule(
 ): Schedule {
   validateResource(name);
   const { lockAtMostFor, lockAtLeastFor = 0, timezone, onTick } = options;
-  if (!Number.isSafeInteger(lockAtMostFor) || lockAtMostFor <= 0) {
-    throw new InvalidArgumentError('lockAtMostFor', 'a positive integer (ms)', lockAtMostFor);
+  if (!Number.isSafeInteger(lockAtMostFor) || lockAtMostFor <= 0 || lockAtMostFor > MAX_TIMER_MS) {
+    throw new InvalidArgumentError(
+      'lockAtMostFor',
+      `a positive integer (ms) of at most ${MAX_TIMER_MS}`,
+      lockAtMostFor,
+    );
   }
   if (
     !Number.isSafeInteger(lockAtLeastFor) ||

@@ -95,3 +95,62 @@ describe('bad input is rejected synchronously, naming the field and the value', 
     expect(error.message).toContain('inflate the quorum');
   });
 });
+
+describe('durations a timer cannot hold are rejected (a longer timer fires after 1 ms)', () => {
+  const locker = new Locker({ nodes: [NO_IO] });
+
+  it.each([
+    [2 ** 31, 'ttlMs'],
+    [2 ** 33, 'ttlMs'],
+    [1e12, 'ttlMs'],
+  ])('ttlMs %d', (ttlMs, field) => {
+    const error = thrown(() => locker.acquire('r', { ttlMs }));
+    expect(error.field).toBe(field);
+    expect(error.message).toContain('at most 2147483647 ms (about 24.9 days');
+  });
+
+  it('accepts the longest ttl a timer holds', async () => {
+    const none = { ...NO_IO, send: async () => Promise.reject(new Error('offline')) };
+    const offline = new Locker({ nodes: [none] });
+    await expect(offline.acquire('r', { ttlMs: 2 ** 31 - 1, waitMs: 0 })).rejects.toMatchObject({
+      code: 'NO_QUORUM',
+    });
+  });
+
+  it.each([
+    [{ nodes: [UNUSED], nodeTimeoutMs: 2 ** 31 }, 'nodeTimeoutMs'],
+    [{ nodes: [UNUSED], retryDelayMs: 2 ** 31 }, 'retryDelayMs'],
+    [{ nodes: [UNUSED], retryDelayMs: 1_431_655_765 }, 'retryDelayMs'],
+  ])('locker options %j', (options, field) => {
+    expect(thrown(() => new Locker(options as never)).field).toBe(field);
+  });
+
+  it('extend past the timer limit', async () => {
+    const none = { ...NO_IO, send: async () => 'OK' };
+    const lock = await new Locker({ nodes: [none] }).acquire('r', { ttlMs: 1_000 });
+    expect(thrown(() => lock.extend(2 ** 31)).field).toBe('ttlMs');
+  });
+});
+
+describe('names that are not well-formed Unicode are rejected', () => {
+  const locker = new Locker({ nodes: [NO_IO] });
+
+  it.each([['\uD800'], ['\uDC00'], ['a\uD83D'], ['\uDE00b']])('resource %j', (resource) => {
+    // Both lone surrogates would reach Redis as U+FFFD: two resources, one lock.
+    const error = thrown(() => locker.acquire(resource, { ttlMs: 1_000 }));
+    expect(error.field).toBe('resource');
+    expect(error.message).toContain('well-formed Unicode');
+  });
+
+  it('accepts surrogate pairs (emoji)', async () => {
+    const none = { ...NO_IO, send: async () => Promise.reject(new Error('offline')) };
+    const offline = new Locker({ nodes: [none] });
+    await expect(offline.acquire('🔒', { ttlMs: 1_000, waitMs: 0 })).rejects.toMatchObject({
+      code: 'NO_QUORUM',
+    });
+  });
+
+  it('prefix', () => {
+    expect(thrown(() => new Locker({ nodes: [UNUSED], prefix: '\uD800:' })).field).toBe('prefix');
+  });
+});
