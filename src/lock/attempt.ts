@@ -6,6 +6,7 @@ import { quorumOf } from '../quorum/tally.js';
 import { validityMs } from '../quorum/validity.js';
 import { acquireFairScript } from '../scripts/acquire-fair.js';
 import { acquireFencedScript, type FencedReply } from '../scripts/acquire-fenced.js';
+import { reclaimScript } from '../scripts/reclaim.js';
 import { runScript } from '../scripts/script.js';
 import { deleteIfOwned, type LockContext, markStalled, nodeTimeoutFor } from './context.js';
 import { establishFence } from './fence.js';
@@ -75,13 +76,17 @@ function takeOnNode(
     return runScript(node, acquireFencedScript, [key, fenceKey(key)], [token, ttlMs], timeoutMs);
   }
   // Plain SET NX PX, as the algorithm specifies: one round trip, no script. Only when the key
-  // is taken does a second command ask how long the holder's lease still runs.
+  // is taken does a second command check whether the holder is this very acquisition (an
+  // earlier attempt landed unseen) and, if not, how long the holder's lease still runs.
   return node
     .send('SET', [key, token, 'PX', ttlMs, 'NX'], timeoutMs)
     .then((reply) =>
       reply === 'OK'
         ? NOT_FENCED
-        : node.send('PTTL', [key], timeoutMs).then((pttl) => ({ state: Number(pttl), fence: '' })),
+        : runScript(node, reclaimScript, [key], [token, ttlMs], timeoutMs).then((state) => ({
+            state,
+            fence: '',
+          })),
     );
 }
 

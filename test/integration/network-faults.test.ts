@@ -127,4 +127,25 @@ describe('Redlock through a fault proxy', () => {
     expect(rest.map((n) => n.outcome)).toEqual(['no', 'yes', 'yes']);
     setAll({ mode: 'pass' }, [0, 1]);
   });
+
+  for (const fencing of [false, true]) {
+    it(`recognises its own key when a SET landed but the reply and the undo were lost (${fencing ? 'fenced' : 'plain'})`, async () => {
+      const proxy = proxies[0] as FaultProxy;
+      const l = proxiedLocker({ nodes: [proxy.url], nodeTimeoutMs: 500 });
+      await (await l.acquire('warm', { ttlMs: 1_000, fencing })).release(); // loads the script
+      proxy.set({ mode: 'delay', delayMs: 5_000 });
+      const acquiring = l.acquire('r', { ttlMs: 5_000, waitMs: 3_000, fencing });
+      const admin = fixture().admin[0] as Redis;
+      while ((await admin.exists(KEY)) === 0) await delay(2); // the SET landed...
+      proxy.set({ mode: 'reset' }); // ...its reply is lost, and the undo cannot be sent
+      await delay(50);
+      proxy.set({ mode: 'pass' });
+      const started = performance.now();
+      const lock = await acquiring; // before: ACQUIRE_TIMEOUT, "held by another for 4,9xx ms"
+      expect(performance.now() - started).toBeLessThan(1_500);
+      expect(await admin.pttl(KEY)).toBeGreaterThan(4_000); // renewed by the winning attempt
+      expect(await lock.release()).toBe('released');
+      expect(await admin.exists(KEY)).toBe(0);
+    });
+  }
 });

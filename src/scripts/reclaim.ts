@@ -1,0 +1,26 @@
+import { defineScript, integerReply } from './script.js';
+
+/**
+ * reclaim — after a plain `SET NX` found the key taken: when the holder is the caller itself
+ * (an earlier attempt's `SET` landed, but its reply or its undo was lost), renew the TTL the
+ * new attempt's validity counts on; otherwise report how long the holder's lease still runs.
+ *
+ * KEYS[1]  lock key
+ * ARGV[1]  token
+ * ARGV[2]  ttl in milliseconds
+ *
+ * Returns 0 when the key is ours (renewed), else its PTTL: > 0 for another holder, -1 held
+ * without expiry, -2 gone meanwhile.
+ */
+export const reclaimScript = defineScript({
+  name: 'reclaim',
+  numberOfKeys: 1,
+  parse: integerReply('reclaim'),
+  lua: `
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 0
+end
+return redis.call('PTTL', KEYS[1])
+`,
+});
