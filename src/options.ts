@@ -173,6 +173,11 @@ export function validateTtl(field: string, ttlMs: unknown, locker: LockerSetting
   return ttlMs;
 }
 
+/** Throws unless `keepMs` (of `releaseAfter`) is a positive integer a timer can hold. */
+export function validateKeepMs(keepMs: unknown): asserts keepMs is number {
+  duration('keepMs', keepMs, MAX_TIMER_MS);
+}
+
 /** Throws unless `value` is a positive integer of at most `max` ms. */
 function duration(field: string, value: unknown, max: number): asserts value is number {
   positiveInteger(field, value);

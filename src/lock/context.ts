@@ -90,7 +90,7 @@ export function markStalled(node: StallGuard): void {
  * Whether a node may hold our token after an acquisition round: not if it refused (held by
  * another) or the command never reached it. A node that is still silent may.
  */
-function mayHoldToken(result: NodeResult | undefined): boolean {
+export function mayHoldToken(result: NodeResult | undefined): boolean {
   if (result?.outcome === 'no') return false;
   return !(result?.outcome === 'error' && result.error instanceof NotSentError);
 }

@@ -1,5 +1,5 @@
 import type { LockLostError } from '../errors.js';
-import { validateTtl } from '../options.js';
+import { validateKeepMs, validateTtl } from '../options.js';
 import { driftMs } from '../quorum/validity.js';
 import { type LockContext, nodeTimeoutFor } from './context.js';
 import { extendLease } from './extend.js';
@@ -106,9 +106,33 @@ export class Lock implements AsyncDisposable {
    * released. Never rejects because the lease ran out.
    */
   release(): Promise<ReleaseResult> {
+    return this.#end(undefined);
+  }
+
+  /**
+   * Releases the lock `keepMs` from now: the holder is done with it at once (auto-extension
+   * and the signal stop), while the key stays on the nodes and expires by itself after
+   * exactly `keepMs`, so that nobody takes the resource before then (how a scheduled job
+   * keeps its tick locked for `lockAtLeastFor`). Resolves as {@link Lock.release} does.
+   *
+   * @example
+   * ```ts
+   * await lock.releaseAfter(60_000); // at most one run per minute, however short it was
+   * ```
+   */
+  releaseAfter(keepMs: number): Promise<ReleaseResult> {
+    validateKeepMs(keepMs);
+    return this.#end(keepMs);
+  }
+  /** Releases the lock at the end of an `await using` scope. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.release();
+  }
+
+  #end(keepMs: number | undefined): Promise<ReleaseResult> {
     this.#watchdog?.stop();
     this.#loss.stop();
-    return releaseLease(this.#context, this.#lease).then(({ result, nodes }) => {
+    return releaseLease(this.#context, this.#lease, keepMs).then(({ result, nodes }) => {
       this.#context.events.report('released', () => ({
         resource: this.resource,
         result,
@@ -117,11 +141,6 @@ export class Lock implements AsyncDisposable {
       }));
       return result;
     });
-  }
-
-  /** Releases the lock at the end of an `await using` scope. */
-  async [Symbol.asyncDispose](): Promise<void> {
-    await this.release();
   }
 
   #lost(error: LockLostError): void {

@@ -1,4 +1,5 @@
 import { Cron } from 'croner';
+import { monotonicClock } from '../clock.js';
 import { InvalidArgumentError } from '../errors.js';
 import type { Lock } from '../lock/lock.js';
 import type { Locker } from '../lock/locker.js';
@@ -20,7 +21,7 @@ export interface ScheduleOptions {
   /** Time zone of the cron expression (IANA name). @default the process's */
   timezone?: string;
   /** Told after every tick on this node what happened (for logs, metrics and tests). */
-  onTick?: (outcome: TickOutcome, scheduledAt: Date, error?: unknown) => void;
+  onTick?: (outcome: TickOutcome, scheduledAt: Date, error?: unknown) => void | Promise<void>;
 }
 
 /** One tick, as the job sees it. */
@@ -82,30 +83,50 @@ export function schedule(
   }
   if (typeof job !== 'function') throw new InvalidArgumentError('job', 'a function', job);
   let running: Promise<void> = Promise.resolve();
+  // A hook that throws (or rejects) must not take the process down from a timer: say so, go on.
+  const warn = (hookError: unknown) => {
+    const { message, stack } = asError(hookError);
+    process.emitWarning(`onTick of schedule "${name}" failed: ${message}`, {
+      type: 'DistlockScheduleWarning',
+      ...(stack ? { detail: stack } : {}),
+    });
+  };
+  const report = (outcome: TickOutcome, scheduledAt: Date, error?: unknown) => {
+    try {
+      const returned: unknown = onTick?.(outcome, scheduledAt, error);
+      if (returned instanceof Promise) returned.catch(warn);
+    } catch (hookError) {
+      warn(hookError);
+    }
+  };
   const runTick = async (scheduledAt: Date) => {
-    const startedAt = performance.now();
+    const startedAt = monotonicClock.now();
     let lock: Lock | null;
     try {
       lock = await locker.tryAcquire(`schedule:${name}`, { ttlMs: lockAtMostFor });
     } catch (error) {
-      return onTick?.('failed', scheduledAt, error);
+      return report('failed', scheduledAt, error);
     }
-    if (!lock) return onTick?.('skipped', scheduledAt);
+    if (!lock) return report('skipped', scheduledAt);
     let failure: unknown;
     try {
       await job({ scheduledAt, signal: lock.signal });
     } catch (error) {
       failure = error;
     }
-    const keepMs = Math.floor(lockAtLeastFor - (performance.now() - startedAt));
-    // Keep the tick locked until lockAtLeastFor has passed; release when it already has.
-    await (keepMs > 100 ? lock.extend(keepMs).catch(() => undefined) : lock.release());
-    onTick?.(failure === undefined ? 'ran' : 'failed', scheduledAt, failure);
+    // Keep the tick locked until exactly lockAtLeastFor after it started (however little is
+    // left: a node whose clock runs behind must not run it again), else release it now.
+    const keepMs = Math.ceil(lockAtLeastFor - (monotonicClock.now() - startedAt));
+    await (keepMs > 0 ? lock.releaseAfter(keepMs) : lock.release()); // reports, never rejects
+    report(failure === undefined ? 'ran' : 'failed', scheduledAt, failure);
   };
   let timer: Cron;
   try {
     timer = new Cron(cron, { protect: true, ...(timezone ? { timezone } : {}) }, (self) => {
-      const scheduledAt = self.currentRun() ?? new Date();
+      // croner reports when its timer fired; the job and its hooks get the cron instant, the
+      // same on every node, so that users can de-duplicate on it.
+      const firedAt = self.currentRun() ?? new Date();
+      const scheduledAt = self.previousRuns(1, new Date(firedAt.getTime() + 1))[0] ?? firedAt;
       running = runTick(scheduledAt);
       return running;
     });
@@ -118,4 +139,8 @@ export function schedule(
       await running;
     },
   };
+}
+
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
 }

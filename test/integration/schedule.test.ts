@@ -1,11 +1,21 @@
 import { spawn } from 'node:child_process';
 import { setTimeout as delay } from 'node:timers/promises';
+import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { InvalidArgumentError, Locker, schedule } from '../../src/index.js';
 import { useRedis } from '../support/redis.js';
 
 const fixture = useRedis(1);
 const PROCESS = new URL('../support/scheduler-process.ts', import.meta.url).pathname;
+
+/** A promise and the function that resolves it. */
+function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
+}
 
 describe('schedule', () => {
   it('runs each tick of a 1-second cron exactly once across three processes', async () => {
@@ -44,6 +54,81 @@ describe('schedule', () => {
     // All three members took part (a member that never ticked would prove nothing).
     expect(new Set(events.map((e) => e.pid)).size).toBe(3);
     expect(events.filter((e) => e.outcome === 'failed').map((e) => JSON.stringify(e))).toEqual([]);
+  });
+
+  it('survives a job ending within nodeTimeoutMs of lockAtLeastFor, and a throwing onTick', async () => {
+    const locker = new Locker({ nodes: fixture().redis.urls, nodeTimeoutMs: 500 });
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on('warning', onWarning);
+    const ticks: { outcome: string; pttl: number }[] = [];
+    const admin = fixture().admin[0] as Redis;
+    const { promise: firstTick, resolve } = deferred<void>();
+    const job = schedule(
+      locker,
+      'short',
+      '* * * * * *',
+      {
+        lockAtMostFor: 3_000,
+        lockAtLeastFor: 1_000,
+        onTick: async (outcome) => {
+          ticks.push({ outcome, pttl: await admin.pttl('distlock:{schedule:short}') });
+          resolve();
+          throw new Error('a hook that throws');
+        },
+      },
+      () => delay(700), // ends with ~300 ms of lockAtLeastFor left, below the node timeout
+    );
+    await firstTick;
+    await job.stop();
+    await locker.close();
+    process.off('warning', onWarning);
+    expect(ticks[0]?.outcome).toBe('ran');
+    expect(ticks[0]?.pttl).toBeGreaterThan(100);
+    expect(ticks[0]?.pttl).toBeLessThanOrEqual(320);
+    expect(warnings.map((w) => `${w.name}: ${w.message}`)).toEqual([
+      'DistlockScheduleWarning: onTick of schedule "short" failed: a hook that throws',
+    ]);
+  });
+
+  it('keeps a tick locked until exactly lockAtLeastFor, and names it by its cron instant', async () => {
+    const [locker, other] = [0, 1].map(() => new Locker({ nodes: fixture().redis.urls }));
+    const admin = fixture().admin[0] as Redis;
+    const { promise: firstTick, resolve } = deferred<{
+      jobSaw: Date;
+      hookSaw: Date;
+      pttl: number;
+      otherGot: boolean;
+    }>();
+    let jobSaw = new Date(0);
+    const job = schedule(
+      locker as Locker,
+      'dedupe',
+      '* * * * * *',
+      {
+        lockAtMostFor: 2_000,
+        lockAtLeastFor: 1_000,
+        onTick: async (outcome, hookSaw) => {
+          if (outcome !== 'ran') return;
+          const pttl = await admin.pttl('distlock:{schedule:dedupe}');
+          // A node whose clock runs ~960 ms behind tries the same tick now.
+          const lock = await other?.tryAcquire('schedule:dedupe', { ttlMs: 2_000 });
+          resolve({ jobSaw, hookSaw, pttl, otherGot: lock !== null });
+        },
+      },
+      async ({ scheduledAt }) => {
+        jobSaw = scheduledAt;
+        await delay(930); // leaves ~70 ms of lockAtLeastFor
+      },
+    );
+    const tick = await firstTick;
+    await job.stop();
+    await Promise.all([locker?.close(), other?.close()]);
+    expect(tick.otherGot).toBe(false);
+    expect(tick.pttl).toBeGreaterThan(0);
+    expect(tick.pttl).toBeLessThanOrEqual(100);
+    expect(tick.jobSaw.getMilliseconds()).toBe(0); // the cron instant, not when a timer fired
+    expect(tick.hookSaw).toEqual(tick.jobSaw);
   });
 
   it('rejects bad arguments synchronously', () => {
