@@ -37,7 +37,7 @@ export async function acquireLock(
     ttlMs,
     fencing,
     ...(fair
-      ? { fair: { ticket: newTicket(), waiterTimeoutMs: waiterTimeoutMs(context, ttlMs) } }
+      ? { fair: { ticket: newTicket(), waiterTimeoutMs: waiterTimeoutMs(context) } }
       : {}),
   };
   let queued = fair; // in line on some nodes until it got the lock there or left

@@ -19,13 +19,14 @@ export function newTicket(): number {
 }
 
 /**
- * How long a waiter that stopped asking keeps its place. It asks again at least every
- * 1.5 × `retryDelayMs` plus one attempt, which can take three node timeouts (the round, the
- * undo, waiting for a subscription); five times that, and at least a second, means it is gone.
+ * How long a waiter that stopped asking keeps its place: max(1 s, 5 × `retryDelayMs`),
+ * whatever the TTL, so that a waiter that died holds up a free lock that long at most. A live
+ * waiter asks every 1.5 × `retryDelayMs` at the latest, plus the attempt itself; one that was
+ * dropped because its nodes answered slowly takes its old place back on its next attempt
+ * (the line is ordered by its ticket), so a drop costs it nothing.
  */
-export function waiterTimeoutMs(context: LockContext, ttlMs: number): number {
-  const interval = 1.5 * context.settings.retryDelayMs + 3 * nodeTimeoutFor(context, ttlMs);
-  return Math.ceil(Math.max(1_000, 5 * interval));
+export function waiterTimeoutMs(context: LockContext): number {
+  return Math.max(1_000, 5 * context.settings.retryDelayMs);
 }
 
 /**

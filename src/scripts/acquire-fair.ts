@@ -16,6 +16,8 @@ import { defineScript } from './script.js';
  * ARGV[6]  '1' to draw a fencing token on acquisition, '0' not to
  *
  * Drops waiters whose deadline passed, (re)joins the line and renews the caller's deadline.
+ * Both line keys expire (never sooner than any waiter's deadline), so a line whose waiters
+ * all died leaves nothing behind.
  * Returns { state, fence }: state 0 when the lock is now ours (and the caller left the line),
  * the holder's remaining TTL in ms (> 0) when held, -1 when held without expiry, -2 when free
  * but another waiter is first (who is then nudged on its channel, in case it slept through its
@@ -34,7 +36,13 @@ for _, waiter in ipairs(gone) do
   redis.call('ZREM', KEYS[3], waiter)
 end
 redis.call('ZADD', KEYS[2], 'NX', ARGV[3], ARGV[1])
-redis.call('ZADD', KEYS[3], now + tonumber(ARGV[4]), ARGV[1])
+local patience = tonumber(ARGV[4])
+redis.call('ZADD', KEYS[3], now + patience, ARGV[1])
+for i = 2, 3 do
+  if redis.call('PTTL', KEYS[i]) < patience then
+    redis.call('PEXPIRE', KEYS[i], patience)
+  end
+end
 local fenced = ARGV[6] == '1'
 local holder = redis.call('GET', KEYS[1])
 if holder == ARGV[1] then

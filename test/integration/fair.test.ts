@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { setTimeout as delay } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { useLockers, useRedis } from '../support/redis.js';
@@ -5,6 +6,7 @@ import { useLockers, useRedis } from '../support/redis.js';
 const fixture = useRedis(3);
 const locker = useLockers(fixture);
 const QUEUE = 'distlock:{printer}:queue';
+const FAIR_WAITER = new URL('../support/fair-waiter.ts', import.meta.url).pathname;
 
 /** Starts `count` fair waiters 30 ms apart; resolves the order in which they got the lock. */
 async function servedOrder(count: number, urls: readonly string[]): Promise<number[]> {
@@ -95,5 +97,29 @@ describe('fair acquisition', () => {
     expect(waited).toBeLessThan(1_500);
     await lock.release();
     expect(await Promise.all(admin.map((c) => c.zcard(QUEUE)))).toEqual([0, 0, 0]);
+  });
+
+  it('drops a waiter that was killed within about a second, whatever the TTL', async () => {
+    const urls = fixture().redis.urls;
+    const holder = await locker().acquire('printer', { ttlMs: 100_000 });
+    const waiter = spawn(process.execPath, ['--import', 'tsx', FAIR_WAITER, 'printer', ...urls], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    await new Promise((resolve) => waiter.stdout.once('data', resolve)); // in line
+    waiter.kill('SIGKILL');
+    await new Promise((resolve) => waiter.once('exit', resolve));
+    // Every line key expires: a line whose waiters all died does not stay forever.
+    const ttls = await Promise.all(
+      fixture().admin.flatMap((c) => [c.pttl(QUEUE), c.pttl(`${QUEUE}-deadlines`)]),
+    );
+    for (const ttl of ttls) expect(ttl > 0 && ttl <= 1_000, `PTTL ${ttl}`).toBe(true);
+    await holder.release();
+    const started = performance.now();
+    const options = { ttlMs: 100_000, waitMs: 15_000, fair: true };
+    const lock = await locker().acquire('printer', options);
+    // The dead waiter holds the free lock until its place expires: 8.25 s before, with a
+    // patience derived from the 100 s TTL's node timeout; now max(1 s, 5 x retryDelayMs).
+    expect(performance.now() - started).toBeLessThan(1_800);
+    await lock.release();
   });
 });
