@@ -21,9 +21,12 @@ export interface RedisConnection {
   connect?(timeoutMs: number): Promise<void>;
   /**
    * Opens a separate connection for pub/sub, used to wake waiters when a lock is released.
-   * Optional: without it, waiters poll.
+   * Optional: without it, waiters poll. `onReady` is called each time the connection is
+   * (re)established: the caller then subscribes again to every channel it wants, so the
+   * subscriber need not remember its channels across reconnects (nor those whose subscribe
+   * failed while it was down).
    */
-  openSubscriber?(onMessage: (channel: string) => void): Subscriber;
+  openSubscriber?(onMessage: (channel: string) => void, onReady?: () => void): Subscriber;
 }
 
 /** A pub/sub connection to one node. */

@@ -77,11 +77,15 @@ export class IORedisConnection implements RedisConnection {
     return this.#ready(timeoutMs).catch(() => undefined);
   }
 
-  /** A second connection in subscriber mode; it resubscribes by itself after reconnects. */
-  openSubscriber(onMessage: (channel: string) => void): Subscriber {
-    const subscriber = this.#client.duplicate({ enableOfflineQueue: true, autoResubscribe: true });
+  /**
+   * A second connection in subscriber mode. The caller resubscribes on `onReady`, so ioredis's
+   * own resubscription (which forgets channels whose subscribe failed) is off.
+   */
+  openSubscriber(onMessage: (channel: string) => void, onReady?: () => void): Subscriber {
+    const subscriber = this.#client.duplicate({ enableOfflineQueue: true, autoResubscribe: false });
     subscriber.on('error', () => {}); // a lost subscriber only means waiters fall back to polling
     subscriber.on('message', (channel: string) => onMessage(channel));
+    if (onReady) subscriber.on('ready', onReady);
     const owned = new IORedisConnection(subscriber);
     return {
       subscribe: (channel) => subscriber.subscribe(channel),

@@ -30,8 +30,9 @@ interface Channel {
 /**
  * Wakes waiting acquirers the moment a lock is released, instead of letting them sleep out
  * their retry delay: one shared subscriber connection per node (opened on first need), one
- * subscription per resource that someone waits for, dropped when the last waiter leaves.
- * A missed message costs at most the polling delay, which never exceeds the holder's lease.
+ * subscription per resource that someone waits for, dropped when the last waiter leaves, and
+ * renewed whenever a subscriber reconnects. A missed message costs at most the polling
+ * delay, which never exceeds the holder's lease.
  */
 export class HandOff {
   readonly #nodes: readonly RedisConnection[];
@@ -81,15 +82,31 @@ export class HandOff {
   }
 
   #open(name: string): Channel {
-    this.#subscribers ??= this.#nodes.flatMap((node) =>
-      node.openSubscriber ? [node.openSubscriber((channel) => this.#announce(channel))] : [],
-    );
+    this.#subscribers ??= this.#nodes.flatMap((node) => {
+      if (!node.openSubscriber) return [];
+      const subscriber = node.openSubscriber(
+        (channel) => this.#announce(channel),
+        () => this.#resubscribe(subscriber),
+      );
+      return [subscriber];
+    });
     const ready = Promise.allSettled(this.#subscribers.map((s) => s.subscribe(name))).then(
       () => {},
     );
     const channel: Channel = { refs: 0, releases: 0, wakers: new Set(), ready };
     this.#channels.set(name, channel);
     return channel;
+  }
+
+  /**
+   * Subscribes a (re)connected subscriber to every channel someone waits on, including those
+   * whose subscribe failed while it was down. A channel subscribed twice is harmless.
+   */
+  #resubscribe(subscriber: Subscriber): void {
+    if (this.#closed) return;
+    for (const name of this.#channels.keys()) {
+      subscriber.subscribe(name).catch(() => undefined); // retried at the next reconnect
+    }
   }
 
   #announce(name: string): void {

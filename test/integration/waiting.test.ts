@@ -1,3 +1,5 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import type { Locker } from '../../src/index.js';
 import { useLockers, useRedis } from '../support/redis.js';
@@ -41,4 +43,46 @@ describe('a waiter on a lock held by a bare majority', () => {
       expect(bareMajority).toBeLessThan(2 * allNodes);
     });
   }
+});
+
+describe('wake-ups over pub/sub', () => {
+  it('resubscribe after the subscriber connection was down when waiters subscribed', async () => {
+    const { urls } = fixture().redis;
+    const admin = fixture().admin[0] as Redis;
+    const nodes = urls.slice(0, 1);
+    const holder = locker({ nodes });
+    const waiter = locker({ nodes, retryDelayMs: 2_000 }); // polling alone would take ~2 s
+    const held = await holder.acquire('b', { ttlMs: 10_000 });
+    await holder.acquire('a', { ttlMs: 10_000 });
+    // A first wait opens the waiter's subscriber connection.
+    await expect(waiter.acquire('a', { ttlMs: 1_000, waitMs: 100 })).rejects.toThrow();
+    // Then it drops, and cannot come back while the node refuses new connections.
+    const clients = String(await admin.client('LIST'))
+      .trim()
+      .split('\n');
+    // (The subscriber left its last channel, so it is a plain connection now.)
+    const subscriberId = clients.find((c) => c.includes('cmd=unsubscribe'))?.match(/id=(\d+)/)?.[1];
+    let waits: Promise<unknown>[];
+    await admin.config('SET', 'maxclients', String(clients.length - 1));
+    try {
+      await admin.client('KILL', 'ID', subscriberId as string);
+      waits = Array.from({ length: 4 }, () =>
+        waiter.acquire('b', { ttlMs: 1_000, waitMs: 8_000 }).then((lock) => lock.release()),
+      );
+      await delay(300); // every waiter tried to subscribe while the subscriber was down
+    } finally {
+      await admin.config('SET', 'maxclients', '10000');
+    }
+    await delay(500); // it reconnects
+    const [, subscribers] = (await admin.pubsub('NUMSUB', 'distlock:{b}:released')) as [
+      string,
+      number,
+    ];
+    expect(subscribers).toBe(1);
+    const releasedAt = performance.now();
+    await held.release();
+    await Promise.race(waits.map((w) => w.then(() => performance.now())));
+    expect(performance.now() - releasedAt).toBeLessThan(500); // not the ~2 s polling delay
+    await Promise.all(waits);
+  });
 });
