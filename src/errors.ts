@@ -7,7 +7,8 @@ export type LockErrorCode =
   | 'ACQUIRE_TIMEOUT'
   | 'LOCK_LOST'
   | 'NO_QUORUM'
-  | 'ABORTED';
+  | 'ABORTED'
+  | 'LOCKER_CLOSED';
 
 /**
  * Base class of every error distlock throws or rejects with. Switch on `code`, which is
@@ -107,6 +108,16 @@ export class LockLostError extends PerNodeError {
 export class AbortedError extends LockError {
   constructor(what: string, reason: unknown) {
     super('ABORTED', `${what} was aborted.`, { cause: reason });
+  }
+}
+
+/**
+ * The {@link Locker} was closed: a wait still running was stopped, or an operation came after
+ * `close()`. Nothing is left locked by it.
+ */
+export class LockerClosedError extends LockError {
+  constructor(what: string) {
+    super('LOCKER_CLOSED', `${what} failed: the locker was closed.`);
   }
 }
 

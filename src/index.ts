@@ -7,6 +7,7 @@ export {
   LockBusyError,
   LockError,
   type LockErrorCode,
+  LockerClosedError,
   LockLostError,
   NoQuorumError,
 } from './errors.js';

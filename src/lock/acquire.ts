@@ -1,8 +1,8 @@
 import {
-  AbortedError,
   AcquireTimeoutError,
   LockBusyError,
   type LockError,
+  LockerClosedError,
   NoQuorumError,
 } from '../errors.js';
 import { lockKey, releaseChannel, turnChannel } from '../keys.js';
@@ -15,7 +15,7 @@ import type { Watch } from './hand-off.js';
 import type { Lease } from './lease.js';
 import { Lock, type LockLifecycle } from './lock.js';
 import { leaveQueue, newTicket, waiterTimeoutMs } from './queue.js';
-import { sleep } from './sleep.js';
+import { sleep, stopped, type WaitStops } from './sleep.js';
 import { newToken } from './token.js';
 
 /**
@@ -36,27 +36,32 @@ export async function acquireLock(
     token,
     ttlMs,
     fencing,
-    ...(fair
-      ? { fair: { ticket: newTicket(), waiterTimeoutMs: waiterTimeoutMs(context) } }
-      : {}),
+    ...(fair ? { fair: { ticket: newTicket(), waiterTimeoutMs: waiterTimeoutMs(context) } } : {}),
   };
   let queued = fair; // in line on some nodes until it got the lock there or left
   const startedAt = clock.now();
   const deadline = startedAt + waitMs; // of the wait
-  const what = `Acquiring "${resource}"`;
-  const connecting = context.connected();
-  if (connecting) {
-    // Opening connections takes a moment (more on a loaded machine); it is not waiting for
-    // the lock, so even a single attempt allows it half a second. Never more than the wait
-    // beyond that, never more than 2 s, and the signal still cancels it. (The cap also keeps
-    // an infinite wait out of setTimeout.)
-    const bound = Math.max(waitMs, CONNECT_GRACE_MS);
-    await sleep(Math.min(bound, CONNECT_WAIT_MS), signal, what, connecting);
-  }
+  const stops: WaitStops = {
+    what: `Acquiring "${resource}"`,
+    signal,
+    closed: context.shutdown.signal,
+  };
+  if (context.shutdown.closed) throw new LockerClosedError(stops.what);
+  context.shutdown.entered();
   let watch: Watch | undefined;
   try {
+    const connecting = context.connected();
+    if (connecting) {
+      // Opening connections takes a moment (more on a loaded machine); it is not waiting for
+      // the lock, so even a single attempt allows it half a second. Never more than the wait
+      // beyond that, never more than 2 s, and the signal still cancels it. (The cap also keeps
+      // an infinite wait out of setTimeout.)
+      const bound = Math.max(waitMs, CONNECT_GRACE_MS);
+      await sleep(Math.min(bound, CONNECT_WAIT_MS), stops, connecting);
+    }
     for (let attempts = 1; ; attempts++) {
-      if (signal?.aborted) throw new AbortedError(what, signal.reason);
+      const stop = stopped(stops);
+      if (stop) throw stop;
       const seen = watch?.seen() ?? 0;
       const attempt = await attemptAcquire(context, request);
       if (attempt.kind === 'acquired') {
@@ -65,11 +70,12 @@ export async function acquireLock(
           leaveQueue(context, key, token, ttlMs, attempt.results);
           queued = false;
         }
-        if (signal?.aborted) {
+        const late = stopped(stops); // aborted or closed while the attempt ran
+        if (late) {
           const acquireResults = attempt.results;
           await deleteIfOwned(context, { key, token, ttlMs, acquireResults, announce: true })
             .settled;
-          throw new AbortedError(what, signal.reason);
+          throw late;
         }
         const lock = grant(context, resource, request, attempt, { autoExtend, maxHoldMs });
         context.events.report('acquired', () => ({
@@ -93,7 +99,7 @@ export async function acquireLock(
         watch = context.handOff.watch(
           request.fair ? turnChannel(key, request.fair.ticket) : releaseChannel(key),
         );
-        await sleep(Math.min(left, nodeTimeoutFor(context, ttlMs)), signal, what, watch.ready);
+        await sleep(Math.min(left, nodeTimeoutFor(context, ttlMs)), stops, watch.ready);
         context.events.report('retry', () => ({
           resource,
           attempt: attempts,
@@ -113,7 +119,7 @@ export async function acquireLock(
       }));
       const next = watch?.next(seen);
       try {
-        await sleep(delayMs, signal, what, next?.wake);
+        await sleep(delayMs, stops, next?.wake);
       } finally {
         next?.cancel();
       }
@@ -121,6 +127,7 @@ export async function acquireLock(
   } finally {
     watch?.dispose();
     if (queued) await leaveQueue(context, key, token, ttlMs).settled;
+    context.shutdown.left();
   }
 }
 

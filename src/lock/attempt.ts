@@ -78,16 +78,14 @@ function takeOnNode(
   // Plain SET NX PX, as the algorithm specifies: one round trip, no script. Only when the key
   // is taken does a second command check whether the holder is this very acquisition (an
   // earlier attempt landed unseen) and, if not, how long the holder's lease still runs.
-  return node
-    .send('SET', [key, token, 'PX', ttlMs, 'NX'], timeoutMs)
-    .then((reply) =>
-      reply === 'OK'
-        ? NOT_FENCED
-        : runScript(node, reclaimScript, [key], [token, ttlMs], timeoutMs).then((state) => ({
-            state,
-            fence: '',
-          })),
-    );
+  return node.send('SET', [key, token, 'PX', ttlMs, 'NX'], timeoutMs).then((reply) =>
+    reply === 'OK'
+      ? NOT_FENCED
+      : runScript(node, reclaimScript, [key], [token, ttlMs], timeoutMs).then((state) => ({
+          state,
+          fence: '',
+        })),
+  );
 }
 
 const NOT_FENCED: FencedReply = { state: 0, fence: '' };

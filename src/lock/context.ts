@@ -10,6 +10,7 @@ import { releaseScript } from '../scripts/release.js';
 import { runScript } from '../scripts/script.js';
 import type { LockerEmitter } from './events.js';
 import type { HandOff } from './hand-off.js';
+import type { Shutdown } from './shutdown.js';
 
 /**
  * The longest a locker waits for connections that are still being opened (its first
@@ -24,6 +25,8 @@ export interface LockContext {
   readonly clock: Clock;
   readonly events: LockerEmitter;
   readonly handOff: HandOff;
+  /** Stops waits and ends held locks when the locker closes. */
+  readonly shutdown: Shutdown;
   /**
    * Resolves once the connections opened at construction are ready (or gave up); undefined
    * when that already happened.

@@ -1,4 +1,4 @@
-import type { LockLostError } from '../errors.js';
+import { LockerClosedError, LockLostError } from '../errors.js';
 import { validateKeepMs, validateTtl } from '../options.js';
 import { driftMs } from '../quorum/validity.js';
 import { type LockContext, nodeTimeoutFor } from './context.js';
@@ -26,6 +26,8 @@ export class Lock implements AsyncDisposable {
   readonly #lease: Lease;
   readonly #loss: LossSignal;
   readonly #watchdog: Watchdog | undefined;
+  /** Takes this lock off the locker's list of locks to end on close. */
+  readonly #unhold: () => void;
   #lossReported = false;
 
   /** @internal Created by `Locker`; not part of the public API. */
@@ -34,6 +36,7 @@ export class Lock implements AsyncDisposable {
     this.#context = context;
     this.#lease = lease;
     this.#loss = new LossSignal(lease.resource, context.clock, (error) => this.#lost(error));
+    this.#unhold = context.shutdown.hold(() => this.#endByClose());
     if (lifecycle?.autoExtend) {
       const { ttlMs } = lease;
       const minTtlMs = Math.max(
@@ -83,6 +86,9 @@ export class Lock implements AsyncDisposable {
    */
   extend(ttlMs: number = this.#lease.ttlMs): Promise<void> {
     validateTtl('ttlMs', ttlMs, this.#context.settings);
+    if (this.#context.shutdown.closed) {
+      return Promise.reject(new LockerClosedError(`Extending "${this.resource}"`));
+    }
     return extendLease(this.#context, this.#lease, ttlMs).then(
       (results) => {
         this.#loss.arm(this.#lease.deadline);
@@ -129,7 +135,14 @@ export class Lock implements AsyncDisposable {
     await this.release();
   }
 
+  /** The locker closes: release, and tell work still running under the lock to stop. */
+  #endByClose(): Promise<ReleaseResult> {
+    this.#loss.lose(new LockLostError(this.resource, 'its locker was closed, which released it'));
+    return this.#end(undefined);
+  }
+
   #end(keepMs: number | undefined): Promise<ReleaseResult> {
+    this.#unhold();
     this.#watchdog?.stop();
     this.#loss.stop();
     return releaseLease(this.#context, this.#lease, keepMs).then(({ result, nodes }) => {
@@ -146,6 +159,7 @@ export class Lock implements AsyncDisposable {
   #lost(error: LockLostError): void {
     if (this.#lease.status === 'released' || this.#lossReported) return;
     this.#lossReported = true;
+    this.#unhold();
     this.#lease.status = 'lost';
     this.#watchdog?.stop();
     this.#loss.lose(error);

@@ -14,6 +14,7 @@ import { CONNECT_WAIT_MS, type LockContext } from './context.js';
 import { LockerEmitter } from './events.js';
 import { HandOff } from './hand-off.js';
 import type { Lock } from './lock.js';
+import { Shutdown } from './shutdown.js';
 import { withLock } from './with-lock.js';
 
 /**
@@ -39,6 +40,7 @@ export class Locker {
   readonly events = new LockerEmitter();
   readonly #context: LockContext;
   readonly #owned: readonly RedisConnection[];
+  #closing: Promise<void> | undefined;
 
   /** Validates `options` synchronously (throws `InvalidArgumentError`), then connects. */
   constructor(options: LockerOptions) {
@@ -62,6 +64,7 @@ export class Locker {
       clock: monotonicClock,
       events: this.events,
       handOff,
+      shutdown: new Shutdown(),
       connected,
     };
     this.#owned = owned;
@@ -121,8 +124,25 @@ export class Locker {
     return withLock(acquireLock(this.#context, resource, settings), work);
   }
 
-  /** Closes the connections this locker opened from URLs; clients passed in stay open. */
-  async close(): Promise<void> {
+  /**
+   * Shuts the locker down, in this order:
+   * - every wait still running rejects with `LockerClosedError` (a fair waiter leaves the line
+   *   first), and so does every later `acquire`, `tryAcquire`, `withLock` or `extend`;
+   * - every lock it still holds is released (a `released` event each), and its `signal` fires
+   *   with a `LockLostError`, since another client may now take the resource: work still
+   *   running under it must stop. A later `release()` of such a lock resolves `'not-held'`;
+   * - then the connections it opened from URLs close; clients passed in stay open.
+   *
+   * Releasing rather than leaving the keys to expire means a graceful shutdown never makes
+   * other processes wait out a TTL. Calling it again returns the same promise.
+   */
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
+    await this.#context.shutdown.close();
     await this.#context.handOff.close();
     await Promise.all(this.#owned.map((node) => node.close()));
   }
