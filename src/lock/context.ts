@@ -10,6 +10,7 @@ import { releaseScript } from '../scripts/release.js';
 import { runScript } from '../scripts/script.js';
 import type { LockerEmitter } from './events.js';
 import type { HandOff } from './hand-off.js';
+import type { NodeIdentities } from './node-identity.js';
 import type { Shutdown } from './shutdown.js';
 
 /**
@@ -27,6 +28,8 @@ export interface LockContext {
   readonly handOff: HandOff;
   /** Stops waits and ends held locks when the locker closes. */
   readonly shutdown: Shutdown;
+  /** Which server each node is: no server may count twice towards a majority. */
+  readonly identities: NodeIdentities;
   /**
    * Resolves once the connections opened at construction are ready (or gave up); undefined
    * when that already happened.

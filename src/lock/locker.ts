@@ -14,6 +14,7 @@ import { CONNECT_WAIT_MS, type LockContext } from './context.js';
 import { LockerEmitter } from './events.js';
 import { HandOff } from './hand-off.js';
 import type { Lock } from './lock.js';
+import { NodeIdentities } from './node-identity.js';
 import { Shutdown } from './shutdown.js';
 import { withLock } from './with-lock.js';
 
@@ -65,6 +66,7 @@ export class Locker {
       events: this.events,
       handOff,
       shutdown: new Shutdown(),
+      identities: new NodeIdentities(nodes.length),
       connected,
     };
     this.#owned = owned;

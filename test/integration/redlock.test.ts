@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { type LockLostError, NoQuorumError, NotSentError } from '../../src/index.js';
+import {
+  InvalidArgumentError,
+  type LockLostError,
+  NoQuorumError,
+  NotSentError,
+} from '../../src/index.js';
 import { useLockers, useRedis } from '../support/redis.js';
 
 const fixture = useRedis(5);
@@ -150,5 +155,24 @@ describe('Redlock over 5 independent masters', () => {
     // first timeout (one acquire, its release) plus our own INFO calls.
     expect((await processed()) - before).toBeLessThan(8);
     expect(await admin[0]?.keys('distlock:*')).toEqual([]);
+  });
+
+  it('rejects one server listed twice under other names, before granting any lock', async () => {
+    const { redis, admin } = fixture();
+    const [first, second] = redis.nodes;
+    // 127.1 is 127.0.0.1: the same server as nodes[0], so "2 of 3" would be one server.
+    const urls = [redis.urls[0], `redis://127.1:${first?.port}`, redis.urls[1]] as string[];
+    const l = locker({ nodes: urls });
+    for (const fencing of [false, true]) {
+      const error = await l.acquire('r', { ttlMs: 5_000, fencing }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(InvalidArgumentError);
+      expect((error as InvalidArgumentError).field).toBe('nodes[1]');
+      expect((error as Error).message).toMatch(/different Redis server from nodes\[0\].*run_id/);
+    }
+    expect(await admin[0]?.keys('*')).toEqual([]);
+    expect(await admin[1]?.keys('*')).toEqual([]);
+    // Distinct servers (including ones reached twice only in name) still lock.
+    const fine = locker({ nodes: [redis.urls[0], `redis://127.1:${second?.port}`] as string[] });
+    await (await fine.acquire('r', { ttlMs: 5_000 })).release();
   });
 });
