@@ -48,7 +48,7 @@ abstract class PerNodeError extends LockError {
   ) {
     super(code, `${message} ${summarize(nodes)}`, cause === undefined ? undefined : { cause });
     this.resource = resource;
-    this.nodes = nodes;
+    this.nodes = Object.freeze([...nodes]); // a snapshot: the engine's array may still change
   }
 }
 

@@ -37,11 +37,17 @@ export interface LockerEvents {
 
 /** Typed event emitter for {@link LockerEvents}. */
 export class LockerEmitter extends EventEmitter<LockerEvents> {
-  /** Emits `name`, building its payload only when someone listens (the hot path pays nothing). */
+  /**
+   * Emits `name`, building its payload only when someone listens (the hot path pays nothing).
+   * Listeners get a frozen snapshot of the per-node results: the engine's own array keeps
+   * filling in as late nodes answer.
+   */
   report<K extends keyof LockerEvents>(name: K, payload: () => LockerEvents[K][0]): void {
     if (this.listenerCount(name) === 0) return;
     try {
-      (this.emit as (event: K, arg: LockerEvents[K][0]) => boolean)(name, payload());
+      const built = payload();
+      if ('nodes' in built) built.nodes = Object.freeze([...built.nodes]) as typeof built.nodes;
+      (this.emit as (event: K, arg: LockerEvents[K][0]) => boolean)(name, built);
     } catch (error) {
       // A throwing listener must not break a lock operation (or escape from one of our
       // timers) halfway: its error surfaces on its own, outside the lock's code path.

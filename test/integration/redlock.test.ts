@@ -175,4 +175,26 @@ describe('Redlock over 5 independent masters', () => {
     const fine = locker({ nodes: [redis.urls[0], `redis://127.1:${second?.port}`] as string[] });
     await (await fine.acquire('r', { ttlMs: 5_000 })).release();
   });
+
+  it('hands event listeners a frozen snapshot of the per-node results', async () => {
+    const l = locker({ nodeTimeoutMs: 100 });
+    await (await l.acquire('warm', { ttlMs: 1_000 })).release();
+    const seen: Record<string, readonly unknown[]> = {};
+    l.events.on('acquired', ({ nodes }) => {
+      seen.acquired = nodes;
+      seen.acquiredCopy = [...nodes];
+    });
+    l.events.on('released', ({ nodes }) => {
+      seen.released = nodes;
+    });
+    fixture().redis.nodes[0]?.pause();
+    const lock = await l.acquire('r', { ttlMs: 5_000, waitMs: 0 });
+    expect(seen.acquired?.[0]).toBeUndefined(); // node 0 had not answered at the verdict
+    await new Promise((resolve) => setTimeout(resolve, 200)); // ...and then timed out
+    expect(seen.acquired).toEqual(seen.acquiredCopy);
+    expect(Object.isFrozen(seen.acquired)).toBe(true);
+    await lock.release();
+    expect(Object.isFrozen(seen.released)).toBe(true);
+    fixture().redis.nodes[0]?.resume();
+  });
 });
