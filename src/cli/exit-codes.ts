@@ -3,9 +3,11 @@
  * are chosen from the BSD sysexits range so that they rarely collide with a command's.
  */
 export const EXIT = {
+  /** `distlock status`: the lock is free (0 = held, like `test` and `grep`). */
+  free: 1,
   /** Bad arguments (like most CLIs). */
   usage: 2,
-  /** Redis nodes unreachable: no quorum. */
+  /** Redis nodes unreachable: no quorum (`distlock status`: too few nodes read to tell). */
   unavailable: 69,
   /** The lock is held by someone else (`--no-wait`, or `--wait` ran out). */
   busy: 75,

@@ -10,7 +10,7 @@ import { cronUnderLock } from './cron-command.js';
 import { parseDuration } from './duration.js';
 import { EXIT } from './exit-codes.js';
 import { runUnderLock } from './run-command.js';
-import { formatStatus, lockStatus } from './status-command.js';
+import { formatStatus, type LockState, lockStatus } from './status-command.js';
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
@@ -28,6 +28,13 @@ function redisUrls(option: readonly string[]): string[] {
   const fromEnv = (process.env.DISTLOCK_REDIS ?? '').split(/[\s,]+/).filter(Boolean);
   return fromEnv.length > 0 ? fromEnv : ['redis://127.0.0.1:6379'];
 }
+
+/** Exit code of `distlock status` per state, like `test`: 0 when the lock is held. */
+const STATUS_EXIT: Record<LockState, number> = {
+  held: 0,
+  free: EXIT.free,
+  unknown: EXIT.unavailable,
+};
 
 const collect = (value: string, previous: string[]) => [...previous, value];
 
@@ -73,16 +80,36 @@ program
   .addOption(
     durationOption('--grace <duration>', 'SIGTERM to SIGKILL once the lock is lost', 5_000, '5s'),
   )
+  .option(
+    '--foreground',
+    "keep the command in distlock's process group and session, so that it can use the " +
+      'terminal (prompts, job control); only the command itself is then signalled, not ' +
+      'the processes it started',
+  )
   .addOption(redisOption())
   .argument('<command>', 'the command to run')
   .argument('[args...]', 'its arguments (put them after --)')
+  .addHelpText(
+    'after',
+    '\nThe command runs in a process group of its own (unless --foreground): when the lock is\n' +
+      'lost, and on SIGINT, SIGTERM, SIGHUP or SIGQUIT, the whole group is signalled, so that\n' +
+      'the processes the command started stop too.',
+  )
   .passThroughOptions()
   .action(async (command: string, args: string[], opts) => {
     const waitMs = opts.wait === false ? 0 : (opts.wait as number);
     process.exitCode = await withLocker(redisUrls(opts.redis), (locker) =>
       runUnderLock(
         locker,
-        { key: opts.key, ttlMs: opts.ttl, waitMs, graceMs: opts.grace, command, args },
+        {
+          key: opts.key,
+          ttlMs: opts.ttl,
+          waitMs,
+          graceMs: opts.grace,
+          foreground: opts.foreground === true,
+          command,
+          args,
+        },
         log,
       ),
     );
@@ -94,11 +121,13 @@ program
   .argument('<key>', 'the resource')
   .addOption(redisOption())
   .option('--json', 'print JSON')
+  .addHelpText('after', '\nExit status: 0 held, 1 free, 69 unknown (too few nodes could be read).')
   .action(async (key: string, opts) => {
     const status = await lockStatus(redisUrls(opts.redis), key);
     process.stdout.write(
       opts.json ? `${JSON.stringify(status)}\n` : `${formatStatus(status).join('\n')}\n`,
     );
+    process.exitCode = STATUS_EXIT[status.state];
   });
 
 program
@@ -124,6 +153,14 @@ program
       '1s',
     ),
   )
+  .addOption(
+    durationOption(
+      '--grace <duration>',
+      'SIGTERM to SIGKILL for a job being stopped (signal, or --at-most ran out)',
+      5_000,
+      '5s',
+    ),
+  )
   .addOption(redisOption())
   .argument('<command>', 'the command to run')
   .argument('[args...]', 'its arguments (after --)')
@@ -133,6 +170,7 @@ program
       key: opts.key,
       lockAtMostFor: opts.atMost,
       lockAtLeastFor: opts.atLeast,
+      graceMs: opts.grace,
       command,
       args,
     };

@@ -1,8 +1,8 @@
-import { spawn } from 'node:child_process';
-import { constants } from 'node:os';
 import { AcquireTimeoutError, LockBusyError } from '../errors.js';
 import type { Locker } from '../lock/locker.js';
+import { CommandGroup } from './command-group.js';
 import { EXIT } from './exit-codes.js';
+import { STOP_SIGNALS } from './stop-signals.js';
 
 /** What `distlock run` was asked to do. */
 export interface RunRequest {
@@ -12,14 +12,18 @@ export interface RunRequest {
   readonly waitMs: number;
   /** How long the command gets after SIGTERM, once the lock is lost, before SIGKILL. */
   readonly graceMs: number;
+  /** Keep the command in distlock's process group: only the command itself is signalled. */
+  readonly foreground: boolean;
   readonly command: string;
   readonly args: readonly string[];
 }
 
 /**
- * Holds the lock (auto-extended) while the command runs, like `flock`: forwards SIGINT and
- * SIGTERM to it, and stops it (SIGTERM, then SIGKILL after the grace period) if the lock is
- * lost. Resolves the exit code: the command's own, or one of {@link EXIT}.
+ * Holds the lock (auto-extended) while the command runs, like `flock`. The command runs in a
+ * process group of its own (unless `foreground`); distlock forwards SIGINT, SIGTERM, SIGHUP
+ * and SIGQUIT to that group, and stops the group (SIGTERM, then SIGKILL after the grace
+ * period) if the lock is lost. Resolves the exit code: the command's own, or one of
+ * {@link EXIT}.
  */
 export async function runUnderLock(
   locker: Locker,
@@ -42,34 +46,39 @@ export async function runUnderLock(
     log(`distlock: ${lock.message}`);
     return EXIT.unavailable;
   }
+  if (lock.signal.aborted) {
+    log(`distlock: lock on "${request.key}" lost before the command started`);
+    return EXIT.lost;
+  }
 
-  const child = spawn(request.command, request.args, { stdio: 'inherit' });
-  const forward = (signal: NodeJS.Signals) => () => child.kill(signal);
-  const onInt = forward('SIGINT');
-  const onTerm = forward('SIGTERM');
-  process.on('SIGINT', onInt);
-  process.on('SIGTERM', onTerm);
+  const command = CommandGroup.start(request.command, request.args, {
+    foreground: request.foreground,
+  });
+  let forwarded = false;
+  const forward = (signal: NodeJS.Signals) => {
+    forwarded = true;
+    command.signal(signal);
+  };
+  for (const signal of STOP_SIGNALS) process.on(signal, forward);
   let lost = false;
-  let killTimer: NodeJS.Timeout | undefined;
-  lock.signal.addEventListener('abort', () => {
+  let stopping: Promise<void> | undefined;
+  const onLost = () => {
     lost = true;
     log(`distlock: lock on "${request.key}" lost; stopping the command`);
-    child.kill('SIGTERM');
-    killTimer = setTimeout(() => child.kill('SIGKILL'), request.graceMs);
-  });
+    command.signal('SIGTERM');
+    stopping = command.drain(request.graceMs);
+  };
+  lock.signal.addEventListener('abort', onLost, { once: true });
 
-  const code = await new Promise<number>((resolve) => {
-    child.once('error', (error) => {
-      log(`distlock: cannot run "${request.command}": ${error.message}`);
-      resolve(127);
-    });
-    child.once('exit', (exitCode, signal) => {
-      resolve(exitCode ?? 128 + (signal ? (constants.signals[signal] ?? 0) : 0));
-    });
+  const code = await command.exited.catch((error: Error) => {
+    log(`distlock: ${error.message}`);
+    return 127;
   });
-  clearTimeout(killTimer);
-  process.off('SIGINT', onInt);
-  process.off('SIGTERM', onTerm);
+  // What was told to stop is gone before the lock is released: the command's children get
+  // the grace period, then SIGKILL. A command that simply ended may leave children running.
+  await (stopping ?? (forwarded ? command.drain(request.graceMs) : undefined));
+  lock.signal.removeEventListener('abort', onLost);
+  for (const signal of STOP_SIGNALS) process.off(signal, forward);
   await lock.release();
   return lost ? EXIT.lost : code;
 }

@@ -1,57 +1,122 @@
-import { Redis } from 'ioredis';
+import type { RedisConnection } from '../driver/connection.js';
+import { resolveNodes } from '../driver/nodes.js';
 import { fenceKey, lockKey } from '../keys.js';
-import { DEFAULTS } from '../options.js';
+import { DEFAULTS, validateResource } from '../options.js';
 import { quorumOf } from '../quorum/tally.js';
 
+/**
+ * How long one node gets to connect and answer. Status reads nothing it must act on, so a
+ * node that has not answered by then is reported, not waited for.
+ */
+export const STATUS_TIMEOUT_MS = 2_000;
+
+/**
+ * Whether the lock is held: by a majority of the nodes (`held`), certainly not (`free`), or
+ * the nodes that could not be read decide it (`unknown`, e.g. a majority unreachable).
+ */
+export type LockState = 'held' | 'free' | 'unknown';
+
 /** One node's view of a lock. */
-interface NodeStatus {
+export interface NodeStatus {
   readonly node: string;
   readonly held: boolean;
+  /** The key's PTTL; `null` when the key is absent or has no expiry. */
   readonly remainingMs: number | null;
   readonly fence: string | null;
+  /** Why the node could not be read; the other fields then say nothing. */
   readonly error?: string;
 }
 
-/** Reads, on every node, whether `resource` is locked, for how long, and its fence counter. */
-export async function lockStatus(urls: readonly string[], resource: string) {
-  const key = lockKey(DEFAULTS.prefix, resource);
-  const nodes = await Promise.all(urls.map((url) => nodeStatus(url, key)));
-  const held = nodes.filter((n) => n.held).length;
-  return { resource, held: held >= quorumOf(urls.length), heldOn: held, nodes };
+/** What `distlock status` reports. */
+export interface LockStatus {
+  readonly resource: string;
+  readonly state: LockState;
+  /** `state === 'held'`. */
+  readonly held: boolean;
+  /** On how many nodes the lock key exists. */
+  readonly heldOn: number;
+  readonly nodes: readonly NodeStatus[];
+}
+
+/**
+ * Reads, on every node, whether `resource` is locked, for how long, and its fence counter.
+ * Validates the node URLs as a `Locker` does: a bad one throws `InvalidArgumentError`
+ * before any connection is opened.
+ */
+export async function lockStatus(
+  urls: readonly string[],
+  resource: string,
+  timeoutMs = STATUS_TIMEOUT_MS,
+): Promise<LockStatus> {
+  validateResource(resource, 'key');
+  const { connections, owned } = resolveNodes(urls);
+  try {
+    const key = lockKey(DEFAULTS.prefix, resource);
+    const nodes = await Promise.all(connections.map((c) => nodeStatus(c, key, timeoutMs)));
+    const heldOn = nodes.filter((n) => n.held).length;
+    const unread = nodes.filter((n) => n.error !== undefined).length;
+    const quorum = quorumOf(nodes.length);
+    const state: LockState =
+      heldOn >= quorum ? 'held' : heldOn + unread >= quorum ? 'unknown' : 'free';
+    return { resource, state, held: state === 'held', heldOn, nodes };
+  } finally {
+    await Promise.all(owned.map((connection) => connection.close()));
+  }
 }
 
 /** Human-readable lines for {@link lockStatus}. */
-export function formatStatus(status: Awaited<ReturnType<typeof lockStatus>>): string[] {
-  const { resource, held, heldOn, nodes } = status;
+export function formatStatus(status: LockStatus): string[] {
+  const { resource, state, heldOn, nodes } = status;
+  const unread = nodes.filter((n) => n.error !== undefined).length;
   const lines = [
-    `${resource}: ${held ? 'held' : 'free'} (locked on ${heldOn} of ${nodes.length} node(s))`,
+    `${resource}: ${state} (locked on ${heldOn} of ${nodes.length} node(s)${unread > 0 ? `, ${unread} unreachable` : ''})`,
   ];
   for (const n of nodes) {
-    const state = n.error
+    const detail = n.error
       ? `unreachable: ${n.error}`
       : n.held
         ? `held, ${n.remainingMs} ms left`
         : 'free';
-    lines.push(`  ${n.node}  ${state}${n.fence === null ? '' : `, fence ${n.fence}`}`);
+    lines.push(`  ${n.node}  ${detail}${n.fence === null ? '' : `, fence ${n.fence}`}`);
   }
   return lines;
 }
 
-async function nodeStatus(url: string, key: string): Promise<NodeStatus> {
-  const client = new Redis(url, {
-    maxRetriesPerRequest: 0,
-    connectTimeout: 2_000,
-    lazyConnect: true,
+async function nodeStatus(
+  connection: RedisConnection,
+  key: string,
+  timeoutMs: number,
+): Promise<NodeStatus> {
+  const node = connection.name;
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
   });
-  client.on('error', () => {});
-  const node = `${client.options.host}:${client.options.port}`;
   try {
-    await client.connect();
-    const [pttl, fence] = await Promise.all([client.pttl(key), client.get(fenceKey(key))]);
+    const [pttl, fence] = await Promise.race([readKeys(connection, key, timeoutMs), timedOut]);
     return { node, held: pttl !== -2, remainingMs: pttl >= 0 ? pttl : null, fence };
   } catch (error) {
-    return { node, held: false, remainingMs: null, fence: null, error: (error as Error).message };
+    const message = error instanceof Error ? error.message : String(error);
+    return { node, held: false, remainingMs: null, fence: null, error: message };
   } finally {
-    client.disconnect();
+    clearTimeout(timer);
   }
+}
+
+/** The lock key's PTTL (-2: absent, -1: no expiry) and the fence counter. */
+async function readKeys(
+  connection: RedisConnection,
+  key: string,
+  timeoutMs: number,
+): Promise<[number, string | null]> {
+  await connection.connect?.(timeoutMs);
+  const [pttl, fence] = await Promise.all([
+    connection.send('PTTL', [key], timeoutMs),
+    connection.send('GET', [fenceKey(key)], timeoutMs),
+  ]);
+  if (typeof pttl !== 'number') throw new Error(`unexpected reply to PTTL: ${String(pttl)}`);
+  if (fence !== null && typeof fence !== 'string') {
+    throw new Error(`unexpected reply to GET: ${String(fence)}`);
+  }
+  return [pttl, fence];
 }

@@ -1,9 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { useLockers, useRedis } from '../support/redis.js';
 
 /** Runs the built command (`npm test` builds first), as users run it. */
@@ -35,6 +35,59 @@ function distlock(args: readonly string[], env: NodeJS.ProcessEnv = {}): Run {
 }
 
 const redisArgs = () => fixture().redis.urls.flatMap((url) => ['--redis', url]);
+
+/** A shell script that starts `sleep 30` in the background, writes its pid to `file`, waits. */
+const withBackgroundSleep = (file: string) => `sleep 30 & echo $! > ${file}; wait`;
+
+/** Pids that commands under test started; whatever still runs after a test is killed. */
+const started: number[] = [];
+afterEach(() => {
+  for (const pid of started.splice(0)) if (isRunning(pid)) process.kill(pid, 'SIGKILL');
+});
+
+/** The pid a command wrote to `file`, once it is there in full. */
+async function pidWrittenTo(file: string, withinMs = 10_000): Promise<number> {
+  const deadline = performance.now() + withinMs;
+  for (;;) {
+    const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
+    if (/^\d+\n$/.test(text)) {
+      started.push(Number(text));
+      return Number(text);
+    }
+    if (performance.now() > deadline) throw new Error(`no pid in ${file} after ${withinMs} ms`);
+    await delay(20);
+  }
+}
+
+/** Whether `pid` runs; an exited process not reaped yet (a zombie) does not. */
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+/** Whether `pid` stops running within `withinMs`. */
+async function stopsRunning(pid: number, withinMs = 2_000): Promise<boolean> {
+  const deadline = performance.now() + withinMs;
+  while (isRunning(pid)) {
+    if (performance.now() > deadline) return false;
+    await delay(20);
+  }
+  return true;
+}
+
+/** This process's process group (Linux: the 5th field of /proc/self/stat). */
+function ownProcessGroup(): number {
+  const stat = readFileSync('/proc/self/stat', 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+}
 
 describe('distlock run', () => {
   it("passes the command's output and exit code through", async () => {
@@ -129,6 +182,73 @@ describe('distlock run', () => {
     expect(code).toBe(7);
   });
 
+  it('stops what the command started, too, when the lock is lost', async () => {
+    const file = join(dir, 'lost-grandchild');
+    const run = distlock([
+      'run',
+      '--key',
+      'job',
+      '--ttl',
+      '600ms',
+      '--grace',
+      '1s',
+      ...redisArgs(),
+      '--',
+      'sh',
+      '-c',
+      withBackgroundSleep(file),
+    ]);
+    const grandchild = await pidWrittenTo(file);
+    await Promise.all(
+      fixture()
+        .redis.nodes.slice(0, 2)
+        .map((node) => node.kill()),
+    );
+    const { code } = await run.done;
+    expect(code).toBe(76);
+    expect(await stopsRunning(grandchild)).toBe(true);
+  });
+
+  it('forwards SIGTERM to what the command started, too', async () => {
+    const file = join(dir, 'term-grandchild');
+    const run = distlock([
+      'run',
+      '--key',
+      'job',
+      ...redisArgs(),
+      '--',
+      'sh',
+      '-c',
+      withBackgroundSleep(file),
+    ]);
+    const grandchild = await pidWrittenTo(file);
+    run.child.kill('SIGTERM');
+    const { code } = await run.done;
+    expect(code).toBe(143); // sh, ended by the forwarded SIGTERM
+    expect(await stopsRunning(grandchild)).toBe(true);
+  });
+
+  it.each([
+    ['its own process group', [], 'command'],
+    ["distlock's process group with --foreground", ['--foreground'], 'distlock'],
+  ] as const)('runs the command in %s', async (_, flags, leader) => {
+    const { code, stdout } = await distlock([
+      'run',
+      '--key',
+      'job',
+      ...flags,
+      ...redisArgs(),
+      '--',
+      'sh',
+      '-c',
+      'echo $$; cut -d " " -f 5 /proc/$$/stat',
+    ]).done;
+    expect(code).toBe(0);
+    const [pid, group] = stdout.trim().split('\n').map(Number);
+    // distlock itself runs in the process group of this test's process.
+    expect(group).toBe(leader === 'command' ? pid : ownProcessGroup());
+  });
+
   it.each([
     [['run', '--', 'true'], /required option '--key <key>'/],
     [['run', '--key', 'k', '--ttl', '3x', '--', 'true'], /invalid duration "3x"/],
@@ -154,6 +274,59 @@ describe('distlock status', () => {
     const free = await distlock(['status', 'report', '--json', ...redisArgs()]).done;
     expect(JSON.parse(free.stdout)).toMatchObject({ resource: 'report', held: false, heldOn: 0 });
   });
+
+  it('exits 0 while the lock is held and 1 once it is free, with the state in --json', async () => {
+    const lock = await locker().acquire('report', { ttlMs: 10_000 });
+    const held = await distlock(['status', 'report', '--json', ...redisArgs()]).done;
+    expect(held.code).toBe(0);
+    expect(JSON.parse(held.stdout)).toMatchObject({ state: 'held', held: true, heldOn: 3 });
+    await lock.release();
+    const free = await distlock(['status', 'report', '--json', ...redisArgs()]).done;
+    expect(free.code).toBe(1);
+    expect(JSON.parse(free.stdout)).toMatchObject({ state: 'free', held: false, heldOn: 0 });
+  });
+
+  it('still tells held from free with one node of three down', async () => {
+    const lock = await locker().acquire('report', { ttlMs: 10_000 });
+    await fixture().redis.nodes[2]?.kill();
+    const held = await distlock(['status', 'report', ...redisArgs()]).done;
+    expect(held.stdout).toMatch(/^report: held \(locked on 2 of 3 node\(s\), 1 unreachable\)/);
+    expect(held.code).toBe(0);
+    await lock.release();
+    const free = await distlock(['status', 'report', ...redisArgs()]).done;
+    expect(free.stdout).toMatch(/^report: free \(locked on 0 of 3 node\(s\), 1 unreachable\)/);
+    expect(free.code).toBe(1);
+  });
+
+  it.each([
+    ['down (connection refused)', 'kill'],
+    ['paused (no answer)', 'pause'],
+  ] as const)(
+    'says unknown and exits 69, in seconds, when a majority of nodes is %s',
+    async (_, fault) => {
+      await locker().acquire('report', { ttlMs: 10_000 });
+      const [first, second] = fixture().redis.nodes;
+      if (!first || !second) throw new Error('the fixture has 3 nodes');
+      for (const node of [first, second]) await (fault === 'kill' ? node.kill() : node.pause());
+      const startedAt = performance.now();
+      const { code, stdout } = await distlock(['status', 'report', ...redisArgs()]).done;
+      const elapsedMs = performance.now() - startedAt;
+      expect(stdout).toMatch(/^report: unknown \(locked on 1 of 3 node\(s\), 2 unreachable\)/);
+      for (const node of [first, second]) {
+        expect(stdout).toMatch(new RegExp(`127\\.0\\.0\\.1:${node.port}  unreachable: \\S`));
+      }
+      expect(code).toBe(69);
+      expect(elapsedMs).toBeLessThan(6_000); // each node gets 2 s at most
+    },
+  );
+
+  it('exits 2 naming a node URL that is not redis://', async () => {
+    const { code, stderr } = await distlock(['status', 'report', '--redis', 'http://x']).done;
+    expect(code).toBe(2);
+    expect(stderr).toMatch(
+      /`nodes\[0\]` to be a redis:\/\/ or rediss:\/\/ URL, got `"http:\/\/x"`/,
+    );
+  });
 });
 
 describe('distlock cron', () => {
@@ -176,9 +349,29 @@ describe('distlock cron', () => {
     await delay(3_600);
     for (const member of fleet) member.child.kill('SIGTERM');
     const results = await Promise.all(fleet.map((m) => m.done));
-    expect(results.map((r) => r.code)).toEqual([0, 0]);
+    expect(results.map((r) => r.code)).toEqual([143, 143]); // 128 + SIGTERM
     const ticks = readFileSync(file, 'utf8').trim().split('\n');
     expect(ticks.length).toBeGreaterThanOrEqual(2);
     expect(new Set(ticks).size).toBe(ticks.length);
+  });
+
+  it('on SIGTERM stops the running job and what it started, and exits 143', async () => {
+    const file = join(dir, 'cron-grandchild');
+    const cron = distlock([
+      'cron',
+      '* * * * * *',
+      '--key',
+      'long-job',
+      ...redisArgs(),
+      '--',
+      'sh',
+      '-c',
+      withBackgroundSleep(file),
+    ]);
+    const grandchild = await pidWrittenTo(file);
+    cron.child.kill('SIGTERM');
+    const { code } = await cron.done;
+    expect(code).toBe(143);
+    expect(await stopsRunning(grandchild)).toBe(true);
   });
 });

@@ -1,0 +1,141 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { constants } from 'node:os';
+
+/** How often a group that was told to stop is checked for members still running. */
+const POLL_MS = 50;
+
+/** Options of {@link CommandGroup.start}. */
+export interface CommandGroupOptions {
+  /**
+   * Keep the command in distlock's own process group and session, so that it can use the
+   * terminal; signals then reach the command only, not its children. @default false
+   */
+  readonly foreground?: boolean;
+}
+
+/**
+ * A command that distlock runs with inherited stdio. Unless `foreground`, the command leads
+ * a process group (and session) of its own, and every signal goes to the whole group, so
+ * that what the command started stops with it.
+ */
+export class CommandGroup {
+  /**
+   * The command's exit code: its own, or 128 + the number of the signal that ended it.
+   * Rejects when the command could not be started.
+   */
+  readonly exited: Promise<number>;
+  readonly #child: ChildProcess;
+  readonly #foreground: boolean;
+  #hasExited = false;
+
+  private constructor(child: ChildProcess, foreground: boolean) {
+    this.#child = child;
+    this.#foreground = foreground;
+    this.exited = new Promise<number>((resolve, reject) => {
+      child.once('error', (error) => {
+        this.#hasExited = true;
+        reject(new Error(`cannot run "${child.spawnfile}": ${error.message}`, { cause: error }));
+      });
+      child.once('exit', (code, signal) => {
+        this.#hasExited = true;
+        resolve(code ?? 128 + (signal ? (constants.signals[signal] ?? 0) : 0));
+      });
+    });
+    this.exited.catch(() => undefined); // the caller hears of it when it awaits `exited`
+  }
+
+  /** Starts `command` with `args`. */
+  static start(
+    command: string,
+    args: readonly string[],
+    options: CommandGroupOptions = {},
+  ): CommandGroup {
+    const foreground = options.foreground ?? false;
+    // `detached` makes the child a session and group leader (setsid); distlock still waits
+    // for it, since it keeps the child referenced and awaits `exited`.
+    const child = spawn(command, args, { stdio: 'inherit', detached: !foreground });
+    return new CommandGroup(child, foreground);
+  }
+
+  /** Sends `signal` to the command's process group (to the command alone if `foreground`). */
+  signal(signal: NodeJS.Signals): void {
+    const pid = this.#child.pid;
+    if (pid === undefined) return;
+    if (this.#foreground) {
+      this.#child.kill(signal); // a no-op once the command has exited
+      return;
+    }
+    try {
+      process.kill(-pid, signal);
+    } catch {
+      // ESRCH: nothing of the group is left to signal.
+    }
+  }
+
+  /**
+   * Resolves once the command has exited and nothing of its group still runs. Whatever still
+   * runs `graceMs` from now gets SIGKILL.
+   */
+  drain(graceMs: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      let killed = false;
+      let poll: NodeJS.Timeout | undefined;
+      const kill = setTimeout(() => {
+        killed = true;
+        this.signal('SIGKILL');
+      }, graceMs);
+      const check = () => {
+        // After SIGKILL only the command itself is awaited: nothing outlives SIGKILL, but
+        // orphans that nobody reaped yet still count as members of the group.
+        if (this.#hasExited && (killed || !this.#groupRunning())) {
+          clearTimeout(kill);
+          clearTimeout(poll);
+          resolve();
+        } else {
+          // Not unref()ed: this wait is what keeps distlock from exiting too early.
+          poll = setTimeout(check, POLL_MS);
+        }
+      };
+      check();
+    });
+  }
+
+  /** Whether a member of the command's group is still running (not a zombie). */
+  #groupRunning(): boolean {
+    const pid = this.#child.pid;
+    if (this.#foreground || pid === undefined) return false;
+    try {
+      process.kill(-pid, 0);
+    } catch (error) {
+      return (error as NodeJS.ErrnoException).code === 'EPERM';
+    }
+    return process.platform !== 'linux' || linuxGroupHasLiveMember(pid);
+  }
+}
+
+/**
+ * Looks through /proc for a member of group `pgid` that is not a zombie: an orphan that
+ * exited stays a member until init reaps it, and in a container init may never do so.
+ */
+function linuxGroupHasLiveMember(pgid: number): boolean {
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return true;
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue; // exited meanwhile
+    }
+    // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
+    const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(pgrp) === pgid && state !== 'Z') return true;
+  }
+  return false;
+}
