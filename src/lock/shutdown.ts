@@ -1,3 +1,5 @@
+import { setMaxListeners } from 'node:events';
+
 /**
  * How a locker closes: it stops every wait still running, releases every lock it still holds,
  * lets those operations clean up (leave fair lines, undo attempts) while the connections are
@@ -10,6 +12,11 @@ export class Shutdown {
   #acquiring = 0;
   #onIdle: (() => void) | undefined;
   #closing: Promise<void> | undefined;
+
+  constructor() {
+    // Every waiting acquisition listens for the close: thousands at once are normal.
+    setMaxListeners(Number.POSITIVE_INFINITY, this.#controller.signal);
+  }
 
   /** Aborts when `close()` begins. */
   get signal(): AbortSignal {

@@ -96,4 +96,21 @@ describe('Locker.close()', () => {
     expect(await keysAndTtls()).toEqual({});
     await closed.close(); // a second close is harmless
   });
+
+  it('lets many acquisitions wait at once without a listener-leak warning', async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.name);
+    process.on('warning', onWarning);
+    const l = locker();
+    const held = await l.acquire('job', { ttlMs: 5_000 });
+    const waits = Array.from({ length: 50 }, () =>
+      l.acquire('job', { ttlMs: 1_000, waitMs: 5_000 }).then((lock) => lock.release()),
+    );
+    await delay(200);
+    await held.release();
+    await Promise.all(waits);
+    await delay(10); // warnings are emitted on the next tick
+    process.off('warning', onWarning);
+    expect(warnings).toEqual([]);
+  });
 });
