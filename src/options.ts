@@ -41,6 +41,12 @@ export interface AcquireOptions {
   /** Longest an auto-extended lock is held; then it runs out and its signal fires. @default 3600000 */
   maxHoldMs?: number;
   /**
+   * Shortest time the resource stays locked after acquisition, also when released sooner
+   * (or when the locker closes): a release before then leaves the key to expire at that
+   * moment instead of deleting it (ShedLock's `lockAtLeastFor`). At most `ttlMs`. @default 0
+   */
+  minHoldMs?: number;
+  /**
    * Wait in line: fair waiters get the lock in arrival order (a queue in Redis); a waiter
    * that gave up leaves the line, one that died is dropped after max(1 s, 5 × retryDelayMs).
    * Plain (unfair) acquirers do not look at the line. @default false
@@ -105,6 +111,7 @@ export interface AcquireSettings {
   readonly signal: AbortSignal | undefined;
   readonly autoExtend: boolean;
   readonly maxHoldMs: number;
+  readonly minHoldMs: number;
   readonly fair: boolean;
   readonly fencing: boolean;
 }
@@ -134,11 +141,15 @@ export function acquireSettings(
   }
   const maxHoldMs = options.maxHoldMs ?? DEFAULTS.maxHoldMs;
   if (maxHoldMs !== Number.POSITIVE_INFINITY) positiveInteger('maxHoldMs', maxHoldMs);
+  const minHoldMs = options.minHoldMs ?? 0;
+  if (!Number.isSafeInteger(minHoldMs) || minHoldMs < 0 || minHoldMs > ttlMs) {
+    throw new InvalidArgumentError('minHoldMs', `an integer in [0, ttlMs = ${ttlMs}]`, minHoldMs);
+  }
   const fair = options.fair ?? false;
   if (typeof fair !== 'boolean') throw new InvalidArgumentError('fair', 'a boolean', fair);
   const fencing = options.fencing ?? false;
   if (typeof fencing !== 'boolean') throw new InvalidArgumentError('fencing', 'a boolean', fencing);
-  return { ttlMs, waitMs, signal, autoExtend, maxHoldMs, fair, fencing };
+  return { ttlMs, waitMs, signal, autoExtend, maxHoldMs, minHoldMs, fair, fencing };
 }
 
 /**
@@ -173,9 +184,9 @@ export function validateTtl(field: string, ttlMs: unknown, locker: LockerSetting
   return ttlMs;
 }
 
-/** Throws unless `keepMs` (of `releaseAfter`) is a positive integer a timer can hold. */
-export function validateKeepMs(keepMs: unknown): asserts keepMs is number {
-  duration('keepMs', keepMs, MAX_TIMER_MS);
+/** Throws unless `value` is a positive integer (ms) that a timer can hold. */
+export function validateDuration(field: string, value: unknown): asserts value is number {
+  duration(field, value, MAX_TIMER_MS);
 }
 
 /** Throws unless `value` is a positive integer of at most `max` ms. */

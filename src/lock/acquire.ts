@@ -26,7 +26,7 @@ import { newToken } from './token.js';
 export async function acquireLock(
   context: LockContext,
   resource: string,
-  { ttlMs, waitMs, signal, autoExtend, maxHoldMs, fair, fencing }: AcquireSettings,
+  { ttlMs, waitMs, signal, autoExtend, maxHoldMs, minHoldMs, fair, fencing }: AcquireSettings,
 ): Promise<Lock> {
   const { clock, settings } = context;
   const key = lockKey(settings.prefix, resource);
@@ -47,7 +47,7 @@ export async function acquireLock(
     closed: context.shutdown.signal,
   };
   if (context.shutdown.closed) throw new LockerClosedError(stops.what);
-  context.shutdown.entered();
+  context.shutdown.begin();
   let watch: Watch | undefined;
   try {
     const connecting = context.connected();
@@ -70,7 +70,10 @@ export async function acquireLock(
       if (attempt.kind === 'acquired') {
         if (fair) {
           // Nodes that said yes took us out of their line; the others must too.
-          leaveQueue(context, key, token, ttlMs, attempt.results);
+          const results = attempt.results;
+          void context.shutdown.track(
+            () => leaveQueue(context, key, token, ttlMs, results).settled,
+          );
           queued = false;
         }
         const late = stopped(stops); // aborted or closed while the attempt ran
@@ -80,7 +83,11 @@ export async function acquireLock(
             .settled;
           throw late;
         }
-        const lock = grant(context, resource, request, attempt, { autoExtend, maxHoldMs });
+        const lock = grant(context, resource, request, attempt, {
+          autoExtend,
+          maxHoldMs,
+          minHoldMs,
+        });
         context.events.report('acquired', () => ({
           resource,
           attempts,
@@ -130,7 +137,7 @@ export async function acquireLock(
   } finally {
     watch?.dispose();
     if (queued) await leaveQueue(context, key, token, ttlMs).settled;
-    context.shutdown.left();
+    context.shutdown.end();
   }
 }
 
@@ -140,7 +147,7 @@ function grant(
   resource: string,
   { key, token, ttlMs }: AcquireRequest,
   attempt: Extract<Attempt, { kind: 'acquired' }>,
-  lifecycle: LockLifecycle,
+  lifecycle: LockLifecycle & { minHoldMs: number },
 ): Lock {
   const lease: Lease = {
     resource,
@@ -149,6 +156,7 @@ function grant(
     ttlMs,
     acquiredAt: attempt.startedAt,
     deadline: attempt.deadline,
+    keepUntil: attempt.startedAt + lifecycle.minHoldMs,
     acquireResults: attempt.results,
     fence: attempt.fence,
     status: 'held',

@@ -11,6 +11,8 @@ export interface Lease {
   readonly acquiredAt: number;
   /** Monotonic instant until which the lease may be trusted. */
   deadline: number;
+  /** Monotonic instant before which a release only sets the key to expire then (`minHoldMs`). */
+  readonly keepUntil: number;
   /** The fencing token, when the lock was acquired with `fencing: true`. */
   readonly fence: bigint | undefined;
   /** Each node's answer to the winning acquisition round (late answers keep arriving). */

@@ -1,5 +1,5 @@
 import { LockerClosedError, LockLostError } from '../errors.js';
-import { validateKeepMs, validateTtl } from '../options.js';
+import { validateDuration, validateTtl } from '../options.js';
 import { driftMs } from '../quorum/validity.js';
 import { type LockContext, nodeTimeoutFor } from './context.js';
 import { extendLease } from './extend.js';
@@ -36,7 +36,10 @@ export class Lock implements AsyncDisposable {
     this.#context = context;
     this.#lease = lease;
     this.#loss = new LossSignal(lease.resource, context.clock, (error) => this.#lost(error));
-    this.#unhold = context.shutdown.hold(() => this.#endByClose());
+    this.#unhold = context.shutdown.hold({
+      over: () => this.remainingMs() === 0,
+      end: () => this.#endByClose(),
+    });
     if (lifecycle?.autoExtend) {
       const { ttlMs } = lease;
       const minTtlMs = Math.max(
@@ -89,27 +92,31 @@ export class Lock implements AsyncDisposable {
     if (this.#context.shutdown.closed) {
       return Promise.reject(new LockerClosedError(`Extending "${this.resource}"`));
     }
-    return extendLease(this.#context, this.#lease, ttlMs).then(
-      (results) => {
-        this.#loss.arm(this.#lease.deadline);
-        this.#watchdog?.schedule(this.#lease.deadline);
-        this.#context.events.report('extended', () => ({
-          resource: this.resource,
-          validityMs: this.#lease.deadline - this.#context.clock.now(),
-          nodes: results,
-        }));
-      },
-      (error: LockLostError) => {
-        this.#lost(error);
-        throw error;
-      },
-    );
+    const { shutdown } = this.#context;
+    return shutdown
+      .track(() => extendLease(this.#context, this.#lease, ttlMs))
+      .then(
+        (results) => {
+          this.#loss.arm(this.#lease.deadline);
+          this.#watchdog?.schedule(this.#lease.deadline);
+          this.#context.events.report('extended', () => ({
+            resource: this.resource,
+            validityMs: this.#lease.deadline - this.#context.clock.now(),
+            nodes: results,
+          }));
+        },
+        (error: LockLostError) => {
+          this.#lost(error);
+          throw error;
+        },
+      );
   }
 
   /**
-   * Deletes the lock on every node and stops auto-extension. Resolves `'released'` when a
-   * majority deleted it, and `'not-held'` when it had already expired, been taken or been
-   * released. Never rejects because the lease ran out.
+   * Deletes the lock on every node and stops auto-extension (before `minHoldMs` has passed, it
+   * sets the key to expire then instead). Resolves `'released'` when a majority deleted it,
+   * and `'not-held'` when it had already expired, been taken or been released. Never rejects
+   * because the lease ran out.
    */
   release(): Promise<ReleaseResult> {
     return this.#end(undefined);
@@ -119,7 +126,8 @@ export class Lock implements AsyncDisposable {
    * Releases the lock `keepMs` from now: the holder is done with it at once (auto-extension
    * and the signal stop), while the key stays on the nodes and expires by itself after
    * exactly `keepMs`, so that nobody takes the resource before then (how a scheduled job
-   * keeps its tick locked for `lockAtLeastFor`). Resolves as {@link Lock.release} does.
+   * keeps its tick locked for `lockAtLeastFor`); never sooner than `minHoldMs` after
+   * acquisition. Resolves as {@link Lock.release} does.
    *
    * @example
    * ```ts
@@ -127,7 +135,7 @@ export class Lock implements AsyncDisposable {
    * ```
    */
   releaseAfter(keepMs: number): Promise<ReleaseResult> {
-    validateKeepMs(keepMs);
+    validateDuration('keepMs', keepMs);
     return this.#end(keepMs);
   }
   /** Releases the lock at the end of an `await using` scope. */
@@ -137,15 +145,20 @@ export class Lock implements AsyncDisposable {
 
   /** The locker closes: release, and tell work still running under the lock to stop. */
   #endByClose(): Promise<ReleaseResult> {
+    const ending = this.#end(undefined); // released first: a listener may call release()
     this.#loss.lose(new LockLostError(this.resource, 'its locker was closed, which released it'));
-    return this.#end(undefined);
+    return ending;
   }
 
+  /** Releases now, or lets the key expire in `keepMs` (never before `minHoldMs` passed). */
   #end(keepMs: number | undefined): Promise<ReleaseResult> {
     this.#unhold();
     this.#watchdog?.stop();
     this.#loss.stop();
-    return releaseLease(this.#context, this.#lease, keepMs).then(({ result, nodes }) => {
+    const floorMs = Math.ceil(this.#lease.keepUntil - this.#context.clock.now());
+    const keep = Math.max(keepMs ?? 0, floorMs);
+    const ending = () => releaseLease(this.#context, this.#lease, keep > 0 ? keep : undefined);
+    return this.#context.shutdown.track(ending).then(({ result, nodes }) => {
       this.#context.events.report('released', () => ({
         resource: this.resource,
         result,

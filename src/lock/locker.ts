@@ -139,7 +139,9 @@ export class Locker {
    * other processes wait out a TTL. Calling it again returns the same promise.
    */
   close(): Promise<void> {
-    this.#closing ??= this.#close();
+    // Started on the next tick: a lock's signal fires during the close, and a listener that
+    // calls close() again must find this promise already in place.
+    this.#closing ??= Promise.resolve().then(() => this.#close());
     return this.#closing;
   }
 

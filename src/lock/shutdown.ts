@@ -1,24 +1,32 @@
 import { setMaxListeners } from 'node:events';
 
+/** A lock the locker still holds, as its close sees it. */
+export interface HeldLock {
+  /** Whether its lease ran out or it was let go (then there is nothing to end). */
+  readonly over: () => boolean;
+  /** Ends it because the locker closes. */
+  readonly end: () => Promise<unknown>;
+}
+
 /**
- * How a locker closes: it stops every wait still running, releases every lock it still holds,
- * lets those operations clean up (leave fair lines, undo attempts) while the connections are
- * still open, and only then lets the connections close.
+ * How a locker closes: it stops every wait still running, ends every lock it still holds,
+ * and waits for every operation still talking to the nodes (acquisitions undoing attempts
+ * or leaving fair lines, releases, extensions) before the connections may close.
  */
 export class Shutdown {
   readonly #controller = new AbortController();
-  /** Ends of the locks held now, each releasing its lock and firing its signal. */
-  readonly #held = new Set<() => Promise<unknown>>();
-  #acquiring = 0;
-  #onIdle: (() => void) | undefined;
-  #closing: Promise<void> | undefined;
+  readonly #held = new Set<HeldLock>();
+  /** Size of `#held` at which locks that are over are swept out (amortised O(1) per hold). */
+  #sweepAt = 64;
+  #active = 0;
+  #idle: { promise: Promise<void>; resolve: () => void } | undefined;
 
   constructor() {
     // Every waiting acquisition listens for the close: thousands at once are normal.
     setMaxListeners(Number.POSITIVE_INFINITY, this.#controller.signal);
   }
 
-  /** Aborts when `close()` begins. */
+  /** Aborts when the close begins. */
   get signal(): AbortSignal {
     return this.#controller.signal;
   }
@@ -27,35 +35,57 @@ export class Shutdown {
     return this.#controller.signal.aborted;
   }
 
-  /** An acquisition begins; `left()` must follow on every path. */
-  entered(): void {
-    this.#acquiring++;
+  /** An operation that talks to the nodes begins; {@link Shutdown.end} must follow. */
+  begin(): void {
+    this.#active++;
   }
 
-  left(): void {
-    if (--this.#acquiring === 0) this.#onIdle?.();
+  end(): void {
+    if (--this.#active === 0) this.#idle?.resolve();
   }
 
-  /** Registers a held lock's end; the returned function unregisters it. */
-  hold(end: () => Promise<unknown>): () => void {
-    this.#held.add(end);
-    return () => this.#held.delete(end);
+  /** Runs `operation` between {@link Shutdown.begin} and {@link Shutdown.end}. */
+  async track<T>(operation: () => Promise<T>): Promise<T> {
+    this.begin();
+    try {
+      return await operation();
+    } finally {
+      this.end();
+    }
   }
 
-  /** Stops waits, ends held locks, and resolves when every acquisition has finished. */
-  close(): Promise<void> {
-    this.#closing ??= this.#close();
-    return this.#closing;
+  /** Registers a held lock; the returned function unregisters it. */
+  hold(lock: HeldLock): () => void {
+    this.#held.add(lock);
+    if (this.#held.size >= this.#sweepAt) {
+      // Locks nobody released (left to expire) must not pile up here.
+      for (const held of this.#held) if (held.over()) this.#held.delete(held);
+      this.#sweepAt = Math.max(64, 2 * this.#held.size);
+    }
+    return () => this.#held.delete(lock);
   }
 
-  async #close(): Promise<void> {
+  /**
+   * Stops waits, ends the held locks, and resolves once no operation talks to the nodes any
+   * more. Called once, by the locker.
+   */
+  async close(): Promise<void> {
     this.#controller.abort();
-    const idle =
-      this.#acquiring === 0
-        ? Promise.resolve()
-        : new Promise<void>((resolve) => {
-            this.#onIdle = resolve;
-          });
-    await Promise.all([...[...this.#held].map((end) => end()), idle]);
+    const ending = [...this.#held].filter((lock) => !lock.over());
+    this.#held.clear();
+    await Promise.all(ending.map((lock) => lock.end()));
+    while (this.#active > 0) {
+      this.#idle ??= deferred();
+      await this.#idle.promise;
+      this.#idle = undefined;
+    }
   }
+}
+
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
 }

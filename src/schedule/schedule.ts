@@ -1,9 +1,8 @@
 import { Cron } from 'croner';
-import { monotonicClock } from '../clock.js';
 import { InvalidArgumentError } from '../errors.js';
 import type { Lock } from '../lock/lock.js';
 import type { Locker } from '../lock/locker.js';
-import { MAX_TIMER_MS, validateResource } from '../options.js';
+import { validateDuration, validateResource } from '../options.js';
 
 /** How long a scheduled job's lock is kept, as in ShedLock. */
 export interface ScheduleOptions {
@@ -63,13 +62,7 @@ export function schedule(
 ): Schedule {
   validateResource(name);
   const { lockAtMostFor, lockAtLeastFor = 0, timezone, onTick } = options;
-  if (!Number.isSafeInteger(lockAtMostFor) || lockAtMostFor <= 0 || lockAtMostFor > MAX_TIMER_MS) {
-    throw new InvalidArgumentError(
-      'lockAtMostFor',
-      `a positive integer (ms) of at most ${MAX_TIMER_MS}`,
-      lockAtMostFor,
-    );
-  }
+  validateDuration('lockAtMostFor', lockAtMostFor);
   if (
     !Number.isSafeInteger(lockAtLeastFor) ||
     lockAtLeastFor < 0 ||
@@ -100,10 +93,13 @@ export function schedule(
     }
   };
   const runTick = async (scheduledAt: Date) => {
-    const startedAt = monotonicClock.now();
     let lock: Lock | null;
     try {
-      lock = await locker.tryAcquire(`schedule:${name}`, { ttlMs: lockAtMostFor });
+      // minHoldMs keeps the tick locked until exactly lockAtLeastFor after it began, however
+      // little of it is left when the job ends (or the locker closes): an instance whose
+      // clock runs behind must not run the tick again.
+      const tickLock = { ttlMs: lockAtMostFor, minHoldMs: lockAtLeastFor };
+      lock = await locker.tryAcquire(`schedule:${name}`, tickLock);
     } catch (error) {
       return report('failed', scheduledAt, error);
     }
@@ -114,10 +110,7 @@ export function schedule(
     } catch (error) {
       failure = error;
     }
-    // Keep the tick locked until exactly lockAtLeastFor after it started (however little is
-    // left: a node whose clock runs behind must not run it again), else release it now.
-    const keepMs = Math.ceil(lockAtLeastFor - (monotonicClock.now() - startedAt));
-    await (keepMs > 0 ? lock.releaseAfter(keepMs) : lock.release()); // reports, never rejects
+    await lock.release(); // reports, never rejects
     report(failure === undefined ? 'ran' : 'failed', scheduledAt, failure);
   };
   let timer: Cron;

@@ -113,4 +113,39 @@ describe('Locker.close()', () => {
     process.off('warning', onWarning);
     expect(warnings).toEqual([]);
   });
+
+  it('survives a lock listener that calls close() again, and releases each lock once', async () => {
+    const l = locker();
+    const released: string[] = [];
+    l.events.on('released', ({ resource, result }) => released.push(`${resource} ${result}`));
+    const lock = await l.acquire('a', { ttlMs: 10_000 });
+    lock.signal.addEventListener('abort', () => void l.close()); // "on loss, shut down"
+    await locker().acquire('b', { ttlMs: 10_000 });
+    const waiting = outcome(l.acquire('b', { ttlMs: 1_000, waitMs: 60_000 }));
+    await delay(100);
+    expect(await within(l.close(), 2_000)).toBeUndefined();
+    expect(await within(waiting, 100)).toBeInstanceOf(LockerClosedError);
+    expect(released).toEqual(['a released']);
+  });
+
+  it('waits for a release still in flight before closing the connections', async () => {
+    const l = locker();
+    const lock = await l.acquire('a', { ttlMs: 30_000 });
+    // An empty script cache: the release needs a second round trip (NOSCRIPT, then EVAL).
+    await Promise.all(fixture().admin.map((client) => client.script('FLUSH')));
+    const releasing = lock.release();
+    await l.close();
+    expect(await releasing).toBe('released');
+    expect(await keysAndTtls()).toEqual({});
+  });
+
+  it('forgets locks that were left to expire, instead of keeping and releasing them', async () => {
+    const l = locker();
+    let released = 0;
+    l.events.on('released', () => released++);
+    for (let i = 0; i < 300; i++) await l.tryAcquire(`throttle:${i}`, { ttlMs: 50 });
+    await delay(100); // all expired, none released
+    await l.close();
+    expect(released).toBe(0);
+  });
 });

@@ -118,6 +118,18 @@ describe('auto-extension', () => {
     expect(await lock.release()).toBe('released');
   });
 
+  it('keeps the resource locked for minHoldMs, however early it is released', async () => {
+    const lock = await locker().acquire('job', { ttlMs: 5_000, minHoldMs: 1_000 });
+    expect(await lock.release()).toBe('released');
+    const pttl = await fixture().admin[0]?.pttl(KEY);
+    expect(pttl).toBeGreaterThan(700);
+    expect(pttl).toBeLessThanOrEqual(1_000);
+    expect(await locker().tryAcquire('job', { ttlMs: 1_000 })).toBeNull();
+    expect(() => locker().acquire('job', { ttlMs: 1_000, minHoldMs: 1_001 })).toThrow(
+      /`minHoldMs`/,
+    );
+  });
+
   it('stops at maxHoldMs: the lock then runs out and its signal fires', async () => {
     const lock = await locker().acquire('job', { ttlMs: 200, autoExtend: true, maxHoldMs: 600 });
     const acquired = performance.now();
