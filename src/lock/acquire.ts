@@ -59,13 +59,13 @@ export async function acquireLock(
       const bound = Math.max(waitMs, CONNECT_GRACE_MS);
       await sleep(Math.min(bound, CONNECT_WAIT_MS), stops, connecting);
     }
-    // Before any lock is granted: no server may be listed twice (rejects if one is).
-    const identifying = context.identities.check(context, nodeTimeoutFor(context, ttlMs));
-    if (identifying) await identifying;
     for (let attempts = 1; ; attempts++) {
       const stop = stopped(stops);
       if (stop) throw stop;
       const seen = watch?.seen() ?? 0;
+      // No server may count twice: rejects if one is listed twice; free once all are known.
+      const identifying = context.identities.check(context, nodeTimeoutFor(context, ttlMs));
+      if (identifying) await identifying;
       const attempt = await attemptAcquire(context, request);
       if (attempt.kind === 'acquired') {
         if (fair) {

@@ -1,3 +1,4 @@
+import { NotSentError } from '../driver/connection.js';
 import type { StallGuard } from '../driver/stall-guard.js';
 import { fenceKey, queueKeys, releaseChannel } from '../keys.js';
 import { fanOut, type Judgement } from '../quorum/fan-out.js';
@@ -113,7 +114,10 @@ export async function attemptAcquire(
   const round = fanOut(nodes, {
     timeoutMs,
     clock,
-    run: (node) => takeOnNode(node, request, timeoutMs),
+    run: (node, index) =>
+      context.identities.known(index)
+        ? takeOnNode(node, request, timeoutMs)
+        : Promise.reject(new NotSentError(`${node.name} has not said which server it is yet`)),
     judge,
     onTimeout: markStalled,
   });

@@ -1,4 +1,3 @@
-import { NotSentError } from '../driver/connection.js';
 import { InvalidArgumentError } from '../errors.js';
 import { fanOut } from '../quorum/fan-out.js';
 import type { LockContext } from './context.js';
@@ -6,8 +5,9 @@ import type { LockContext } from './context.js';
 /**
  * Which server each node is, by its `run_id` (INFO server), so that two URLs or clients that
  * reach one server (`127.1` and `LOCALHOST`, a second client...) cannot count twice towards a
- * majority. Checked before the first acquisition, and again before a later one for any node
- * that could not be asked yet (down, or not answering), until every node has answered.
+ * majority. Asked before every acquisition attempt until every node has answered; a node
+ * that has not answered yet gets no acquisition request (its vote could be a duplicate's).
+ * Asking never waits for a connection that is not ready, so a down node costs nothing.
  */
 export class NodeIdentities {
   /** Per node: its run_id; `null` when the server will not say (INFO renamed or denied). */
@@ -17,8 +17,14 @@ export class NodeIdentities {
   #duplicate: InvalidArgumentError | undefined;
 
   constructor(nodeCount: number) {
-    this.#ids = new Array(nodeCount).fill(undefined);
-    this.#unknown = nodeCount > 1 ? nodeCount : 0; // one node cannot count twice
+    // One node cannot count twice: it needs no identity.
+    this.#ids = new Array(nodeCount).fill(nodeCount > 1 ? undefined : null);
+    this.#unknown = nodeCount > 1 ? nodeCount : 0;
+  }
+
+  /** Whether node `index` said which server it is (or will not say): its votes may count. */
+  known(index: number): boolean {
+    return this.#unknown === 0 || this.#ids[index] !== undefined;
   }
 
   /**
@@ -43,10 +49,12 @@ export class NodeIdentities {
       run: async (node, index) => {
         if (ids[index] !== undefined) return;
         try {
-          ids[index] = runId(await node.send('INFO', ['server'], timeoutMs));
+          // A readiness wait of 0: a connection that is not up is asked again next time.
+          ids[index] = runId(await node.send('INFO', ['server'], 0));
         } catch (error) {
-          // Not sent: ask again next time. A refusal (INFO renamed or denied) is final.
-          if (!(error instanceof NotSentError)) ids[index] = null;
+          // Only the server's own refusal (INFO renamed or denied) is final; a connection
+          // error, or nothing sent, is asked again next time.
+          if (isReplyError(error)) ids[index] = null;
         }
       },
       judge: () => ({ vote: 'yes' }),
@@ -77,6 +85,11 @@ function duplicateIn(
     );
   }
   return undefined;
+}
+
+/** An error reply from the server (`ERR ...`, `NOPERM ...`), not a connection failure. */
+function isReplyError(error: unknown): boolean {
+  return error instanceof Error && /^[A-Z][A-Z_]+ /.test(error.message);
 }
 
 /** The run_id of an `INFO server` reply; `null` when it has none. */

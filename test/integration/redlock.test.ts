@@ -5,6 +5,7 @@ import {
   NoQuorumError,
   NotSentError,
 } from '../../src/index.js';
+import { FaultProxy } from '../../src/testing/index.js';
 import { useLockers, useRedis } from '../support/redis.js';
 
 const fixture = useRedis(5);
@@ -196,5 +197,24 @@ describe('Redlock over 5 independent masters', () => {
     await lock.release();
     expect(Object.isFrozen(seen.released)).toBe(true);
     fixture().redis.nodes[0]?.resume();
+  });
+
+  it('gives no vote to a node before it said which server it is', async () => {
+    const { redis } = fixture();
+    const [x, y] = redis.nodes;
+    const alias = await FaultProxy.start(x?.port as number); // a second route to node 0
+    try {
+      await y?.kill();
+      alias.set({ mode: 'reset' }); // down at first...
+      const urls = [redis.urls[0], alias.url, redis.urls[1]] as string[];
+      const acquiring = locker({ nodes: urls }).acquire('r', { ttlMs: 5_000, waitMs: 3_000 });
+      setTimeout(() => alias.set({ mode: 'pass' }), 500); // ...back during the wait
+      // Before: granted on "2 of 3" that were one server (node 1 is down).
+      const error = await acquiring.catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(InvalidArgumentError);
+      expect((error as InvalidArgumentError).field).toBe('nodes[1]');
+    } finally {
+      await alias.close();
+    }
   });
 });
