@@ -253,6 +253,8 @@ describe('distlock run', () => {
     [['run', '--', 'true'], /required option '--key <key>'/],
     [['run', '--key', 'k', '--ttl', '3x', '--', 'true'], /invalid duration "3x"/],
     [['run', '--key', 'k', '--ttl', '1ms', '--', 'true'], /`ttlMs`/],
+    // A grace a timer cannot hold would fire SIGKILL after 1 ms.
+    [['run', '--key', 'k', '--grace', '600h', '--', 'true'], /"600h" is too long/],
     [['frobnicate'], /unknown command/],
   ])('exits 2 with a one-line error and the usage for %j', async (args, message) => {
     const { code, stderr } = await distlock([...args, ...(args[0] === 'frobnicate' ? [] : [])])
