@@ -121,6 +121,11 @@ export class LockerClosedError extends LockError {
   }
 }
 
+/** `error` if it is an `Error`, else an `Error` that says what was thrown. */
+export function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}
+
 function summarize(nodes: readonly NodeResult[]): string {
   if (nodes.length === 0) return '';
   const parts = nodes.map((n) => `${n.node}: ${describeResult(n)}`);

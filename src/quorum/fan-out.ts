@@ -1,5 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { RedisConnection } from '../driver/connection.js';
+import { asError } from '../errors.js';
 import type { NodeResult } from './node-result.js';
 import { verdictOf } from './tally.js';
 
@@ -141,8 +142,4 @@ function holder(judgement: { holderRemainingMs?: number }) {
 
 function fenceOf(judgement: { fence?: bigint }) {
   return judgement.fence === undefined ? {} : { fence: judgement.fence };
-}
-
-function asError(error: unknown): Error {
-  return error instanceof Error ? error : new Error(String(error));
 }

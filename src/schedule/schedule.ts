@@ -1,5 +1,5 @@
 import { Cron } from 'croner';
-import { InvalidArgumentError } from '../errors.js';
+import { asError, InvalidArgumentError } from '../errors.js';
 import type { Lock } from '../lock/lock.js';
 import type { Locker } from '../lock/locker.js';
 import { validateDuration, validateResource } from '../options.js';
@@ -132,8 +132,4 @@ export function schedule(
       await running;
     },
   };
-}
-
-function asError(error: unknown): Error {
-  return error instanceof Error ? error : new Error(String(error));
 }
