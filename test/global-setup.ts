@@ -1,6 +1,7 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { isRunning } from './support/processes.js';
 
 /**
  * Every redis-server the harness starts logs its pid here; after the whole suite each of
@@ -16,24 +17,10 @@ export function setup(): void {
 export function teardown(): void {
   const pids = readFileSync(log, 'utf8').split('\n').filter(Boolean).map(Number);
   rmSync(log, { force: true });
-  const survivors = pids.filter(isAlive);
+  const survivors = pids.filter(isRunning);
   for (const pid of survivors) process.kill(pid, 'SIGKILL');
   if (survivors.length > 0) {
     throw new Error(`redis-server processes left running after the suite: ${survivors.join(', ')}`);
   }
   console.log(`harness check: ${pids.length} redis-server process(es) started, none left running`);
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  // An exited but unreaped process (zombie) still answers signal 0; it is gone all the same.
-  try {
-    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return true;
-  }
 }

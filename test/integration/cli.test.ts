@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { isRunning } from '../support/processes.js';
 import { useLockers, useRedis } from '../support/redis.js';
 
 /** Runs the built command (`npm test` builds first), as users run it. */
@@ -56,20 +57,6 @@ async function pidWrittenTo(file: string, withinMs = 10_000): Promise<number> {
     }
     if (performance.now() > deadline) throw new Error(`no pid in ${file} after ${withinMs} ms`);
     await delay(20);
-  }
-}
-
-/** Whether `pid` runs; an exited process not reaped yet (a zombie) does not. */
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
   }
 }
 
