@@ -46,7 +46,12 @@ abstract class PerNodeError extends LockError {
     nodes: readonly NodeResult[],
     cause?: unknown,
   ) {
-    super(code, `${message} ${summarize(nodes)}`, cause === undefined ? undefined : { cause });
+    const detail = summarize(nodes);
+    super(
+      code,
+      detail ? `${message} ${detail}` : message,
+      cause === undefined ? undefined : { cause },
+    );
     this.resource = resource;
     this.nodes = Object.freeze([...nodes]); // a snapshot: the engine's array may still change
   }
