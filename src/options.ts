@@ -1,9 +1,5 @@
-import type { RedisConnection } from './driver/connection.js';
-import type { IORedisLike } from './driver/ioredis.js';
 import { InvalidArgumentError } from './errors.js';
-
-/** A Redis node: a `redis://` / `rediss://` URL, an ioredis client, or a custom connection. */
-export type NodeSpec = string | IORedisLike | RedisConnection;
+import type { NodeSpec } from './node-specs.js';
 
 /** Options of a {@link Locker}. */
 export interface LockerOptions {
@@ -76,6 +72,15 @@ export const DEFAULTS = {
   waitMs: 10_000,
   maxHoldMs: 3_600_000,
 } as const;
+
+/**
+ * Per-node timeout used when the caller sets none: 1/200 of the TTL (50 ms for a 10 s lease,
+ * the upper end of the Redlock paper's 5–50 ms), at least 20 ms so that a garbage-collection
+ * pause does not fail healthy nodes, at most 500 ms, and never more than half the TTL.
+ */
+export function defaultNodeTimeoutMs(ttlMs: number): number {
+  return Math.max(1, Math.min(Math.max(Math.round(ttlMs / 200), 20), 500, Math.floor(ttlMs / 2)));
+}
 
 /**
  * The longest delay a Node.js timer holds (2^31 - 1 ms, about 24.8 days). Anything longer

@@ -1,7 +1,7 @@
 import type { RedisConnection } from '../driver/connection.js';
-import { resolveNodes } from '../driver/nodes.js';
 import { fenceKey, lockKey } from '../keys.js';
-import { DEFAULTS, validateResource } from '../options.js';
+import { resolveNodes } from '../node-specs.js';
+import { lockerSettings, validateResource } from '../options.js';
 import { quorumOf } from '../quorum/tally.js';
 
 /**
@@ -39,19 +39,22 @@ export interface LockStatus {
 }
 
 /**
- * Reads, on every node, whether `resource` is locked, for how long, and its fence counter.
+ * Reads, on every node, whether `resource` is locked, for how long, and its fence counter,
+ * through the driver and under a locker's `prefix` (the default one unless given).
  * Validates the node URLs as a `Locker` does: a bad one throws `InvalidArgumentError`
  * before any connection is opened.
  */
 export async function lockStatus(
   urls: readonly string[],
   resource: string,
-  timeoutMs = STATUS_TIMEOUT_MS,
+  { prefix, timeoutMs = STATUS_TIMEOUT_MS }: { prefix?: string; timeoutMs?: number } = {},
 ): Promise<LockStatus> {
   validateResource(resource, 'key');
+  // The same key layout as a locker on these nodes with this prefix.
+  const settings = lockerSettings({ nodes: urls, ...(prefix === undefined ? {} : { prefix }) });
   const { connections, owned } = resolveNodes(urls);
   try {
-    const key = lockKey(DEFAULTS.prefix, resource);
+    const key = lockKey(settings.prefix, resource);
     const nodes = await Promise.all(connections.map((c) => nodeStatus(c, key, timeoutMs)));
     const heldOn = nodes.filter((n) => n.held).length;
     const unread = nodes.filter((n) => n.error !== undefined).length;

@@ -1,4 +1,12 @@
 /**
+ * The longest distlock waits for a connection that is still being opened: a locker's first
+ * operation waits for its connections up to this long (later ones do not wait), and
+ * operations with no lease to derive a timeout from (fenced reads and writes) use it as
+ * their bound.
+ */
+export const CONNECT_WAIT_MS = 2_000;
+
+/**
  * The whole of what the lock algorithm needs from a Redis connection. An adapter per client
  * library implements it; the algorithm never touches a client library directly.
  */

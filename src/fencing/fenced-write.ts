@@ -1,13 +1,9 @@
-import type { RedisConnection } from '../driver/connection.js';
+import { CONNECT_WAIT_MS, type RedisConnection } from '../driver/connection.js';
 import { IORedisConnection, type IORedisLike, isIORedisLike } from '../driver/ioredis.js';
 import { InvalidArgumentError } from '../errors.js';
 import { validateResource } from '../options.js';
 import { fencedReadScript } from '../scripts/fenced-read.js';
 import { fencedWriteScript } from '../scripts/fenced-write.js';
-import { runScript } from '../scripts/script.js';
-
-/** How long a fenced write waits for a connection that is still being opened. */
-const CONNECT_WAIT_MS = 5_000;
 
 /** What {@link fencedWrite} did. */
 export type FencedWriteResult = 'applied' | 'stale';
@@ -32,13 +28,9 @@ export function fencedWrite(
   const connection = connect(client);
   validateKeyAndFence(key, fence);
   if (typeof value !== 'string') throw new InvalidArgumentError('value', 'a string', value);
-  return runScript(
-    connection,
-    fencedWriteScript,
-    [key],
-    [fence.toString(), value],
-    CONNECT_WAIT_MS,
-  ).then((applied) => (applied === 1 ? 'applied' : 'stale'));
+  return fencedWriteScript
+    .run(connection, { key, fence, value }, CONNECT_WAIT_MS)
+    .then((applied) => (applied === 1 ? 'applied' : 'stale'));
 }
 
 /**
@@ -53,9 +45,9 @@ export function fencedRead(
 ): Promise<{ value: string | null } | 'stale'> {
   const connection = connect(client);
   validateKeyAndFence(key, fence);
-  return runScript(connection, fencedReadScript, [key], [fence.toString()], CONNECT_WAIT_MS).then(
-    ({ claimed, value }) => (claimed ? { value } : 'stale'),
-  );
+  return fencedReadScript
+    .run(connection, { key, fence }, CONNECT_WAIT_MS)
+    .then(({ claimed, value }) => (claimed ? { value } : 'stale'));
 }
 
 /** Reads what {@link fencedWrite} stored: the value and the fence it was written with. */

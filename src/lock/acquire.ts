@@ -1,3 +1,4 @@
+import { CONNECT_WAIT_MS } from '../driver/connection.js';
 import {
   AcquireTimeoutError,
   LockBusyError,
@@ -10,84 +11,64 @@ import type { AcquireSettings } from '../options.js';
 import { quorumOf } from '../quorum/tally.js';
 import { driftMs } from '../quorum/validity.js';
 import { type AcquireRequest, type Attempt, attemptAcquire } from './attempt.js';
-import { CONNECT_WAIT_MS, deleteIfOwned, type LockContext, nodeTimeoutFor } from './context.js';
-import type { Watch } from './hand-off.js';
+import type { LockContext } from './context.js';
+import { nodeTimeoutFor } from './every-node.js';
+import { PlaceInLine } from './fair-queue.js';
 import type { Lease } from './lease.js';
 import { Lock, type LockLifecycle } from './lock.js';
-import { leaveQueue, newTicket, waiterTimeoutMs } from './queue.js';
+import { deleteIfOwned } from './release.js';
 import { sleep, stopped, type WaitStops } from './sleep.js';
 import { newToken } from './token.js';
+import { Waiter } from './wake-ups.js';
 
 /**
- * Acquires `resource`, retrying after a random delay while it is busy or nodes fail, until
- * `waitMs` has passed. A pause never runs past the deadline, past the current holder's
- * remaining lease, or past an abort of `signal`.
+ * Acquires `resource`: attempts until one succeeds, pausing a random delay between attempts
+ * while the resource is busy or nodes fail, until `waitMs` has passed. A pause never runs
+ * past the deadline, past the current holder's remaining lease, or past an abort of `signal`
+ * or the locker's close, and a release of the resource ends it at once.
  */
 export async function acquireLock(
   context: LockContext,
   resource: string,
-  { ttlMs, waitMs, signal, autoExtend, maxHoldMs, minHoldMs, fair, fencing }: AcquireSettings,
+  settings: AcquireSettings,
 ): Promise<Lock> {
-  const { clock, settings } = context;
-  const key = lockKey(settings.prefix, resource);
-  const token = newToken();
-  const request: AcquireRequest = {
-    key,
-    token,
-    ttlMs,
-    fencing,
-    ...(fair ? { fair: { ticket: newTicket(), waiterTimeoutMs: waiterTimeoutMs(context) } } : {}),
-  };
-  let queued = fair; // in line on some nodes until it got the lock there or left
-  const startedAt = clock.now();
-  const deadline = startedAt + waitMs; // of the wait
+  const { clock } = context;
+  const { ttlMs, waitMs, signal } = settings;
   const stops: WaitStops = {
     what: `Acquiring "${resource}"`,
     signal,
     closed: context.shutdown.signal,
   };
   if (context.shutdown.closed) throw new LockerClosedError(stops.what);
+  const key = lockKey(context.settings.prefix, resource);
+  const token = newToken();
+  const line = settings.fair ? new PlaceInLine(context, { key, token, ttlMs }) : undefined;
+  const request: AcquireRequest = {
+    key,
+    token,
+    ttlMs,
+    fencing: settings.fencing,
+    ...(line ? { fair: { ticket: line.ticket, waiterTimeoutMs: line.waiterTimeoutMs } } : {}),
+  };
+  // A fair waiter listens on its own channel: it is woken only when it is its turn.
+  const waiter = new Waiter(
+    context.wakeUps,
+    line ? turnChannel(key, line.ticket) : releaseChannel(key),
+  );
+  const startedAt = clock.now();
+  const deadline = startedAt + waitMs;
   context.shutdown.begin();
-  let watch: Watch | undefined;
   try {
-    const connecting = context.connected();
-    if (connecting) {
-      // Opening connections takes a moment (more on a loaded machine); it is not waiting for
-      // the lock, so even a single attempt allows it half a second. Never more than the wait
-      // beyond that, never more than 2 s, and the signal still cancels it. (The cap also keeps
-      // an infinite wait out of setTimeout.)
-      const bound = Math.max(waitMs, CONNECT_GRACE_MS);
-      await sleep(Math.min(bound, CONNECT_WAIT_MS), stops, connecting);
-    }
+    await connectionsOpened(context, waitMs, stops);
     for (let attempts = 1; ; attempts++) {
-      const stop = stopped(stops);
-      if (stop) throw stop;
-      const seen = watch?.seen() ?? 0;
-      // No server may count twice: rejects if one is listed twice; free once all are known.
-      const identifying = context.identities.check(context, nodeTimeoutFor(context, ttlMs));
-      if (identifying) await identifying;
+      throwIfStopped(stops);
+      await nodesIdentified(context, ttlMs);
+      waiter.attemptBegins();
       const attempt = await attemptAcquire(context, request);
       if (attempt.kind === 'acquired') {
-        if (fair) {
-          // Nodes that said yes took us out of their line; the others must too.
-          const results = attempt.results;
-          void context.shutdown.track(
-            () => leaveQueue(context, key, token, ttlMs, results).settled,
-          );
-          queued = false;
-        }
-        const late = stopped(stops); // aborted or closed while the attempt ran
-        if (late) {
-          const acquireResults = attempt.results;
-          await deleteIfOwned(context, { key, token, ttlMs, acquireResults, announce: true })
-            .settled;
-          throw late;
-        }
-        const lock = grant(context, resource, request, attempt, {
-          autoExtend,
-          maxHoldMs,
-          minHoldMs,
-        });
+        line?.granted(attempt.results);
+        await undoIfStopped(context, request, attempt, stops);
+        const lock = grant(context, resource, request, attempt, settings);
         context.events.report('acquired', () => ({
           resource,
           attempts,
@@ -98,46 +79,77 @@ export async function acquireLock(
         return lock;
       }
       const left = deadline - clock.now();
-      if (left <= 0) {
+      if (left <= 0)
         throw failure(resource, attempt, { ttlMs, waitMs, attempts, context, startedAt });
-      }
       const { kind: reason, results: nodes } = attempt;
-      if (reason === 'busy' && watch === undefined) {
+      const retry = (delayMs: number) => ({ resource, attempt: attempts, delayMs, reason, nodes });
+      if (reason === 'busy' && !waiter.listening) {
         // From now on a release wakes us at once. Subscribing took a moment in which the
-        // holder may have released, so try again right away rather than sleep.
-        // A fair waiter listens on its own channel: it is woken only when it is its turn.
-        watch = context.handOff.watch(
-          request.fair ? turnChannel(key, request.fair.ticket) : releaseChannel(key),
-        );
-        await sleep(Math.min(left, nodeTimeoutFor(context, ttlMs)), stops, watch.ready);
-        context.events.report('retry', () => ({
-          resource,
-          attempt: attempts,
-          delayMs: 0,
-          reason,
-          nodes,
-        }));
+        // holder may have released, so try again right away rather than pause.
+        await sleep(Math.min(left, nodeTimeoutFor(context, ttlMs)), stops, waiter.listen());
+        context.events.report('retry', () => retry(0));
         continue;
       }
-      const delayMs = retryDelay(settings.retryDelayMs, attempt, left);
-      context.events.report('retry', () => ({
-        resource,
-        attempt: attempts,
-        delayMs,
-        reason,
-        nodes,
-      }));
-      const next = watch?.next(seen);
-      try {
-        await sleep(delayMs, stops, next?.wake);
-      } finally {
-        next?.cancel();
-      }
+      const delayMs = retryDelay(context.settings.retryDelayMs, attempt, left);
+      context.events.report('retry', () => retry(delayMs));
+      await pause(delayMs, stops, waiter);
     }
   } finally {
-    watch?.dispose();
-    if (queued) await leaveQueue(context, key, token, ttlMs).settled;
+    waiter.dispose();
+    await line?.leave();
     context.shutdown.end();
+  }
+}
+
+/**
+ * The first operation of a locker waits for the connections still being opened: that takes
+ * a moment (more on a loaded machine) and is not waiting for the lock, so even a single
+ * attempt allows it half a second; never more than the wait beyond that, never more than
+ * 2 s (which also keeps an infinite wait out of setTimeout), and a stop still ends it.
+ */
+async function connectionsOpened(
+  context: LockContext,
+  waitMs: number,
+  stops: WaitStops,
+): Promise<void> {
+  const connecting = context.connected();
+  if (!connecting) return;
+  const bound = Math.max(waitMs, CONNECT_GRACE_MS);
+  await sleep(Math.min(bound, CONNECT_WAIT_MS), stops, connecting);
+}
+
+/** No server may count twice: rejects if one is listed twice; free once all are known. */
+async function nodesIdentified(context: LockContext, ttlMs: number): Promise<void> {
+  const identifying = context.identities.check(context, ttlMs);
+  if (identifying) await identifying;
+}
+
+function throwIfStopped(stops: WaitStops): void {
+  const stop = stopped(stops);
+  if (stop) throw stop;
+}
+
+/** Aborted or closed while a successful attempt ran: give the lock back, then say why. */
+async function undoIfStopped(
+  context: LockContext,
+  { key, token, ttlMs }: AcquireRequest,
+  attempt: Extract<Attempt, { kind: 'acquired' }>,
+  stops: WaitStops,
+): Promise<void> {
+  const late = stopped(stops);
+  if (!late) return;
+  const acquireResults = attempt.results;
+  await deleteIfOwned(context, { key, token, ttlMs, acquireResults, announce: true }).settled;
+  throw late;
+}
+
+/** Pauses `delayMs`, or until a release is announced, or until a stop. */
+async function pause(delayMs: number, stops: WaitStops, waiter: Waiter): Promise<void> {
+  const release = waiter.nextRelease();
+  try {
+    await sleep(delayMs, stops, release?.wake);
+  } finally {
+    release?.cancel();
   }
 }
 
@@ -147,7 +159,7 @@ function grant(
   resource: string,
   { key, token, ttlMs }: AcquireRequest,
   attempt: Extract<Attempt, { kind: 'acquired' }>,
-  lifecycle: LockLifecycle & { minHoldMs: number },
+  lifecycle: LockLifecycle & { readonly minHoldMs: number },
 ): Lock {
   const lease: Lease = {
     resource,

@@ -1,16 +1,16 @@
 import { NotSentError } from '../driver/connection.js';
 import type { StallGuard } from '../driver/stall-guard.js';
-import { fenceKey, queueKeys, releaseChannel } from '../keys.js';
-import { fanOut, type Judgement } from '../quorum/fan-out.js';
+import type { Judgement } from '../quorum/fan-out.js';
 import type { NodeResult } from '../quorum/node-result.js';
 import { quorumOf } from '../quorum/tally.js';
 import { validityMs } from '../quorum/validity.js';
 import { acquireFairScript } from '../scripts/acquire-fair.js';
 import { acquireFencedScript, type FencedReply } from '../scripts/acquire-fenced.js';
 import { reclaimScript } from '../scripts/reclaim.js';
-import { runScript } from '../scripts/script.js';
-import { deleteIfOwned, type LockContext, markStalled, nodeTimeoutFor } from './context.js';
+import type { LockContext } from './context.js';
+import { askEveryNode } from './every-node.js';
 import { establishFence } from './fence.js';
+import { deleteIfOwned } from './release.js';
 
 /** The outcome of one acquisition attempt across all nodes. */
 export type Attempt =
@@ -60,33 +60,18 @@ function takeOnNode(
   timeoutMs: number,
 ): Promise<FencedReply> {
   const { key, token, ttlMs, fair, fencing } = request;
-  if (fair) {
-    const { queue, deadlines } = queueKeys(key);
-    const keys = [key, queue, deadlines, fenceKey(key)];
-    const args = [
-      token,
-      ttlMs,
-      fair.ticket,
-      fair.waiterTimeoutMs,
-      releaseChannel(key),
-      fencing ? '1' : '0',
-    ];
-    return runScript(node, acquireFairScript, keys, args, timeoutMs);
-  }
-  if (fencing) {
-    return runScript(node, acquireFencedScript, [key, fenceKey(key)], [token, ttlMs], timeoutMs);
-  }
+  if (fair) return acquireFairScript.run(node, { key, token, ttlMs, fencing, ...fair }, timeoutMs);
+  if (fencing) return acquireFencedScript.run(node, request, timeoutMs);
   // Plain SET NX PX, as the algorithm specifies: one round trip, no script. Only when the key
   // is taken does a second command check whether the holder is this very acquisition (an
   // earlier attempt landed unseen) and, if not, how long the holder's lease still runs.
-  return node.send('SET', [key, token, 'PX', ttlMs, 'NX'], timeoutMs).then((reply) =>
-    reply === 'OK'
-      ? NOT_FENCED
-      : runScript(node, reclaimScript, [key], [token, ttlMs], timeoutMs).then((state) => ({
-          state,
-          fence: '',
-        })),
-  );
+  return node
+    .send('SET', [key, token, 'PX', ttlMs, 'NX'], timeoutMs)
+    .then((reply) =>
+      reply === 'OK'
+        ? NOT_FENCED
+        : reclaimScript.run(node, request, timeoutMs).then((state) => ({ state, fence: '' })),
+    );
 }
 
 const NOT_FENCED: FencedReply = { state: 0, fence: '' };
@@ -110,17 +95,15 @@ export async function attemptAcquire(
   const { clock, nodes, settings } = context;
   const { key, token, ttlMs } = request;
   const startedAt = clock.now();
-  const timeoutMs = nodeTimeoutFor(context, ttlMs);
-  const round = fanOut(nodes, {
-    timeoutMs,
-    clock,
-    run: (node, index) =>
+  const round = askEveryNode(
+    context,
+    ttlMs,
+    (node, timeoutMs, index) =>
       context.identities.known(index)
         ? takeOnNode(node, request, timeoutMs)
         : Promise.reject(new NotSentError(`${node.name} has not said which server it is yet`)),
     judge,
-    onTimeout: markStalled,
-  });
+  );
   const decision = await round.decided;
   let decidedAt = decision.decidedAt;
   let fence: bigint | undefined;

@@ -1,11 +1,11 @@
 import { LockLostError } from '../errors.js';
-import { fanOut } from '../quorum/fan-out.js';
 import type { NodeResult } from '../quorum/node-result.js';
 import { validityMs } from '../quorum/validity.js';
 import { extendScript } from '../scripts/extend.js';
-import { runScript } from '../scripts/script.js';
-import { deleteIfOwned, type LockContext, markStalled, nodeTimeoutFor } from './context.js';
+import type { LockContext } from './context.js';
+import { askEveryNode } from './every-node.js';
 import type { Lease } from './lease.js';
+import { deleteIfOwned } from './release.js';
 
 /**
  * Pushes the lease's expiry to `ttlMs` from now on every node. It counts only with a majority
@@ -26,20 +26,18 @@ export async function extendLease(
     lease.status = 'lost';
     throw new LockLostError(lease.resource, 'its validity ran out before the extension');
   }
-  const timeoutMs = nodeTimeoutFor(context, ttlMs);
-  const round = fanOut(context.nodes, {
-    timeoutMs,
-    clock,
-    run: (node) => runScript(node, extendScript, [lease.key], [lease.token, ttlMs], timeoutMs),
-    judge: (extended) => (extended === 1 ? { vote: 'yes' } : { vote: 'no' }),
-    onTimeout: markStalled,
-  });
+  const { key, token, acquireResults } = lease;
+  // Takes back what this extension set, when the lease is over after all.
+  const undo = () =>
+    deleteIfOwned(context, { key, token, ttlMs, acquireResults, announce: true }).settled;
+  const round = askEveryNode(context, ttlMs, (node, timeoutMs) =>
+    extendScript.run(node, { key, token, ttlMs }, timeoutMs),
+  );
   const decision = await round.decided;
   const validity = validityMs(ttlMs, startedAt, decision.decidedAt, settings.driftFactor);
   if (lease.status !== 'held') {
     // Released or lost while the extension was in flight: take back what it extended.
-    const { key, token, acquireResults } = lease;
-    await deleteIfOwned(context, { key, token, ttlMs, acquireResults, announce: true }).settled;
+    await undo();
     throw new LockLostError(lease.resource, `it was ${lease.status} during the extension`);
   }
   if (decision.quorum && validity > 0 && decision.decidedAt < lease.deadline) {
@@ -47,9 +45,7 @@ export async function extendLease(
     return decision.results;
   }
   lease.status = 'lost';
-  const { key, token, acquireResults } = lease;
-  const undo = deleteIfOwned(context, { key, token, ttlMs, acquireResults, announce: true });
-  const [results] = await Promise.all([round.settled, undo.settled]);
+  const [results] = await Promise.all([round.settled, undo()]);
   const reason = !decision.quorum
     ? 'a majority of nodes did not confirm the extension'
     : 'the extension was confirmed too late';

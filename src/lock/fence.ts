@@ -1,11 +1,8 @@
-import { fenceKey } from '../keys.js';
-import { fanOut } from '../quorum/fan-out.js';
 import type { NodeResult } from '../quorum/node-result.js';
 import { quorumOf } from '../quorum/tally.js';
 import { raiseFenceScript } from '../scripts/raise-fence.js';
-import { runScript } from '../scripts/script.js';
-import type { AcquireRequest } from './attempt.js';
-import { type LockContext, markStalled, nodeTimeoutFor } from './context.js';
+import type { LockContext } from './context.js';
+import { askEveryNode } from './every-node.js';
 
 /**
  * Settles the fencing token of a fresh majority (see docs/fencing.md): F = the largest counter
@@ -17,7 +14,7 @@ import { type LockContext, markStalled, nodeTimeoutFor } from './context.js';
  */
 export async function establishFence(
   context: LockContext,
-  { key, token, ttlMs }: AcquireRequest,
+  { key, token, ttlMs }: { key: string; token: string; ttlMs: number },
   results: readonly (NodeResult | undefined)[],
 ): Promise<bigint | undefined> {
   const fences = results.map((r) => (r?.outcome === 'yes' ? r.fence : undefined));
@@ -27,17 +24,11 @@ export async function establishFence(
   const quorum = quorumOf(context.nodes.length);
   if (fences.filter((f) => f === fence).length >= quorum) return fence;
 
-  const timeoutMs = nodeTimeoutFor(context, ttlMs);
-  const target = fence.toString();
-  const raise = fanOut(context.nodes, {
-    timeoutMs,
-    clock: context.clock,
-    run: (node, index) =>
-      fences[index] === undefined
-        ? Promise.resolve(0) // the lock is not ours there
-        : runScript(node, raiseFenceScript, [key, fenceKey(key)], [token, target], timeoutMs),
-    judge: (raised) => (raised === 1 ? { vote: 'yes' } : { vote: 'no' }),
-    onTimeout: markStalled,
-  });
+  const target = fence;
+  const raise = askEveryNode(context, ttlMs, (node, timeoutMs, index) =>
+    fences[index] === undefined
+      ? Promise.resolve(0) // the lock is not ours there
+      : raiseFenceScript.run(node, { key, token, fence: target }, timeoutMs),
+  );
   return (await raise.decided).quorum ? fence : undefined;
 }

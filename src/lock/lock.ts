@@ -1,7 +1,8 @@
 import { LockerClosedError, LockLostError } from '../errors.js';
 import { validateDuration, validateTtl } from '../options.js';
 import { driftMs } from '../quorum/validity.js';
-import { type LockContext, nodeTimeoutFor } from './context.js';
+import type { LockContext } from './context.js';
+import { nodeTimeoutFor } from './every-node.js';
 import { extendLease } from './extend.js';
 import type { Lease, ReleaseResult } from './lease.js';
 import { LossSignal } from './loss-signal.js';

@@ -1,8 +1,9 @@
 import { monotonicClock } from '../clock.js';
 import type { RedisConnection } from '../driver/connection.js';
-import { resolveNodes } from '../driver/nodes.js';
+import { CONNECT_WAIT_MS } from '../driver/connection.js';
 import { StallGuard } from '../driver/stall-guard.js';
 import { InvalidArgumentError, LockBusyError } from '../errors.js';
+import { resolveNodes } from '../node-specs.js';
 import {
   type AcquireOptions,
   acquireSettings,
@@ -10,12 +11,12 @@ import {
   lockerSettings,
 } from '../options.js';
 import { acquireLock } from './acquire.js';
-import { CONNECT_WAIT_MS, type LockContext } from './context.js';
+import type { LockContext } from './context.js';
 import { LockerEmitter } from './events.js';
-import { HandOff } from './hand-off.js';
 import type { Lock } from './lock.js';
 import { NodeIdentities } from './node-identity.js';
 import { Shutdown } from './shutdown.js';
+import { WakeUps } from './wake-ups.js';
 import { withLock } from './with-lock.js';
 
 /**
@@ -48,7 +49,7 @@ export class Locker {
     const settings = lockerSettings(options);
     const { connections, owned } = resolveNodes(options.nodes);
     const nodes = connections.map((connection) => new StallGuard(connection));
-    const handOff = new HandOff(connections);
+    const wakeUps = new WakeUps(connections);
     let connecting: Promise<void> | undefined;
     let isConnected = false;
     // Once settled, the hot path skips even the await of a resolved promise.
@@ -64,7 +65,7 @@ export class Locker {
       settings,
       clock: monotonicClock,
       events: this.events,
-      handOff,
+      wakeUps,
       shutdown: new Shutdown(),
       identities: new NodeIdentities(nodes.length),
       connected,
@@ -147,7 +148,7 @@ export class Locker {
 
   async #close(): Promise<void> {
     await this.#context.shutdown.close();
-    await this.#context.handOff.close();
+    await this.#context.wakeUps.close();
     await Promise.all(this.#owned.map((node) => node.close()));
   }
 }

@@ -1,6 +1,5 @@
 import { InvalidArgumentError } from '../errors.js';
-import { fanOut } from '../quorum/fan-out.js';
-import type { LockContext } from './context.js';
+import { askEveryNode, type NodeSet } from './every-node.js';
 
 /**
  * Which server each node is, by its `run_id` (INFO server), so that two URLs or clients that
@@ -32,21 +31,21 @@ export class NodeIdentities {
    * `InvalidArgumentError` naming the duplicate (and so does every later call). Returns
    * `undefined`, so that the caller need not even await, once every node is known.
    */
-  check(context: LockContext, timeoutMs: number): Promise<void> | undefined {
+  check(context: NodeSet, ttlMs: number): Promise<void> | undefined {
     if (this.#duplicate) return Promise.reject(this.#duplicate);
     if (this.#unknown === 0) return undefined;
-    this.#checking ??= this.#ask(context, timeoutMs).finally(() => {
+    this.#checking ??= this.#ask(context, ttlMs).finally(() => {
       this.#checking = undefined;
     });
     return this.#checking;
   }
 
-  async #ask(context: LockContext, timeoutMs: number): Promise<void> {
+  async #ask(context: NodeSet, ttlMs: number): Promise<void> {
     const ids = this.#ids;
-    await fanOut(context.nodes, {
-      timeoutMs,
-      clock: context.clock,
-      run: async (node, index) => {
+    const asking = askEveryNode(
+      context,
+      ttlMs,
+      async (node, _timeoutMs, index) => {
         if (ids[index] !== undefined) return;
         try {
           // A readiness wait of 0: a connection that is not up is asked again next time.
@@ -57,9 +56,9 @@ export class NodeIdentities {
           if (isReplyError(error)) ids[index] = null;
         }
       },
-      judge: () => ({ vote: 'yes' }),
-      onTimeout: (node) => node.markStalled(),
-    }).settled;
+      () => ({ vote: 'yes' }),
+    );
+    await asking.settled;
     this.#unknown = ids.filter((id) => id === undefined).length;
     this.#duplicate = duplicateIn(ids, context);
     if (this.#duplicate) throw this.#duplicate;
@@ -68,7 +67,7 @@ export class NodeIdentities {
 
 function duplicateIn(
   ids: readonly (string | null | undefined)[],
-  context: LockContext,
+  context: NodeSet,
 ): InvalidArgumentError | undefined {
   const first = new Map<string, number>();
   for (const [index, id] of ids.entries()) {

@@ -1,15 +1,10 @@
-import { fanOut } from '../quorum/fan-out.js';
+import { NotSentError } from '../driver/connection.js';
 import type { NodeResult } from '../quorum/node-result.js';
 import { quorumOf } from '../quorum/tally.js';
 import { extendScript } from '../scripts/extend.js';
-import { runScript } from '../scripts/script.js';
-import {
-  deleteIfOwned,
-  type LockContext,
-  markStalled,
-  mayHoldToken,
-  nodeTimeoutFor,
-} from './context.js';
+import { releaseScript } from '../scripts/release.js';
+import type { LockContext } from './context.js';
+import { askEveryNode } from './every-node.js';
 import type { Lease, ReleaseResult } from './lease.js';
 
 /**
@@ -37,6 +32,39 @@ export async function releaseLease(
   return { result: released ? 'released' : 'not-held', nodes: results };
 }
 
+/** Which key of ours to delete, and how. */
+export interface DeleteRequest {
+  readonly key: string;
+  readonly token: string;
+  readonly ttlMs: number;
+  /**
+   * Each node's answer to the acquisition round: nodes that cannot hold our token are
+   * skipped. All nodes when absent.
+   */
+  readonly acquireResults?: readonly (NodeResult | undefined)[];
+  /**
+   * Wake waiters: true for a real release (or a lost lease), false for undoing a failed
+   * attempt, which leaves every node as it was and must not wake anyone (least of all the
+   * attempt's own waiter).
+   */
+  readonly announce: boolean;
+}
+
+/**
+ * Compare-and-deletes our key on every node that may hold our token, judged by the answers to
+ * the acquisition round; the others count as "no" without any I/O. Deletes are always sent,
+ * also to a node that stopped answering, so that a `SET` queued there is undone when it
+ * wakes up. Used by release and to undo failed acquisitions and extensions.
+ */
+export function deleteIfOwned(context: LockContext, request: DeleteRequest) {
+  const { ttlMs, acquireResults } = request;
+  return askEveryNode(context, ttlMs, (node, timeoutMs, index) =>
+    mayHoldToken(acquireResults, index)
+      ? releaseScript.run(node.forced, request, timeoutMs)
+      : Promise.resolve(0),
+  );
+}
+
 /**
  * Sets our key to expire `keepMs` from now on every node that may hold it (compare-and-
  * PEXPIRE). Unlike an extension it claims no validity: the holder is done with the lock, and
@@ -44,15 +72,24 @@ export async function releaseLease(
  */
 function expireIfOwned(context: LockContext, lease: Lease, keepMs: number) {
   const { key, token, ttlMs, acquireResults } = lease;
-  const timeoutMs = nodeTimeoutFor(context, ttlMs);
-  return fanOut(context.nodes, {
-    timeoutMs,
-    clock: context.clock,
-    run: (node, index) =>
-      mayHoldToken(acquireResults[index])
-        ? runScript(node, extendScript, [key], [token, keepMs], timeoutMs)
-        : Promise.resolve(0),
-    judge: (expiring) => (expiring === 1 ? { vote: 'yes' } : { vote: 'no' }),
-    onTimeout: markStalled,
-  });
+  return askEveryNode(context, ttlMs, (node, timeoutMs, index) =>
+    mayHoldToken(acquireResults, index)
+      ? extendScript.run(node, { key, token, ttlMs: keepMs }, timeoutMs)
+      : Promise.resolve(0),
+  );
+}
+
+/**
+ * Whether node `index` may hold our token after an acquisition round: not if it refused
+ * (held by another) or the command never reached it. A node that is still silent may.
+ * Every node may when the round is not known.
+ */
+function mayHoldToken(
+  acquireResults: readonly (NodeResult | undefined)[] | undefined,
+  index: number,
+): boolean {
+  if (acquireResults === undefined) return true;
+  const result = acquireResults[index];
+  if (result?.outcome === 'no') return false;
+  return !(result?.outcome === 'error' && result.error instanceof NotSentError);
 }

@@ -19,12 +19,3 @@ export function validityMs(
 ): number {
   return ttlMs - (now - startedAt) - driftMs(ttlMs, driftFactor);
 }
-
-/**
- * Per-node timeout used when the caller sets none: 1/200 of the TTL (50 ms for a 10 s lease,
- * the upper end of the Redlock paper's 5–50 ms), at least 20 ms so that a garbage-collection
- * pause does not fail healthy nodes, at most 500 ms, and never more than half the TTL.
- */
-export function defaultNodeTimeoutMs(ttlMs: number): number {
-  return Math.max(1, Math.min(Math.max(Math.round(ttlMs / 200), 20), 500, Math.floor(ttlMs / 2)));
-}

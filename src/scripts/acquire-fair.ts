@@ -1,5 +1,20 @@
+import { fenceKey, queueKeys, releaseChannel } from '../keys.js';
 import { fencedReply } from './acquire-fenced.js';
+import { FAIR_LINE } from './lua-fragments.js';
 import { defineScript } from './script.js';
+
+/** What a fair acquisition asks one node for. */
+export interface FairAcquisition {
+  readonly key: string;
+  readonly token: string;
+  readonly ttlMs: number;
+  /** The caller's place in line (its arrival order), the same on every node. */
+  readonly ticket: number;
+  /** How long a waiter that stopped asking keeps its place (ms). */
+  readonly waiterTimeoutMs: number;
+  /** Draw a fencing token on acquisition. */
+  readonly fencing: boolean;
+}
 
 /**
  * acquire-fair — take the lock only when it is free and the caller is first in line.
@@ -25,47 +40,63 @@ import { defineScript } from './script.js';
  */
 export const acquireFairScript = defineScript({
   name: 'acquire-fair',
-  numberOfKeys: 4,
+  keys: ({ key }: FairAcquisition) => {
+    const { queue, deadlines } = queueKeys(key);
+    return [key, queue, deadlines, fenceKey(key)];
+  },
+  args: ({ key, token, ttlMs, ticket, waiterTimeoutMs, fencing }) => [
+    token,
+    ttlMs,
+    ticket,
+    waiterTimeoutMs,
+    releaseChannel(key),
+    fencing ? '1' : '0',
+  ],
   parse: fencedReply('acquire-fair'),
-  lua: `
+  lua: `${FAIR_LINE}
+local lockKey, queue, deadlines, fenceCounter = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local token, ttl, ticket = ARGV[1], ARGV[2], ARGV[3]
+local patience, channel, fenced = tonumber(ARGV[4]), ARGV[5], ARGV[6] == '1'
+
+local function leaveLine()
+  redis.call('ZREM', queue, token)
+  redis.call('ZREM', deadlines, token)
+end
+
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-local gone = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)
-for _, waiter in ipairs(gone) do
-  redis.call('ZREM', KEYS[2], waiter)
-  redis.call('ZREM', KEYS[3], waiter)
+for _, gone in ipairs(redis.call('ZRANGEBYSCORE', deadlines, '-inf', now)) do
+  redis.call('ZREM', queue, gone)
+  redis.call('ZREM', deadlines, gone)
 end
-redis.call('ZADD', KEYS[2], 'NX', ARGV[3], ARGV[1])
-local patience = tonumber(ARGV[4])
-redis.call('ZADD', KEYS[3], now + patience, ARGV[1])
-for i = 2, 3 do
-  if redis.call('PTTL', KEYS[i]) < patience then
-    redis.call('PEXPIRE', KEYS[i], patience)
+redis.call('ZADD', queue, 'NX', ticket, token)
+redis.call('ZADD', deadlines, now + patience, token)
+for _, lineKey in ipairs({queue, deadlines}) do
+  if redis.call('PTTL', lineKey) < patience then
+    redis.call('PEXPIRE', lineKey, patience)
   end
 end
-local fenced = ARGV[6] == '1'
-local holder = redis.call('GET', KEYS[1])
-if holder == ARGV[1] then
+
+local holder = redis.call('GET', lockKey)
+if holder == token then
   -- an earlier attempt already landed: renew the TTL this attempt's validity counts on
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  redis.call('ZREM', KEYS[2], ARGV[1])
-  redis.call('ZREM', KEYS[3], ARGV[1])
-  return {0, fenced and (redis.call('GET', KEYS[4]) or '0') or ''}
+  redis.call('PEXPIRE', lockKey, ttl)
+  leaveLine()
+  return {0, fenced and (redis.call('GET', fenceCounter) or '0') or ''}
 end
 if holder then
-  return {redis.call('PTTL', KEYS[1]), ''}
+  return {redis.call('PTTL', lockKey), ''}
 end
-local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
-if first[1] ~= ARGV[1] then
-  redis.call('PUBLISH', ARGV[5] .. ':' .. first[2], '')
+local first, firstTicket = firstWaiter(queue)
+if first ~= token then
+  wakeWaiter(channel, firstTicket)
   return {-2, ''}
 end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-redis.call('ZREM', KEYS[2], ARGV[1])
-redis.call('ZREM', KEYS[3], ARGV[1])
+redis.call('SET', lockKey, token, 'PX', ttl)
+leaveLine()
 if fenced then
-  redis.call('INCR', KEYS[4])
-  return {0, redis.call('GET', KEYS[4])}
+  redis.call('INCR', fenceCounter)
+  return {0, redis.call('GET', fenceCounter)}
 end
 return {0, ''}
 `,

@@ -1,3 +1,4 @@
+import { fenceKey } from '../keys.js';
 import { defineScript } from './script.js';
 
 /** Reply of the acquisition scripts: `state` as in acquire-fair, and the node's fence. */
@@ -28,22 +29,27 @@ export function fencedReply(script: string) {
  * ARGV[2]  ttl in milliseconds
  *
  * Returns { 0, fence } when the lock is now ours (a retried request that already landed gets
- * its TTL renewed, as the new attempt's validity assumes, and the counter as it stands), else { holder's PTTL (or -1 without expiry), '' }. The fence is
- * read back with GET so that it crosses Lua as an exact decimal string.
+ * its TTL renewed, as the new attempt's validity assumes, and the counter as it stands),
+ * else { holder's PTTL (or -1 without expiry), '' }. The fence is read back with GET so that
+ * it crosses Lua as an exact decimal string.
  */
 export const acquireFencedScript = defineScript({
   name: 'acquire-fenced',
-  numberOfKeys: 2,
+  keys: ({ key }: { key: string; token: string; ttlMs: number }) => [key, fenceKey(key)],
+  args: ({ token, ttlMs }) => [token, ttlMs],
   parse: fencedReply('acquire-fenced'),
   lua: `
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  redis.call('INCR', KEYS[2])
-  return {0, redis.call('GET', KEYS[2])}
+local lockKey, fenceCounter = KEYS[1], KEYS[2]
+local token, ttl = ARGV[1], ARGV[2]
+
+if redis.call('SET', lockKey, token, 'NX', 'PX', ttl) then
+  redis.call('INCR', fenceCounter)
+  return {0, redis.call('GET', fenceCounter)}
 end
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return {0, redis.call('GET', KEYS[2]) or '0'}
+if redis.call('GET', lockKey) == token then
+  redis.call('PEXPIRE', lockKey, ttl)
+  return {0, redis.call('GET', fenceCounter) or '0'}
 end
-return {redis.call('PTTL', KEYS[1]), ''}
+return {redis.call('PTTL', lockKey), ''}
 `,
 });

@@ -1,3 +1,4 @@
+import { FENCE_BELOW } from './lua-fragments.js';
 import { defineScript } from './script.js';
 
 /**
@@ -12,17 +13,21 @@ import { defineScript } from './script.js';
  */
 export const fencedReadScript = defineScript({
   name: 'fenced-read',
-  numberOfKeys: 1,
+  keys: ({ key }: { key: string; fence: bigint }) => [key],
+  args: ({ fence }) => [fence.toString()],
   parse: (reply: unknown): { claimed: boolean; value: string | null } => {
     const [claimed, value] = Array.isArray(reply) ? reply : [];
     return { claimed: claimed === 1, value: typeof value === 'string' ? value : null };
   },
-  lua: `
-local seen = redis.call('HGET', KEYS[1], 'fence')
-if seen and (#seen > #ARGV[1] or (#seen == #ARGV[1] and seen > ARGV[1])) then
+  lua: `${FENCE_BELOW}
+local resource = KEYS[1]
+local fence = ARGV[1]
+
+local seen = redis.call('HGET', resource, 'fence')
+if seen and fenceBelow(fence, seen) then
   return {0, false}
 end
-redis.call('HSET', KEYS[1], 'fence', ARGV[1])
-return {1, redis.call('HGET', KEYS[1], 'value')}
+redis.call('HSET', resource, 'fence', fence)
+return {1, redis.call('HGET', resource, 'value')}
 `,
 });

@@ -1,3 +1,5 @@
+import { queueKeys, releaseChannel } from '../keys.js';
+import { FAIR_LINE } from './lua-fragments.js';
 import { defineScript, integerReply } from './script.js';
 
 /**
@@ -14,17 +16,24 @@ import { defineScript, integerReply } from './script.js';
  */
 export const leaveQueueScript = defineScript({
   name: 'leave-queue',
-  numberOfKeys: 3,
+  keys: ({ key }: { key: string; token: string }) => {
+    const { queue, deadlines } = queueKeys(key);
+    return [key, queue, deadlines];
+  },
+  args: ({ key, token }) => [token, releaseChannel(key)],
   parse: integerReply('leave-queue'),
-  lua: `
-redis.call('ZREM', KEYS[3], ARGV[1])
-if redis.call('ZREM', KEYS[2], ARGV[1]) == 0 then
+  lua: `${FAIR_LINE}
+local lockKey, queue, deadlines = KEYS[1], KEYS[2], KEYS[3]
+local token, channel = ARGV[1], ARGV[2]
+
+redis.call('ZREM', deadlines, token)
+if redis.call('ZREM', queue, token) == 0 then
   return 0
 end
-if redis.call('EXISTS', KEYS[1]) == 0 then
-  local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
-  if first[2] then
-    redis.call('PUBLISH', ARGV[2] .. ':' .. first[2], '')
+if redis.call('EXISTS', lockKey) == 0 then
+  local _, ticket = firstWaiter(queue)
+  if ticket then
+    wakeWaiter(channel, ticket)
   end
 end
 return 1

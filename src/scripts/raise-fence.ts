@@ -1,3 +1,5 @@
+import { fenceKey } from '../keys.js';
+import { FENCE_BELOW } from './lua-fragments.js';
 import { defineScript, integerReply } from './script.js';
 
 /**
@@ -7,21 +9,24 @@ import { defineScript, integerReply } from './script.js';
  * KEYS[1]  lock key
  * KEYS[2]  fence counter
  * ARGV[1]  token
- * ARGV[2]  F, a decimal integer (compared as a string of digits: exact at any size)
+ * ARGV[2]  F, a decimal integer
  *
  * Returns 1 when the counter is now >= F and the lock is still ours, 0 when the lock is not.
  */
 export const raiseFenceScript = defineScript({
   name: 'raise-fence',
-  numberOfKeys: 2,
+  keys: ({ key }: { key: string; token: string; fence: bigint }) => [key, fenceKey(key)],
+  args: ({ token, fence }) => [token, fence.toString()],
   parse: integerReply('raise-fence'),
-  lua: `
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+  lua: `${FENCE_BELOW}
+local lockKey, fenceCounter = KEYS[1], KEYS[2]
+local token, target = ARGV[1], ARGV[2]
+
+if redis.call('GET', lockKey) ~= token then
   return 0
 end
-local current = redis.call('GET', KEYS[2]) or '0'
-if #current < #ARGV[2] or (#current == #ARGV[2] and current < ARGV[2]) then
-  redis.call('SET', KEYS[2], ARGV[2])
+if fenceBelow(redis.call('GET', fenceCounter) or '0', target) then
+  redis.call('SET', fenceCounter, target)
 end
 return 1
 `,

@@ -14,13 +14,17 @@ import { defineScript, integerReply } from './script.js';
  */
 export const reclaimScript = defineScript({
   name: 'reclaim',
-  numberOfKeys: 1,
+  keys: ({ key }: { key: string; token: string; ttlMs: number }) => [key],
+  args: ({ token, ttlMs }) => [token, ttlMs],
   parse: integerReply('reclaim'),
   lua: `
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+local lockKey = KEYS[1]
+local token, ttl = ARGV[1], ARGV[2]
+
+if redis.call('GET', lockKey) == token then
+  redis.call('PEXPIRE', lockKey, ttl)
   return 0
 end
-return redis.call('PTTL', KEYS[1])
+return redis.call('PTTL', lockKey)
 `,
 });

@@ -1,49 +1,54 @@
 import { createHash } from 'node:crypto';
 import type { RedisConnection } from '../driver/connection.js';
 
-/** A Lua script with its fixed key count and a parser that types its raw reply. */
-export interface Script<Result> {
+/**
+ * A Lua script and its typed call: the call builds KEYS and ARGV from one input object, so
+ * that their order is written once, next to the Lua that reads them.
+ */
+export interface Script<Input, Result> {
   readonly name: string;
   readonly lua: string;
   readonly sha1: string;
-  readonly numberOfKeys: number;
+  /**
+   * Runs the script on one node: EVALSHA first, and EVAL when the node does not know the
+   * script yet (NOSCRIPT after a restart or `SCRIPT FLUSH`). The only place that runs Lua.
+   */
+  run(connection: RedisConnection, input: Input, timeoutMs: number): Promise<Result>;
+}
+
+/** How a script is declared. Every key it touches must be among its `keys`. */
+export interface ScriptDefinition<Input, Result> {
+  readonly name: string;
+  readonly lua: string;
+  /** KEYS, in the order the Lua names them. */
+  readonly keys: (input: Input) => readonly string[];
+  /** ARGV, in the order the Lua names them. */
+  readonly args: (input: Input) => readonly (string | number)[];
+  /** Types the raw reply, rejecting anything unexpected. */
   readonly parse: (reply: unknown) => Result;
 }
 
-/** Declares a script. Every key it touches must be among its `numberOfKeys` KEYS. */
-export function defineScript<Result>(definition: {
-  name: string;
-  numberOfKeys: number;
-  lua: string;
-  parse: (reply: unknown) => Result;
-}): Script<Result> {
-  const sha1 = createHash('sha1').update(definition.lua).digest('hex');
-  return { ...definition, sha1 };
-}
-
-/**
- * Runs `script` on one node: EVALSHA first, and EVAL when the node does not know the script
- * yet (NOSCRIPT after a restart or `SCRIPT FLUSH`). This is the only place that runs Lua.
- */
-export function runScript<Result>(
-  connection: RedisConnection,
-  script: Script<Result>,
-  keys: readonly string[],
-  args: readonly (string | number)[],
-  timeoutMs: number,
-): Promise<Result> {
-  if (keys.length !== script.numberOfKeys) {
-    return Promise.reject(
-      new Error(`script ${script.name} takes ${script.numberOfKeys} key(s), got ${keys.length}`),
-    );
-  }
-  const tail = [keys.length, ...keys, ...args];
-  return connection
-    .send('EVALSHA', [script.sha1, ...tail], timeoutMs)
-    .then(script.parse, (error: unknown) => {
-      if (!isNoScript(error)) throw error;
-      return connection.send('EVAL', [script.lua, ...tail], timeoutMs).then(script.parse);
-    });
+/** Declares a script; see {@link Script}. */
+export function defineScript<Input, Result>(
+  definition: ScriptDefinition<Input, Result>,
+): Script<Input, Result> {
+  const { name, lua, keys, args, parse } = definition;
+  const sha1 = createHash('sha1').update(lua).digest('hex');
+  return {
+    name,
+    lua,
+    sha1,
+    run(connection, input, timeoutMs) {
+      const scriptKeys = keys(input);
+      const tail = [scriptKeys.length, ...scriptKeys, ...args(input)];
+      return connection
+        .send('EVALSHA', [sha1, ...tail], timeoutMs)
+        .then(parse, (error: unknown) => {
+          if (!isNoScript(error)) throw error;
+          return connection.send('EVAL', [lua, ...tail], timeoutMs).then(parse);
+        });
+    },
+  };
 }
 
 function isNoScript(error: unknown): boolean {

@@ -4,7 +4,6 @@ import { describe, expect, it } from 'vitest';
 import { IORedisConnection } from '../../src/driver/ioredis.js';
 import { acquireFairScript } from '../../src/scripts/acquire-fair.js';
 import { acquireFencedScript } from '../../src/scripts/acquire-fenced.js';
-import { runScript } from '../../src/scripts/script.js';
 import { useRedis } from '../support/redis.js';
 
 const fixture = useRedis(1);
@@ -15,11 +14,9 @@ describe('acquisition scripts, when an earlier attempt with the same token alrea
     await admin.set('k', 'tok', 'PX', 300);
     await delay(200);
     const node = new IORedisConnection(admin);
-    const reply = await runScript(
+    const reply = await acquireFencedScript.run(
       node,
-      acquireFencedScript,
-      ['k', 'k:fence'],
-      ['tok', 10_000],
+      { key: 'k', token: 'tok', ttlMs: 10_000 },
       1_000,
     );
     expect(reply.state).toBe(0);
@@ -31,14 +28,15 @@ describe('acquisition scripts, when an earlier attempt with the same token alrea
     await admin.set('k', 'tok', 'PX', 300);
     await delay(200);
     const node = new IORedisConnection(admin);
-    const keys = ['k', 'k:queue', 'k:queue-deadlines', 'k:fence'];
-    const reply = await runScript(
-      node,
-      acquireFairScript,
-      keys,
-      ['tok', 10_000, 1, 1_000, 'k:released', '0'],
-      1_000,
-    );
+    // KEYS: k, k:queue, k:queue-deadlines, k:fence; channel k:released.
+    const acquisition = {
+      key: 'k',
+      token: 'tok',
+      ttlMs: 10_000,
+      ticket: 1,
+      waiterTimeoutMs: 1_000,
+    };
+    const reply = await acquireFairScript.run(node, { ...acquisition, fencing: false }, 1_000);
     expect(reply.state).toBe(0);
     expect(await admin.pttl('k')).toBeGreaterThan(9_000);
     expect(await admin.zcard('k:queue')).toBe(0);

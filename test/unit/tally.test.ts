@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { defaultNodeTimeoutMs } from '../../src/options.js';
 import { quorumOf, verdictOf } from '../../src/quorum/tally.js';
-import { defaultNodeTimeoutMs, driftMs, validityMs } from '../../src/quorum/validity.js';
+import { driftMs, validityMs } from '../../src/quorum/validity.js';
 
 describe('quorum', () => {
   it('is a strict majority', () => {

@@ -1,7 +1,9 @@
-import { InvalidArgumentError } from '../errors.js';
-import type { NodeSpec } from '../options.js';
-import type { RedisConnection } from './connection.js';
-import { IORedisConnection, isIORedisLike } from './ioredis.js';
+import type { RedisConnection } from './driver/connection.js';
+import { IORedisConnection, type IORedisLike, isIORedisLike } from './driver/ioredis.js';
+import { InvalidArgumentError } from './errors.js';
+
+/** A Redis node: a `redis://` / `rediss://` URL, an ioredis client, or a custom connection. */
+export type NodeSpec = string | IORedisLike | RedisConnection;
 
 /** The connections of a locker, and which of them it opened itself (and so must close). */
 export interface ResolvedNodes {

@@ -34,7 +34,7 @@ interface Channel {
  * renewed whenever a subscriber reconnects. A missed message costs at most the polling
  * delay, which never exceeds the holder's lease.
  */
-export class HandOff {
+export class WakeUps {
   readonly #nodes: readonly RedisConnection[];
   #subscribers: Subscriber[] | undefined;
   readonly #channels = new Map<string, Channel>();
@@ -115,5 +115,51 @@ export class HandOff {
     channel.releases++;
     for (const wake of channel.wakers) wake();
     channel.wakers.clear();
+  }
+}
+
+/**
+ * One acquisition's use of wake-ups: it starts listening after its first busy attempt, and
+ * from then on each pause ends early when a release was announced since the attempt began.
+ */
+export class Waiter {
+  readonly #wakeUps: WakeUps;
+  readonly #channel: string;
+  #watch: Watch | undefined;
+  #seen = 0;
+
+  /** `channel`: the resource's release channel, or a fair waiter's own turn channel. */
+  constructor(wakeUps: WakeUps, channel: string) {
+    this.#wakeUps = wakeUps;
+    this.#channel = channel;
+  }
+
+  /** Whether it listens already. */
+  get listening(): boolean {
+    return this.#watch !== undefined;
+  }
+
+  /** Call as an attempt begins: a release announced from now on cuts the next pause short. */
+  attemptBegins(): void {
+    this.#seen = this.#watch?.seen() ?? 0;
+  }
+
+  /** Starts listening; resolves once subscribed (or subscribing failed). */
+  listen(): Promise<void> {
+    this.#watch ??= this.#wakeUps.watch(this.#channel);
+    return this.#watch.ready;
+  }
+
+  /**
+   * What ends the next pause early: a release announced since the attempt began. `cancel`
+   * must follow the pause.
+   */
+  nextRelease(): { wake: Promise<void>; cancel: () => void } | undefined {
+    return this.#watch?.next(this.#seen);
+  }
+
+  /** Stops listening (the last listener of a channel unsubscribes). */
+  dispose(): void {
+    this.#watch?.dispose();
   }
 }

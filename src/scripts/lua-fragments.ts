@@ -1,0 +1,31 @@
+/**
+ * Lua shared by several scripts, written once and placed at the top of each script that
+ * uses it (Redis scripts cannot import one another).
+ */
+
+/**
+ * `fenceBelow(a, b)`: whether the fence `a` is smaller than `b`. Fences cross Lua as decimal
+ * digit strings, compared by length and then by text, so that they stay exact at any size
+ * (Lua numbers are doubles: exact only up to 2^53).
+ */
+export const FENCE_BELOW = `
+local function fenceBelow(a, b)
+  return #a < #b or (#a == #b and a < b)
+end
+`;
+
+/**
+ * `wakeWaiter(channel, ticket)`: tells the fair waiter holding `ticket` (its score in the
+ * line) that the lock is free and it is first: on its own channel, `<release channel>:<ticket>`
+ * (see keys.ts `turnChannel`). `firstWaiter(queue)` returns the first waiter's token and
+ * ticket, or nil when the line is empty.
+ */
+export const FAIR_LINE = `
+local function firstWaiter(queue)
+  local first = redis.call('ZRANGE', queue, 0, 0, 'WITHSCORES')
+  return first[1], first[2]
+end
+local function wakeWaiter(channel, ticket)
+  redis.call('PUBLISH', channel .. ':' .. ticket, '')
+end
+`;

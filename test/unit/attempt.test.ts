@@ -1,0 +1,158 @@
+import { describe, expect, it } from 'vitest';
+import type { Clock } from '../../src/clock.js';
+import { NotSentError, type RedisConnection } from '../../src/driver/connection.js';
+import { StallGuard } from '../../src/driver/stall-guard.js';
+import { type AcquireRequest, attemptAcquire } from '../../src/lock/attempt.js';
+import type { LockContext } from '../../src/lock/context.js';
+import { LockerEmitter } from '../../src/lock/events.js';
+import { NodeIdentities } from '../../src/lock/node-identity.js';
+import { Shutdown } from '../../src/lock/shutdown.js';
+import { WakeUps } from '../../src/lock/wake-ups.js';
+import { lockerSettings } from '../../src/options.js';
+import { reclaimScript } from '../../src/scripts/reclaim.js';
+import { releaseScript } from '../../src/scripts/release.js';
+
+/** A clock that only moves when a scripted node says its answer took time. */
+function fakeClock(): Clock & { advance(ms: number): void } {
+  let now = 1_000;
+  return { now: () => now, advance: (ms) => (now += ms) };
+}
+
+/** What a scripted node answers: to `SET NX`, and to the reclaim script when SET said no. */
+interface Script {
+  /** 'OK' (set), null (taken), or an error. */
+  readonly set: 'OK' | null | Error;
+  /** The reclaim script's answer: 0 (the key is ours) or the holder's PTTL. */
+  readonly reclaim?: number;
+  /** How long each answer takes, on the fake clock. */
+  readonly tookMs?: number;
+}
+
+/** A node that answers from its script and records what it was sent (script names). */
+function scriptedNode(name: string, script: Script, clock: ReturnType<typeof fakeClock>) {
+  const sent: string[] = [];
+  const scriptNames = new Map([
+    [reclaimScript.sha1, 'reclaim'],
+    [releaseScript.sha1, 'release'],
+  ]);
+  const connection: RedisConnection = {
+    name,
+    close: async () => {},
+    send: async (command, args) => {
+      clock.advance(script.tookMs ?? 1);
+      const what = command === 'EVALSHA' ? (scriptNames.get(String(args[0])) ?? '?') : command;
+      // A release records whether it announces ('1') or deletes silently ('0').
+      sent.push(what === 'release' ? `release ${String(args.at(-1))}` : what);
+      if (what === 'INFO') return `run_id:${name.replace(/\W/g, '')}ff`;
+      if (what === 'SET') {
+        if (script.set instanceof Error) throw script.set;
+        return script.set;
+      }
+      if (what === 'reclaim') return script.reclaim ?? 5_000;
+      if (what === 'release') return 1;
+      throw new Error(`unexpected ${what}`);
+    },
+  };
+  return { connection, sent };
+}
+
+/** A lock context over scripted nodes (and `extra` ones), after they were asked who they are. */
+async function contextOver(
+  scripts: readonly Script[],
+  clock = fakeClock(),
+  extra: readonly RedisConnection[] = [],
+) {
+  const nodes = scripts.map((script, i) => scriptedNode(`node${i}`, script, clock));
+  const connections = [...nodes.map((n) => n.connection), ...extra];
+  const context: LockContext = {
+    nodes: connections.map((c) => new StallGuard(c)),
+    settings: lockerSettings({ nodes: ['redis://unused:1'], nodeTimeoutMs: 1_000 }),
+    clock,
+    events: new LockerEmitter(),
+    wakeUps: new WakeUps([]),
+    shutdown: new Shutdown(),
+    identities: new NodeIdentities(connections.length),
+    connected: () => undefined,
+  };
+  await context.identities.check(context, 10_000);
+  for (const node of nodes) node.sent.length = 0;
+  return { context, sent: nodes.map((n) => n.sent), clock };
+}
+
+const request: AcquireRequest = { key: 'k', token: 'tok', ttlMs: 10_000, fencing: false };
+
+describe('one acquisition attempt is classified', () => {
+  it('acquired: a majority set the key, validity = ttl - elapsed - drift', async () => {
+    const { context } = await contextOver([{ set: 'OK' }, { set: 'OK' }, { set: null }]);
+    const attempt = await attemptAcquire(context, request);
+    expect(attempt.kind).toBe('acquired');
+    if (attempt.kind !== 'acquired') return;
+    // Two answers of 1 ms each decided it; drift = 10 000 x 0.01 + 2.
+    expect(attempt.deadline - attempt.startedAt).toBe(10_000 - 102);
+  });
+
+  it('busy: other holders deny a majority; the one node we got is undone, silently', async () => {
+    const { context, sent } = await contextOver([
+      { set: 'OK' },
+      { set: null, reclaim: 4_000 },
+      { set: null, reclaim: 2_500 },
+    ]);
+    const attempt = await attemptAcquire(context, request);
+    expect(attempt).toMatchObject({ kind: 'busy', holderRemainingMs: 2_500 });
+    expect(sent).toEqual([
+      ['SET', 'release 0'],
+      ['SET', 'reclaim'],
+      ['SET', 'reclaim'],
+    ]);
+  });
+
+  it('unavailable: failed nodes made the difference; they are undone too', async () => {
+    const reset = new Error('read ECONNRESET');
+    const { context, sent } = await contextOver([{ set: 'OK' }, { set: reset }, { set: reset }]);
+    const attempt = await attemptAcquire(context, request);
+    expect(attempt.kind).toBe('unavailable');
+    expect(attempt.results.map((r) => r?.outcome)).toEqual(['yes', 'error', 'error']);
+    // A failed SET may still have landed: every node gets the compare-and-delete.
+    expect(sent).toEqual([
+      ['SET', 'release 0'],
+      ['SET', 'release 0'],
+      ['SET', 'release 0'],
+    ]);
+  });
+
+  it('expired: a majority agreed, but the answers used up the validity', async () => {
+    const slow = { set: 'OK' as const, tookMs: 5_000 };
+    const { context } = await contextOver([slow, slow, slow]);
+    const attempt = await attemptAcquire(context, request);
+    expect(attempt.kind).toBe('expired');
+    if (attempt.kind === 'expired') expect(attempt.elapsedMs).toBeGreaterThanOrEqual(10_000);
+  });
+
+  it('acquired when the key taken is our own from an earlier attempt (reclaimed)', async () => {
+    const ours = { set: null, reclaim: 0 };
+    const { context, sent } = await contextOver([ours, ours, { set: null, reclaim: 3_000 }]);
+    const attempt = await attemptAcquire(context, request);
+    expect(attempt.kind).toBe('acquired');
+    expect(sent.map((s) => s.includes('reclaim'))).toEqual([true, true, true]);
+  });
+
+  it('sends nothing to a node that has not said which server it is', async () => {
+    const strangerSent: string[] = [];
+    const stranger: RedisConnection = {
+      name: 'stranger',
+      close: async () => {},
+      send: async (command) => {
+        strangerSent.push(command);
+        if (command === 'INFO') throw new NotSentError('not connected yet');
+        return 'OK'; // a SET would land: it might be node0 under another name
+      },
+    };
+    const { context, sent } = await contextOver([{ set: 'OK' }, { set: null }], fakeClock(), [
+      stranger,
+    ]);
+    const attempt = await attemptAcquire(context, request);
+    expect(attempt.kind).toBe('unavailable');
+    expect(strangerSent).toEqual(['INFO']);
+    expect(sent[0]).toEqual(['SET', 'release 0']);
+  });
+});
