@@ -120,10 +120,15 @@ program
   .description('show whether a lock is held, for how long, and its fence, per node')
   .argument('<key>', 'the resource')
   .addOption(redisOption())
+  .option(
+    '--prefix <prefix>',
+    'the key prefix of the lockers that take it (their `prefix`)',
+    'distlock:',
+  )
   .option('--json', 'print JSON')
   .addHelpText('after', '\nExit status: 0 held, 1 free, 69 unknown (too few nodes could be read).')
   .action(async (key: string, opts) => {
-    const status = await lockStatus(redisUrls(opts.redis), key);
+    const status = await lockStatus(redisUrls(opts.redis), key, { prefix: opts.prefix });
     process.stdout.write(
       opts.json ? `${JSON.stringify(status)}\n` : `${formatStatus(status).join('\n')}\n`,
     );

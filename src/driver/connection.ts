@@ -1,8 +1,6 @@
 /**
- * The longest distlock waits for a connection that is still being opened: a locker's first
- * operation waits for its connections up to this long (later ones do not wait), and
- * operations with no lease to derive a timeout from (fenced reads and writes) use it as
- * their bound.
+ * The longest a locker waits for connections that are still being opened: its first
+ * operation waits for them up to this long; later ones do not wait.
  */
 export const CONNECT_WAIT_MS = 2_000;
 

@@ -1,9 +1,12 @@
-import { CONNECT_WAIT_MS, type RedisConnection } from '../driver/connection.js';
+import type { RedisConnection } from '../driver/connection.js';
 import { IORedisConnection, type IORedisLike, isIORedisLike } from '../driver/ioredis.js';
 import { InvalidArgumentError } from '../errors.js';
 import { validateResource } from '../options.js';
 import { fencedReadScript } from '../scripts/fenced-read.js';
 import { fencedWriteScript } from '../scripts/fenced-write.js';
+
+/** How long a fenced read or write may wait for a connection that is still opening. */
+const FENCED_COMMAND_TIMEOUT_MS = 5_000;
 
 /** What {@link fencedWrite} did. */
 export type FencedWriteResult = 'applied' | 'stale';
@@ -29,7 +32,7 @@ export function fencedWrite(
   validateKeyAndFence(key, fence);
   if (typeof value !== 'string') throw new InvalidArgumentError('value', 'a string', value);
   return fencedWriteScript
-    .run(connection, { key, fence, value }, CONNECT_WAIT_MS)
+    .run(connection, { key, fence, value }, FENCED_COMMAND_TIMEOUT_MS)
     .then((applied) => (applied === 1 ? 'applied' : 'stale'));
 }
 
@@ -46,7 +49,7 @@ export function fencedRead(
   const connection = connect(client);
   validateKeyAndFence(key, fence);
   return fencedReadScript
-    .run(connection, { key, fence }, CONNECT_WAIT_MS)
+    .run(connection, { key, fence }, FENCED_COMMAND_TIMEOUT_MS)
     .then(({ claimed, value }) => (claimed ? { value } : 'stale'));
 }
 
@@ -57,10 +60,12 @@ export function readFenced(
 ): Promise<{ value: string | null; fence: bigint | null }> {
   const connection = connect(client);
   validateKey(key);
-  return connection.send('HMGET', [key, 'value', 'fence'], CONNECT_WAIT_MS).then((reply) => {
-    const [value = null, fence = null] = Array.isArray(reply) ? (reply as (string | null)[]) : [];
-    return { value, fence: fence === null ? null : BigInt(fence) };
-  });
+  return connection
+    .send('HMGET', [key, 'value', 'fence'], FENCED_COMMAND_TIMEOUT_MS)
+    .then((reply) => {
+      const [value = null, fence = null] = Array.isArray(reply) ? (reply as (string | null)[]) : [];
+      return { value, fence: fence === null ? null : BigInt(fence) };
+    });
 }
 
 function validateKey(key: unknown): void {

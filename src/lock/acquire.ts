@@ -50,24 +50,25 @@ export async function acquireLock(
     fencing: settings.fencing,
     ...(line ? { fair: { ticket: line.ticket, waiterTimeoutMs: line.waiterTimeoutMs } } : {}),
   };
-  // A fair waiter listens on its own channel: it is woken only when it is its turn.
-  const waiter = new Waiter(
-    context.wakeUps,
-    line ? turnChannel(key, line.ticket) : releaseChannel(key),
-  );
+  let waiter: Waiter | undefined; // from the first busy attempt on
   const startedAt = clock.now();
   const deadline = startedAt + waitMs;
   context.shutdown.begin();
   try {
-    await connectionsOpened(context, waitMs, stops);
+    // Each step returns a promise only when it has something to wait for: the uncontended
+    // path does not even await a resolved promise.
+    const connecting = connectionsOpened(context, waitMs, stops);
+    if (connecting) await connecting;
     for (let attempts = 1; ; attempts++) {
       throwIfStopped(stops);
-      await nodesIdentified(context, ttlMs);
-      waiter.attemptBegins();
+      waiter?.attemptBegins();
+      const identifying = context.identities.check(context, ttlMs); // no server counts twice
+      if (identifying) await identifying;
       const attempt = await attemptAcquire(context, request);
       if (attempt.kind === 'acquired') {
         line?.granted(attempt.results);
-        await undoIfStopped(context, request, attempt, stops);
+        const undoing = undoIfStopped(context, request, attempt, stops);
+        if (undoing) await undoing;
         const lock = grant(context, resource, request, attempt, settings);
         context.events.report('acquired', () => ({
           resource,
@@ -83,9 +84,12 @@ export async function acquireLock(
         throw failure(resource, attempt, { ttlMs, waitMs, attempts, context, startedAt });
       const { kind: reason, results: nodes } = attempt;
       const retry = (delayMs: number) => ({ resource, attempt: attempts, delayMs, reason, nodes });
-      if (reason === 'busy' && !waiter.listening) {
+      if (reason === 'busy' && !waiter) {
         // From now on a release wakes us at once. Subscribing took a moment in which the
         // holder may have released, so try again right away rather than pause.
+        // A fair waiter listens on its own channel: it is woken only when it is its turn.
+        const channel = line ? turnChannel(key, line.ticket) : releaseChannel(key);
+        waiter = new Waiter(context.wakeUps, channel);
         await sleep(Math.min(left, nodeTimeoutFor(context, ttlMs)), stops, waiter.listen());
         context.events.report('retry', () => retry(0));
         continue;
@@ -95,7 +99,7 @@ export async function acquireLock(
       await pause(delayMs, stops, waiter);
     }
   } finally {
-    waiter.dispose();
+    waiter?.dispose();
     await line?.leave();
     context.shutdown.end();
   }
@@ -106,22 +110,17 @@ export async function acquireLock(
  * a moment (more on a loaded machine) and is not waiting for the lock, so even a single
  * attempt allows it half a second; never more than the wait beyond that, never more than
  * 2 s (which also keeps an infinite wait out of setTimeout), and a stop still ends it.
+ * `undefined` once they are open.
  */
-async function connectionsOpened(
+function connectionsOpened(
   context: LockContext,
   waitMs: number,
   stops: WaitStops,
-): Promise<void> {
+): Promise<void> | undefined {
   const connecting = context.connected();
-  if (!connecting) return;
+  if (!connecting) return undefined;
   const bound = Math.max(waitMs, CONNECT_GRACE_MS);
-  await sleep(Math.min(bound, CONNECT_WAIT_MS), stops, connecting);
-}
-
-/** No server may count twice: rejects if one is listed twice; free once all are known. */
-async function nodesIdentified(context: LockContext, ttlMs: number): Promise<void> {
-  const identifying = context.identities.check(context, ttlMs);
-  if (identifying) await identifying;
+  return sleep(Math.min(bound, CONNECT_WAIT_MS), stops, connecting);
 }
 
 function throwIfStopped(stops: WaitStops): void {
@@ -129,23 +128,28 @@ function throwIfStopped(stops: WaitStops): void {
   if (stop) throw stop;
 }
 
-/** Aborted or closed while a successful attempt ran: give the lock back, then say why. */
-async function undoIfStopped(
+/**
+ * Aborted or closed while a successful attempt ran: gives the lock back, then rejects with
+ * why. `undefined` when nothing stopped it.
+ */
+function undoIfStopped(
   context: LockContext,
   { key, token, ttlMs }: AcquireRequest,
   attempt: Extract<Attempt, { kind: 'acquired' }>,
   stops: WaitStops,
-): Promise<void> {
+): Promise<never> | undefined {
   const late = stopped(stops);
-  if (!late) return;
+  if (!late) return undefined;
   const acquireResults = attempt.results;
-  await deleteIfOwned(context, { key, token, ttlMs, acquireResults, announce: true }).settled;
-  throw late;
+  const undo = deleteIfOwned(context, { key, token, ttlMs, acquireResults, announce: true });
+  return undo.settled.then(() => {
+    throw late;
+  });
 }
 
 /** Pauses `delayMs`, or until a release is announced, or until a stop. */
-async function pause(delayMs: number, stops: WaitStops, waiter: Waiter): Promise<void> {
-  const release = waiter.nextRelease();
+async function pause(delayMs: number, stops: WaitStops, waiter: Waiter | undefined): Promise<void> {
+  const release = waiter?.nextRelease();
   try {
     await sleep(delayMs, stops, release?.wake);
   } finally {

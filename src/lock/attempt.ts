@@ -4,7 +4,7 @@ import type { Judgement } from '../quorum/fan-out.js';
 import type { NodeResult } from '../quorum/node-result.js';
 import { quorumOf } from '../quorum/tally.js';
 import { validityMs } from '../quorum/validity.js';
-import { acquireFairScript } from '../scripts/acquire-fair.js';
+import { acquireFairScript, type FairAcquisition } from '../scripts/acquire-fair.js';
 import { acquireFencedScript, type FencedReply } from '../scripts/acquire-fenced.js';
 import { reclaimScript } from '../scripts/reclaim.js';
 import type { LockContext } from './context.js';
@@ -59,9 +59,9 @@ function takeOnNode(
   request: AcquireRequest,
   timeoutMs: number,
 ): Promise<FencedReply> {
-  const { key, token, ttlMs, fair, fencing } = request;
-  if (fair) return acquireFairScript.run(node, { key, token, ttlMs, fencing, ...fair }, timeoutMs);
-  if (fencing) return acquireFencedScript.run(node, request, timeoutMs);
+  if (isFair(request)) return acquireFairScript.run(node, request, timeoutMs);
+  if (request.fencing) return acquireFencedScript.run(node, request, timeoutMs);
+  const { key, token, ttlMs } = request;
   // Plain SET NX PX, as the algorithm specifies: one round trip, no script. Only when the key
   // is taken does a second command check whether the holder is this very acquisition (an
   // earlier attempt landed unseen) and, if not, how long the holder's lease still runs.
@@ -72,6 +72,10 @@ function takeOnNode(
         ? NOT_FENCED
         : reclaimScript.run(node, request, timeoutMs).then((state) => ({ state, fence: '' })),
     );
+}
+
+function isFair(request: AcquireRequest): request is AcquireRequest & FairAcquisition {
+  return request.fair !== undefined;
 }
 
 const NOT_FENCED: FencedReply = { state: 0, fence: '' };

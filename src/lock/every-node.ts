@@ -16,7 +16,7 @@ export function nodeTimeoutFor(context: NodeSet, ttlMs: number): number {
 }
 
 /** A node's part in {@link askEveryNode}: what to send it, given its per-node timeout. */
-export type NodeRequest<T> = (node: StallGuard, timeoutMs: number, index: number) => Promise<T>;
+type NodeRequest<T> = (node: StallGuard, timeoutMs: number, index: number) => Promise<T>;
 
 /**
  * Sends one request to every node at once, each with the per-node timeout for a lease of
@@ -35,8 +35,13 @@ export function askEveryNode<T>(
     clock: context.clock,
     run: (node, index) => request(node, timeoutMs, index),
     judge,
-    onTimeout: (node) => node.markStalled(),
+    onTimeout: markStalled,
   });
+}
+
+/** A node that let a request outlive its timeout gets no new work until it answers. */
+function markStalled(node: StallGuard): void {
+  node.markStalled();
 }
 
 function oneIsYes(reply: unknown): Judgement {

@@ -10,7 +10,7 @@ let lastTicket = 0;
  * by the client so that every node orders the same waiters the same way. Strictly increasing
  * within this process.
  */
-export function newTicket(): number {
+function newTicket(): number {
   const ticket = Math.max(Date.now() * 1_000 + Math.floor(Math.random() * 1_000), lastTicket + 1);
   lastTicket = ticket;
   return ticket;
@@ -23,7 +23,7 @@ export function newTicket(): number {
  * dropped because its nodes answered slowly takes its old place back on its next attempt
  * (the line is ordered by its ticket), so a drop costs it nothing.
  */
-export function waiterTimeoutMs(context: LockContext): number {
+function waiterTimeoutMs(context: LockContext): number {
   return Math.max(1_000, 5 * context.settings.retryDelayMs);
 }
 
@@ -31,7 +31,7 @@ export function waiterTimeoutMs(context: LockContext): number {
  * Takes `token` out of the line on every node, except those whose acquisition answer was yes
  * (the script already did). A node that misses this drops the waiter at its deadline anyway.
  */
-export function leaveQueue(
+function leaveQueue(
   context: LockContext,
   key: string,
   token: string,

@@ -18,17 +18,21 @@ export async function establishFence(
   results: readonly (NodeResult | undefined)[],
 ): Promise<bigint | undefined> {
   const fences = results.map((r) => (r?.outcome === 'yes' ? r.fence : undefined));
-  let fence: bigint | undefined;
-  for (const f of fences) if (f !== undefined && (fence === undefined || f > fence)) fence = f;
+  const fence = largest(fences);
   if (fence === undefined) return undefined;
   const quorum = quorumOf(context.nodes.length);
   if (fences.filter((f) => f === fence).length >= quorum) return fence;
 
-  const target = fence;
   const raise = askEveryNode(context, ttlMs, (node, timeoutMs, index) =>
     fences[index] === undefined
       ? Promise.resolve(0) // the lock is not ours there
-      : raiseFenceScript.run(node, { key, token, fence: target }, timeoutMs),
+      : raiseFenceScript.run(node, { key, token, fence }, timeoutMs),
   );
   return (await raise.decided).quorum ? fence : undefined;
+}
+
+function largest(fences: readonly (bigint | undefined)[]): bigint | undefined {
+  let max: bigint | undefined;
+  for (const f of fences) if (f !== undefined && (max === undefined || f > max)) max = f;
+  return max;
 }

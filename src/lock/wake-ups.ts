@@ -119,8 +119,8 @@ export class WakeUps {
 }
 
 /**
- * One acquisition's use of wake-ups: it starts listening after its first busy attempt, and
- * from then on each pause ends early when a release was announced since the attempt began.
+ * One acquisition's use of wake-ups, from its first busy attempt on: each pause ends early
+ * when a release was announced since the attempt began.
  */
 export class Waiter {
   readonly #wakeUps: WakeUps;
@@ -132,11 +132,6 @@ export class Waiter {
   constructor(wakeUps: WakeUps, channel: string) {
     this.#wakeUps = wakeUps;
     this.#channel = channel;
-  }
-
-  /** Whether it listens already. */
-  get listening(): boolean {
-    return this.#watch !== undefined;
   }
 
   /** Call as an attempt begins: a release announced from now on cuts the next pause short. */

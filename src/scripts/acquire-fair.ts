@@ -8,12 +8,14 @@ export interface FairAcquisition {
   readonly key: string;
   readonly token: string;
   readonly ttlMs: number;
-  /** The caller's place in line (its arrival order), the same on every node. */
-  readonly ticket: number;
-  /** How long a waiter that stopped asking keeps its place (ms). */
-  readonly waiterTimeoutMs: number;
   /** Draw a fencing token on acquisition. */
   readonly fencing: boolean;
+  readonly fair: {
+    /** The caller's place in line (its arrival order), the same on every node. */
+    readonly ticket: number;
+    /** How long a waiter that stopped asking keeps its place (ms). */
+    readonly waiterTimeoutMs: number;
+  };
 }
 
 /**
@@ -44,11 +46,11 @@ export const acquireFairScript = defineScript({
     const { queue, deadlines } = queueKeys(key);
     return [key, queue, deadlines, fenceKey(key)];
   },
-  args: ({ key, token, ttlMs, ticket, waiterTimeoutMs, fencing }) => [
+  args: ({ key, token, ttlMs, fair, fencing }) => [
     token,
     ttlMs,
-    ticket,
-    waiterTimeoutMs,
+    fair.ticket,
+    fair.waiterTimeoutMs,
     releaseChannel(key),
     fencing ? '1' : '0',
   ],
@@ -58,16 +60,15 @@ local lockKey, queue, deadlines, fenceCounter = KEYS[1], KEYS[2], KEYS[3], KEYS[
 local token, ttl, ticket = ARGV[1], ARGV[2], ARGV[3]
 local patience, channel, fenced = tonumber(ARGV[4]), ARGV[5], ARGV[6] == '1'
 
-local function leaveLine()
-  redis.call('ZREM', queue, token)
-  redis.call('ZREM', deadlines, token)
+local function leaveLine(waiter)
+  redis.call('ZREM', queue, waiter)
+  redis.call('ZREM', deadlines, waiter)
 end
 
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 for _, gone in ipairs(redis.call('ZRANGEBYSCORE', deadlines, '-inf', now)) do
-  redis.call('ZREM', queue, gone)
-  redis.call('ZREM', deadlines, gone)
+  leaveLine(gone)
 end
 redis.call('ZADD', queue, 'NX', ticket, token)
 redis.call('ZADD', deadlines, now + patience, token)
@@ -81,7 +82,7 @@ local holder = redis.call('GET', lockKey)
 if holder == token then
   -- an earlier attempt already landed: renew the TTL this attempt's validity counts on
   redis.call('PEXPIRE', lockKey, ttl)
-  leaveLine()
+  leaveLine(token)
   return {0, fenced and (redis.call('GET', fenceCounter) or '0') or ''}
 end
 if holder then
@@ -93,7 +94,7 @@ if first ~= token then
   return {-2, ''}
 end
 redis.call('SET', lockKey, token, 'PX', ttl)
-leaveLine()
+leaveLine(token)
 if fenced then
   redis.call('INCR', fenceCounter)
   return {0, redis.call('GET', fenceCounter)}

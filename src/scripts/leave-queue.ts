@@ -31,10 +31,7 @@ if redis.call('ZREM', queue, token) == 0 then
   return 0
 end
 if redis.call('EXISTS', lockKey) == 0 then
-  local _, ticket = firstWaiter(queue)
-  if ticket then
-    wakeWaiter(channel, ticket)
-  end
+  wakeFirstWaiter(queue, channel)
 end
 return 1
 `,

@@ -15,10 +15,10 @@ end
 `;
 
 /**
- * `wakeWaiter(channel, ticket)`: tells the fair waiter holding `ticket` (its score in the
- * line) that the lock is free and it is first: on its own channel, `<release channel>:<ticket>`
- * (see keys.ts `turnChannel`). `firstWaiter(queue)` returns the first waiter's token and
- * ticket, or nil when the line is empty.
+ * The fair line (see acquire-fair): `firstWaiter(queue)` returns the first waiter's token and
+ * ticket (its score), or nil when the line is empty; `wakeWaiter(channel, ticket)` tells the
+ * waiter holding `ticket` that the lock is free and it is first, on its own channel
+ * `<release channel>:<ticket>` (see keys.ts `turnChannel`); `wakeFirstWaiter` does both.
  */
 export const FAIR_LINE = `
 local function firstWaiter(queue)
@@ -27,5 +27,11 @@ local function firstWaiter(queue)
 end
 local function wakeWaiter(channel, ticket)
   redis.call('PUBLISH', channel .. ':' .. ticket, '')
+end
+local function wakeFirstWaiter(queue, channel)
+  local _, ticket = firstWaiter(queue)
+  if ticket then
+    wakeWaiter(channel, ticket)
+  end
 end
 `;

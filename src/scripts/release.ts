@@ -32,10 +32,7 @@ end
 redis.call('DEL', lockKey)
 if announce then
   redis.call('PUBLISH', channel, '')
-  local _, ticket = firstWaiter(queue)
-  if ticket then
-    wakeWaiter(channel, ticket)
-  end
+  wakeFirstWaiter(queue, channel)
 end
 return 1
 `,

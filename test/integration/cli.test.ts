@@ -309,6 +309,14 @@ describe('distlock status', () => {
     },
   );
 
+  it('reads the lock of lockers with another key prefix (--prefix)', async () => {
+    const lock = await locker({ prefix: 'app:' }).acquire('report', { ttlMs: 10_000 });
+    const args = ['status', 'report', ...redisArgs()];
+    expect((await distlock([...args, '--prefix', 'app:']).done).code).toBe(0);
+    expect((await distlock(args).done).code).toBe(1); // distlock:{report} is free
+    await lock.release();
+  });
+
   it('exits 2 naming a node URL that is not redis://', async () => {
     const { code, stderr } = await distlock(['status', 'report', '--redis', 'http://x']).done;
     expect(code).toBe(2);

@@ -29,14 +29,9 @@ describe('acquisition scripts, when an earlier attempt with the same token alrea
     await delay(200);
     const node = new IORedisConnection(admin);
     // KEYS: k, k:queue, k:queue-deadlines, k:fence; channel k:released.
-    const acquisition = {
-      key: 'k',
-      token: 'tok',
-      ttlMs: 10_000,
-      ticket: 1,
-      waiterTimeoutMs: 1_000,
-    };
-    const reply = await acquireFairScript.run(node, { ...acquisition, fencing: false }, 1_000);
+    const acquisition = { key: 'k', token: 'tok', ttlMs: 10_000, fencing: false };
+    const fair = { ticket: 1, waiterTimeoutMs: 1_000 };
+    const reply = await acquireFairScript.run(node, { ...acquisition, fair }, 1_000);
     expect(reply.state).toBe(0);
     expect(await admin.pttl('k')).toBeGreaterThan(9_000);
     expect(await admin.zcard('k:queue')).toBe(0);

@@ -9,6 +9,8 @@ import { NodeIdentities } from '../../src/lock/node-identity.js';
 import { Shutdown } from '../../src/lock/shutdown.js';
 import { WakeUps } from '../../src/lock/wake-ups.js';
 import { lockerSettings } from '../../src/options.js';
+import { acquireFencedScript } from '../../src/scripts/acquire-fenced.js';
+import { raiseFenceScript } from '../../src/scripts/raise-fence.js';
 import { reclaimScript } from '../../src/scripts/reclaim.js';
 import { releaseScript } from '../../src/scripts/release.js';
 
@@ -18,22 +20,28 @@ function fakeClock(): Clock & { advance(ms: number): void } {
   return { now: () => now, advance: (ms) => (now += ms) };
 }
 
-/** What a scripted node answers: to `SET NX`, and to the reclaim script when SET said no. */
-interface Script {
-  /** 'OK' (set), null (taken), or an error. */
-  readonly set: 'OK' | null | Error;
+/** What a scripted node answers. */
+interface NodeBehaviour {
+  /** To `SET NX`: 'OK' (set), null (taken), an error, or 'silent' (never answers). */
+  readonly set: 'OK' | null | Error | 'silent';
   /** The reclaim script's answer: 0 (the key is ours) or the holder's PTTL. */
   readonly reclaim?: number;
+  /** The acquire-fenced script's answer: [state, fence]. */
+  readonly fenced?: [number, string];
+  /** The raise-fence script's answer: 1 raised, 0 the lock is not ours. */
+  readonly raise?: number;
   /** How long each answer takes, on the fake clock. */
   readonly tookMs?: number;
 }
 
 /** A node that answers from its script and records what it was sent (script names). */
-function scriptedNode(name: string, script: Script, clock: ReturnType<typeof fakeClock>) {
+function scriptedNode(name: string, script: NodeBehaviour, clock: ReturnType<typeof fakeClock>) {
   const sent: string[] = [];
   const scriptNames = new Map([
     [reclaimScript.sha1, 'reclaim'],
     [releaseScript.sha1, 'release'],
+    [acquireFencedScript.sha1, 'acquire-fenced'],
+    [raiseFenceScript.sha1, 'raise-fence'],
   ]);
   const connection: RedisConnection = {
     name,
@@ -46,9 +54,12 @@ function scriptedNode(name: string, script: Script, clock: ReturnType<typeof fak
       if (what === 'INFO') return `run_id:${name.replace(/\W/g, '')}ff`;
       if (what === 'SET') {
         if (script.set instanceof Error) throw script.set;
+        if (script.set === 'silent') return new Promise(() => {});
         return script.set;
       }
       if (what === 'reclaim') return script.reclaim ?? 5_000;
+      if (what === 'acquire-fenced') return script.fenced;
+      if (what === 'raise-fence') return script.raise;
       if (what === 'release') return 1;
       throw new Error(`unexpected ${what}`);
     },
@@ -58,15 +69,16 @@ function scriptedNode(name: string, script: Script, clock: ReturnType<typeof fak
 
 /** A lock context over scripted nodes (and `extra` ones), after they were asked who they are. */
 async function contextOver(
-  scripts: readonly Script[],
+  scripts: readonly NodeBehaviour[],
   clock = fakeClock(),
   extra: readonly RedisConnection[] = [],
+  nodeTimeoutMs = 1_000,
 ) {
   const nodes = scripts.map((script, i) => scriptedNode(`node${i}`, script, clock));
   const connections = [...nodes.map((n) => n.connection), ...extra];
   const context: LockContext = {
     nodes: connections.map((c) => new StallGuard(c)),
-    settings: lockerSettings({ nodes: ['redis://unused:1'], nodeTimeoutMs: 1_000 }),
+    settings: lockerSettings({ nodes: ['redis://unused:1'], nodeTimeoutMs }),
     clock,
     events: new LockerEmitter(),
     wakeUps: new WakeUps([]),
@@ -87,7 +99,8 @@ describe('one acquisition attempt is classified', () => {
     const attempt = await attemptAcquire(context, request);
     expect(attempt.kind).toBe('acquired');
     if (attempt.kind !== 'acquired') return;
-    // Two answers of 1 ms each decided it; drift = 10 000 x 0.01 + 2.
+    // deadline = decidedAt + (ttl - elapsed - drift), so from the start: ttl - drift, where
+    // drift = 10 000 x 0.01 + 2.
     expect(attempt.deadline - attempt.startedAt).toBe(10_000 - 102);
   });
 
@@ -154,5 +167,40 @@ describe('one acquisition attempt is classified', () => {
     expect(attempt.kind).toBe('unavailable');
     expect(strangerSent).toEqual(['INFO']);
     expect(sent[0]).toEqual(['SET', 'release 0']);
+  });
+
+  it('unavailable: a node that never answers counts as timed out, and is undone too', async () => {
+    const behaviours: NodeBehaviour[] = [
+      { set: 'OK' },
+      { set: 'silent' },
+      { set: null, reclaim: 3_000 },
+    ];
+    const { context, sent } = await contextOver(behaviours, fakeClock(), [], 20);
+    const attempt = await attemptAcquire(context, request);
+    expect(attempt.kind).toBe('unavailable');
+    expect(attempt.results.map((r) => r?.outcome)).toEqual(['yes', 'timeout', 'no']);
+    expect(sent[1]).toEqual(['SET', 'release 0']); // its SET may land later
+  });
+
+  it('unavailable: a fenced majority whose fence could not be settled on a majority', async () => {
+    // Counters 5 and 3 disagree: 5 must be raised on a majority, and node 1 refuses.
+    const { context, sent } = await contextOver([
+      { set: null, fenced: [0, '5'], raise: 1 },
+      { set: null, fenced: [0, '3'], raise: 0 },
+      { set: null, fenced: [4_000, ''] },
+    ]);
+    const attempt = await attemptAcquire(context, { ...request, fencing: true });
+    expect(attempt.kind).toBe('unavailable');
+    expect(sent.map((s) => s.includes('raise-fence'))).toEqual([true, true, false]);
+  });
+
+  it('acquired with the largest fence once a majority holds it', async () => {
+    const { context } = await contextOver([
+      { set: null, fenced: [0, '5'], raise: 1 },
+      { set: null, fenced: [0, '3'], raise: 1 },
+      { set: null, fenced: [4_000, ''] },
+    ]);
+    const attempt = await attemptAcquire(context, { ...request, fencing: true });
+    expect(attempt).toMatchObject({ kind: 'acquired', fence: 5n });
   });
 });
