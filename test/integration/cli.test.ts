@@ -37,6 +37,21 @@ function distlock(args: readonly string[], env: NodeJS.ProcessEnv = {}): Run {
 
 const redisArgs = () => fixture().redis.urls.flatMap((url) => ['--redis', url]);
 
+/** `distlock run` on a short, auto-extended lease, for tests that then lose the lock. */
+const runUntilLost = (...command: string[]) =>
+  distlock([
+    'run',
+    '--key',
+    'job',
+    '--ttl',
+    '600ms',
+    '--grace',
+    '1s',
+    ...redisArgs(),
+    '--',
+    ...command,
+  ]);
+
 /** A shell script that starts `sleep 30` in the background, writes its pid to `file`, waits. */
 const withBackgroundSleep = (file: string) => `sleep 30 & echo $! > ${file}; wait`;
 
@@ -121,19 +136,7 @@ describe('distlock run', () => {
   });
 
   it('stops the command and exits 76 when the lock is lost', async () => {
-    const run = distlock([
-      'run',
-      '--key',
-      'job',
-      '--ttl',
-      '600ms',
-      '--grace',
-      '1s',
-      ...redisArgs(),
-      '--',
-      'sleep',
-      '30',
-    ]);
+    const run = runUntilLost('sleep', '30');
     await delay(300);
     const started = performance.now();
     await Promise.all(
@@ -171,20 +174,7 @@ describe('distlock run', () => {
 
   it('stops what the command started, too, when the lock is lost', async () => {
     const file = join(dir, 'lost-grandchild');
-    const run = distlock([
-      'run',
-      '--key',
-      'job',
-      '--ttl',
-      '600ms',
-      '--grace',
-      '1s',
-      ...redisArgs(),
-      '--',
-      'sh',
-      '-c',
-      withBackgroundSleep(file),
-    ]);
+    const run = runUntilLost('sh', '-c', withBackgroundSleep(file));
     const grandchild = await pidWrittenTo(file);
     await Promise.all(
       fixture()
