@@ -62,6 +62,15 @@ afterEach(() => {
 });
 
 /** The pid a command wrote to `file`, once it is there in full. */
+/** Resolves once `key` exists on the first node: the command's lock is held. */
+async function lockHeld(key: string, withinMs = 10_000): Promise<void> {
+  const deadline = performance.now() + withinMs;
+  while ((await fixture().admin[0]?.exists(key)) !== 1) {
+    if (performance.now() > deadline) throw new Error(`${key} not locked after ${withinMs} ms`);
+    await delay(20);
+  }
+}
+
 async function pidWrittenTo(file: string, withinMs = 10_000): Promise<number> {
   const deadline = performance.now() + withinMs;
   for (;;) {
@@ -137,7 +146,7 @@ describe('distlock run', () => {
 
   it('stops the command and exits 76 when the lock is lost', async () => {
     const run = runUntilLost('sleep', '30');
-    await delay(300);
+    await lockHeld('distlock:{job}'); // (a fixed delay lost the race on a loaded machine)
     const started = performance.now();
     await Promise.all(
       fixture()
