@@ -126,6 +126,23 @@ export class LockerClosedError extends LockError {
   }
 }
 
+/** How a lock token looks (22 base64url characters: 128 bits), wherever it is echoed. */
+const TOKEN = /(?<![\w-])[\w-]{22}(?![\w-])/g;
+
+/**
+ * `error` without lock tokens: Redis echoes a command's arguments in some errors ("ERR
+ * unknown command 'EVALSHA', with args beginning with: ... '<token>'"), and clients attach
+ * the command itself. Such an error is replaced by one with the tokens masked and nothing
+ * attached; any other is returned as it is (so its class still counts).
+ */
+export function withoutTokens(error: Error): Error {
+  TOKEN.lastIndex = 0;
+  if (!('command' in error) && !TOKEN.test(error.message)) return error;
+  const masked = new Error(error.message.replace(TOKEN, '<token>'));
+  masked.name = error.name;
+  return masked;
+}
+
 /** `error` if it is an `Error`, else an `Error` that says what was thrown. */
 export function asError(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error));

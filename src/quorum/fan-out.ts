@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { RedisConnection } from '../driver/connection.js';
-import { asError } from '../errors.js';
+import { asError, withoutTokens } from '../errors.js';
 import type { NodeResult } from './node-result.js';
 import { verdictOf } from './tally.js';
 
@@ -93,7 +93,8 @@ export function fanOut<Node extends RedisConnection, T>(
   const startedAt = clock.now();
   nodes.forEach((node, index) => {
     const failed = (error: unknown) => {
-      record(index, { node: node.name, outcome: 'error', error: asError(error) });
+      // Node errors reach messages, events and logs: never with a token in them.
+      record(index, { node: node.name, outcome: 'error', error: withoutTokens(asError(error)) });
     };
     const answered = (reply: T) => {
       let judgement: Judgement;
