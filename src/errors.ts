@@ -157,7 +157,7 @@ function summarize(nodes: readonly NodeResult[]): string {
 function describeResult(n: NodeResult): string {
   if (n.outcome === 'yes') return 'yes';
   if (n.outcome === 'timeout') return `no answer within ${n.timeoutMs} ms`;
-  if (n.outcome === 'error') return n.error.message;
+  if (n.outcome === 'error') return n.error.message.replace(/\.$/, ''); // summarize adds one
   return n.holderRemainingMs === undefined
     ? 'refused'
     : `held by another for ${n.holderRemainingMs} ms more`;

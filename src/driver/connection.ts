@@ -47,8 +47,34 @@ export interface Subscriber {
  * earlier command). Such a node cannot hold anything this command would have written.
  */
 export class NotSentError extends Error {
-  constructor(message: string) {
-    super(message);
+  /** `cause`: why the connection is down, when the client said (WRONGPASS, a TLS error...). */
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
     this.name = 'NotSentError';
   }
+}
+
+/** TLS failures that retrying cannot fix (Node's error codes). */
+const TLS_CONFIGURATION_CODES = new Set([
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+
+/**
+ * Whether `error` (or the connection error behind a {@link NotSentError}) is a configuration
+ * problem that retrying cannot fix: a wrong or missing password, a user without the needed
+ * permission, a certificate that does not verify.
+ */
+export function isConfigurationError(error: unknown): boolean {
+  let cause = error;
+  while (cause instanceof NotSentError) cause = cause.cause; // down to the client's own error
+  if (!(cause instanceof Error)) return false;
+  if (/^(WRONGPASS|NOAUTH|NOPERM)\b/.test(cause.message)) return true;
+  const code = (cause as NodeJS.ErrnoException).code ?? '';
+  return TLS_CONFIGURATION_CODES.has(code) || code.startsWith('ERR_SSL_');
 }

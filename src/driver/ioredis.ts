@@ -9,6 +9,8 @@ export interface IORedisLike {
   connect(): Promise<void>;
   quit(): Promise<unknown>;
   disconnect(): void;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+  on(event: 'ready', listener: () => void): unknown;
   once(event: 'ready' | 'close' | 'end', listener: () => void): unknown;
   off(event: 'ready' | 'close' | 'end', listener: () => void): unknown;
   duplicate(override?: RedisOptions): Redis;
@@ -49,9 +51,17 @@ export class IORedisConnection implements RedisConnection {
   readonly name: string;
   readonly #client: IORedisLike;
   #readyOrEnd: Promise<boolean> | undefined;
+  /** Why the connection failed last (cleared once it is ready): the real cause of NotSent. */
+  #lastError: Error | undefined;
 
   constructor(client: IORedisLike) {
     this.#client = client;
+    client.on('error', (error: Error) => {
+      this.#lastError = error;
+    });
+    client.on('ready', () => {
+      this.#lastError = undefined;
+    });
     const { host, port, path, db } = client.options;
     const where = path ? path : `${host ?? 'localhost'}:${port ?? 6379}`;
     this.name = db ? `${where}/${db}` : where;
@@ -59,11 +69,9 @@ export class IORedisConnection implements RedisConnection {
 
   /** Opens a client for `url` with {@link OWNED_CLIENT_OPTIONS}. */
   static fromUrl(url: string): IORedisConnection {
-    const client = new Redis(url, OWNED_CLIENT_OPTIONS);
-    // Connection errors reach callers as failed votes; without a listener ioredis would
-    // also print each one.
-    client.on('error', () => {});
-    return new IORedisConnection(client);
+    // Connection errors reach callers as failed votes, with the last one as their cause (the
+    // adapter listens for them, so ioredis does not also print each one).
+    return new IORedisConnection(new Redis(url, OWNED_CLIENT_OPTIONS));
   }
 
   send(command: string, args: readonly (string | number)[], timeoutMs: number): Promise<unknown> {
@@ -117,7 +125,11 @@ export class IORedisConnection implements RedisConnection {
    */
   #ready(timeoutMs: number): Promise<void> {
     const client = this.#client;
-    const notSent = () => new NotSentError(`not connected to ${this.name} (${client.status})`);
+    const notSent = () => {
+      const cause = this.#lastError;
+      const why = cause ? `: ${cause.message}` : '';
+      return new NotSentError(`not connected to ${this.name} (${client.status})${why}`, { cause });
+    };
     // A failed connect surfaces through the events below (or the timeout), not this promise.
     if (client.status === 'wait') client.connect().catch(() => undefined);
     else if (client.status !== 'connecting' && client.status !== 'connect') {

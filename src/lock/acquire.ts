@@ -1,4 +1,4 @@
-import { CONNECT_WAIT_MS } from '../driver/connection.js';
+import { CONNECT_WAIT_MS, isConfigurationError } from '../driver/connection.js';
 import {
   AcquireTimeoutError,
   LockBusyError,
@@ -80,8 +80,10 @@ export async function acquireLock(
         return lock;
       }
       const left = deadline - clock.now();
-      if (left <= 0)
+      // A wrong password or a certificate that does not verify will not heal by waiting.
+      if (left <= 0 || misconfigured(attempt)) {
         throw failure(resource, attempt, { ttlMs, waitMs, attempts, context, startedAt });
+      }
       const { kind: reason, results: nodes } = attempt;
       const retry = (delayMs: number) => ({ resource, attempt: attempts, delayMs, reason, nodes });
       if (reason === 'busy' && !waiter) {
@@ -183,6 +185,18 @@ function grant(
 /** What a first acquisition allows for opening connections, however short its wait. */
 const CONNECT_GRACE_MS = 500;
 
+/**
+ * Whether so many nodes failed with a configuration error (WRONGPASS, NOAUTH, NOPERM, a TLS
+ * certificate) that the others cannot make a majority: retrying for the rest of the wait
+ * cannot help.
+ */
+function misconfigured(attempt: Exclude<Attempt, { kind: 'acquired' }>): boolean {
+  if (attempt.kind !== 'unavailable') return false;
+  const { results } = attempt;
+  const broken = results.filter((r) => r.outcome === 'error' && isConfigurationError(r.error));
+  return broken.length > 0 && results.length - broken.length < quorumOf(results.length);
+}
+
 /** A random pause around `meanMs`, cut short by the holder's expiry and by the deadline. */
 function retryDelay(meanMs: number, attempt: Attempt, leftMs: number): number {
   const jittered = meanMs * (0.5 + Math.random());
@@ -218,9 +232,12 @@ function failure(
     case 'unavailable': {
       const yes = results.filter((r) => r.outcome === 'yes').length;
       const needed = quorumOf(results.length);
+      const hint = misconfigured(attempt)
+        ? ' A configuration error (credentials, permissions, TLS): retrying cannot fix it.'
+        : '';
       return new NoQuorumError(
         resource,
-        `No quorum for "${resource}": ${yes} of ${results.length} node(s) agreed, ${needed} needed.`,
+        `No quorum for "${resource}": ${yes} of ${results.length} node(s) agreed, ${needed} needed.${hint}`,
         results,
       );
     }

@@ -74,6 +74,12 @@ function takeOnNode(
     );
 }
 
+/** Why nothing was sent to a node that has not said which server it is: its own cause. */
+function unidentified(name: string, cause: Error | undefined): NotSentError {
+  const why = cause ? `: ${cause.message}` : '';
+  return new NotSentError(`${name} has not said which server it is yet${why}`, { cause });
+}
+
 function isFair(request: AcquireRequest): request is AcquireRequest & FairAcquisition {
   return request.fair !== undefined;
 }
@@ -105,7 +111,7 @@ export async function attemptAcquire(
     (node, timeoutMs, index) =>
       context.identities.known(index)
         ? takeOnNode(node, request, timeoutMs)
-        : Promise.reject(new NotSentError(`${node.name} has not said which server it is yet`)),
+        : Promise.reject(unidentified(node.name, context.identities.failure(index))),
     judge,
   );
   const decision = await round.decided;

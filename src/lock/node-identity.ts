@@ -11,6 +11,8 @@ import { askEveryNode, type NodeSet } from './every-node.js';
 export class NodeIdentities {
   /** Per node: its run_id; `null` when the server will not say (INFO renamed or denied). */
   readonly #ids: (string | null | undefined)[];
+  /** Per node: why it could not be asked last time (its connection's real cause). */
+  readonly #failures: (Error | undefined)[];
   #unknown: number;
   #checking: Promise<void> | undefined;
   #duplicate: InvalidArgumentError | undefined;
@@ -18,12 +20,18 @@ export class NodeIdentities {
   constructor(nodeCount: number) {
     // One node cannot count twice: it needs no identity.
     this.#ids = new Array(nodeCount).fill(nodeCount > 1 ? undefined : null);
+    this.#failures = new Array(nodeCount).fill(undefined);
     this.#unknown = nodeCount > 1 ? nodeCount : 0;
   }
 
   /** Whether node `index` said which server it is (or will not say): its votes may count. */
   known(index: number): boolean {
     return this.#unknown === 0 || this.#ids[index] !== undefined;
+  }
+
+  /** Why node `index` could not be asked yet, when it is not {@link NodeIdentities.known}. */
+  failure(index: number): Error | undefined {
+    return this.#failures[index];
   }
 
   /**
@@ -51,6 +59,7 @@ export class NodeIdentities {
           // A readiness wait of 0: a connection that is not up is asked again next time.
           ids[index] = runId(await node.send('INFO', ['server'], 0));
         } catch (error) {
+          this.#failures[index] = error instanceof Error ? error : undefined;
           // Only the server's own refusal (INFO renamed or denied) is final; a connection
           // error, or nothing sent, is asked again next time.
           if (isReplyError(error)) ids[index] = null;

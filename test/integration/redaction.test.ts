@@ -6,7 +6,9 @@ import { startRedis } from '../../src/testing/index.js';
 describe('lock tokens never appear in errors or events', () => {
   it('are masked where Redis echoes them back (an unknown EVALSHA)', async () => {
     // A node where EVALSHA does not exist: Redis then echoes the command's arguments.
-    await using redis = await startRedis({ args: ['--rename-command', 'EVALSHA', 'evalsha-renamed'] });
+    await using redis = await startRedis({
+      args: ['--rename-command', 'EVALSHA', 'evalsha-renamed'],
+    });
     const [url] = redis.urls as [string];
     const admin = new Redis(url);
     const l = new Locker({ nodes: [url] });
