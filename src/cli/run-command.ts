@@ -79,6 +79,10 @@ export async function runUnderLock(
   await (stopping ?? (forwarded ? command.drain(request.graceMs) : undefined));
   lock.signal.removeEventListener('abort', onLost);
   for (const signal of STOP_SIGNALS) process.off(signal, forward);
-  await lock.release();
+  if ((await lock.release()) === 'failed') {
+    log(
+      `distlock: could not confirm the release of "${request.key}" on a majority; it frees itself when its TTL runs out`,
+    );
+  }
   return lost ? EXIT.lost : code;
 }

@@ -24,8 +24,10 @@ export interface Lease {
 export type ReleaseResult =
   /** A majority of nodes deleted our key. */
   | 'released'
+  /** A majority said the key is not ours (the lease had expired or been taken), or it was released before. */
+  | 'not-held'
   /**
-   * No majority deleted it: the lease had expired or been taken, or it was released before,
-   * or too few nodes answered (keys left behind expire with their TTL).
+   * Too many nodes failed or did not answer to tell (the `released` event's `nodes` say why:
+   * a NOPERM, a node down...). Our key may stay on them until its TTL runs out.
    */
-  | 'not-held';
+  | 'failed';

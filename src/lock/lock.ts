@@ -116,8 +116,9 @@ export class Lock implements AsyncDisposable {
   /**
    * Deletes the lock on every node and stops auto-extension (before `minHoldMs` has passed, it
    * sets the key to expire then instead). Resolves `'released'` when a majority deleted it,
-   * and `'not-held'` when it had already expired, been taken or been released. Never rejects
-   * because the lease ran out.
+   * `'not-held'` when it had already expired, been taken or been released, and `'failed'`
+   * when too many nodes failed to tell (the `released` event says why; the key then frees
+   * itself at its TTL). Never rejects because the lease ran out.
    */
   release(): Promise<ReleaseResult> {
     return this.#end(undefined);

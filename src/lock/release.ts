@@ -27,9 +27,19 @@ export async function releaseLease(
       ? deleteIfOwned(context, { key, token, ttlMs, acquireResults, announce: true })
       : expireIfOwned(context, lease, keepMs);
   const results = await ending.settled;
-  const applied = results.filter((result) => result.outcome === 'yes').length;
-  const released = wasHeld && applied >= quorumOf(context.nodes.length);
-  return { result: released ? 'released' : 'not-held', nodes: results };
+  return { result: wasHeld ? verdict(results, context) : 'not-held', nodes: results };
+}
+
+/**
+ * A majority deleted our key: released; a majority said it is not ours (expired, taken):
+ * not held; otherwise too many nodes failed or stayed silent to tell: failed, and the key
+ * may stay on them until its TTL runs out.
+ */
+function verdict(results: readonly NodeResult[], context: LockContext): ReleaseResult {
+  const quorum = quorumOf(context.nodes.length);
+  if (results.filter((result) => result.outcome === 'yes').length >= quorum) return 'released';
+  if (results.filter((result) => result.outcome === 'no').length >= quorum) return 'not-held';
+  return 'failed';
 }
 
 /** Which key of ours to delete, and how. */

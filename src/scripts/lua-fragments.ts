@@ -19,6 +19,8 @@ end
  * ticket (its score), or nil when the line is empty; `wakeWaiter(channel, ticket)` tells the
  * waiter holding `ticket` that the lock is free and it is first, on its own channel
  * `<release channel>:<ticket>` (see keys.ts `turnChannel`); `wakeFirstWaiter` does both.
+ * A wake-up that fails (a user without access to the channel) only makes waiters poll: it
+ * never fails the script around it, whose writes are done by then.
  */
 export const FAIR_LINE = `
 local function firstWaiter(queue)
@@ -26,7 +28,7 @@ local function firstWaiter(queue)
   return first[1], first[2]
 end
 local function wakeWaiter(channel, ticket)
-  redis.call('PUBLISH', channel .. ':' .. ticket, '')
+  redis.pcall('PUBLISH', channel .. ':' .. ticket, '')
 end
 local function wakeFirstWaiter(queue, channel)
   local _, ticket = firstWaiter(queue)

@@ -31,7 +31,7 @@ if redis.call('GET', lockKey) ~= token then
 end
 redis.call('DEL', lockKey)
 if announce then
-  redis.call('PUBLISH', channel, '')
+  redis.pcall('PUBLISH', channel, '') -- may fail (no channel access): the delete stands
   wakeFirstWaiter(queue, channel)
 end
 return 1

@@ -62,3 +62,38 @@ describe('a failure names its real cause, and a configuration error fails fast',
     expect(await lock.release()).toBe('released');
   });
 });
+
+describe('release never fails silently (ACL users)', () => {
+  /** A locker on node 0 as an ACL user with `rules` (keys ~distlock:* always). */
+  async function lockerAs(user: string, ...rules: string[]): Promise<Locker> {
+    const [node] = redis.nodes;
+    const { Redis } = await import('ioredis');
+    const admin = new Redis(`redis://:sekret@127.0.0.1:${node?.port}`);
+    await admin.call('ACL', 'SETUSER', user, 'reset', 'on', '>pw', '~distlock:*', ...rules);
+    admin.disconnect();
+    const locker = new Locker({ nodes: [`redis://${user}:pw@127.0.0.1:${node?.port}`] });
+    lockers.push(locker);
+    return locker;
+  }
+
+  it('a PUBLISH the user may not send does not make a done delete look failed', async () => {
+    // Redis 7 gives a new user no channels (acl-pubsub-default resetchannels).
+    const locker = await lockerAs('nochannels', '+@all');
+    const lock = await locker.acquire('pub', { ttlMs: 10_000 });
+    expect(await lock.release()).toBe('released'); // before: 'not-held', the delete done
+    const again = await locker.tryAcquire('pub', { ttlMs: 10_000 });
+    expect(again).not.toBeNull();
+    await again?.release();
+  });
+
+  it("says 'failed', not 'not-held', when the nodes refused the release, naming why", async () => {
+    const locker = await lockerAs('noscripts', '&*', '+@all', '-evalsha', '-eval');
+    const errors: string[] = [];
+    locker.events.on('released', ({ nodes }) =>
+      errors.push(...nodes.map((n) => (n.outcome === 'error' ? n.error.message : n.outcome))),
+    );
+    const lock = await locker.acquire('noscript', { ttlMs: 10_000 }); // a plain SET
+    expect(await lock.release()).toBe('failed');
+    expect(errors.join()).toMatch(/NOPERM/);
+  });
+});
