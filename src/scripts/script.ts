@@ -41,14 +41,30 @@ export function defineScript<Input, Result>(
     run(connection, input, timeoutMs) {
       const scriptKeys = keys(input);
       const tail = [scriptKeys.length, ...scriptKeys, ...args(input)];
+      const failed = (error: unknown): never => {
+        throw withCommandNamed(error, lua);
+      };
       return connection
         .send('EVALSHA', [sha1, ...tail], timeoutMs)
         .then(parse, (error: unknown) => {
-          if (!isNoScript(error)) throw error;
-          return connection.send('EVAL', [lua, ...tail], timeoutMs).then(parse);
+          if (!isNoScript(error)) failed(error);
+          return connection.send('EVAL', [lua, ...tail], timeoutMs).then(parse, failed);
         });
     },
   };
+}
+
+/**
+ * Redis reports a command that an ACL user may not run inside a script only by its line
+ * ("can't run this command or subcommand script: <sha>, on @user_script:6"): name the
+ * command on that line, so that the user knows which permission to grant.
+ */
+function withCommandNamed(error: unknown, lua: string): unknown {
+  if (!(error instanceof Error)) return error;
+  const line = /can't run this command.*@user_script:(\d+)/.exec(error.message)?.[1];
+  const command = /redis\.p?call\('(\w+)'/.exec(lua.split('\n')[Number(line) - 1] ?? '')?.[1];
+  if (!command) return error;
+  return new Error(`${error.message} (the script's ${command}: grant +${command.toLowerCase()})`);
 }
 
 function isNoScript(error: unknown): boolean {

@@ -97,3 +97,48 @@ describe('release never fails silently (ACL users)', () => {
     expect(errors.join()).toMatch(/NOPERM/);
   });
 });
+
+/** The least each feature needs, as the README's Deployments section lists it. */
+const ACL = {
+  base: '+set +get +del +pttl +pexpire +eval +evalsha +publish +zrange +subscribe +unsubscribe',
+  fencing: '+incr',
+  fair: '+zadd +zrem +zrangebyscore +time +exists',
+} as const;
+
+describe('the documented minimal ACL', () => {
+  async function lockerAs(user: string, commands: string): Promise<Locker> {
+    const [node] = redis.nodes;
+    const { Redis } = await import('ioredis');
+    const admin = new Redis(`redis://:sekret@127.0.0.1:${node?.port}`);
+    const rules = ['reset', 'on', '>pw', '~distlock:*', '&distlock:*', ...commands.split(' ')];
+    await admin.call('ACL', 'SETUSER', user, ...rules);
+    admin.disconnect();
+    const locker = new Locker({ nodes: [`redis://${user}:pw@127.0.0.1:${node?.port}`] });
+    lockers.push(locker);
+    return locker;
+  }
+
+  it('is enough to acquire, wait (woken over pub/sub), extend, fence, queue and release', async () => {
+    const all = `${ACL.base} ${ACL.fencing} ${ACL.fair}`;
+    const [holder, waiter] = [await lockerAs('acl-a', all), await lockerAs('acl-b', all)];
+    for (const options of [{}, { fencing: true }, { fair: true }, { fair: true, fencing: true }]) {
+      const lock = await holder.acquire('acl', { ttlMs: 10_000, ...options });
+      await lock.extend(10_000);
+      const waiting = waiter.acquire('acl', { ttlMs: 10_000, waitMs: 5_000, ...options });
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      const releasedAt = performance.now();
+      expect(await lock.release()).toBe('released');
+      const next = await waiting;
+      expect(performance.now() - releasedAt).toBeLessThan(90); // woken, not polling
+      expect(await next.release()).toBe('released');
+    }
+  });
+
+  it('names the command that is missing', async () => {
+    const locker = await lockerAs('acl-c', ACL.base.replace('+pexpire ', ''));
+    const lock = await locker.acquire('acl', { ttlMs: 10_000 });
+    const error = await lock.extend(10_000).catch((e: unknown) => e);
+    // Redis says only "can't run this command ... on @user_script:6"; distlock names it.
+    expect((error as Error).message).toMatch(/can't run this command.*PEXPIRE: grant \+pexpire/);
+  });
+});
