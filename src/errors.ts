@@ -8,7 +8,8 @@ export type LockErrorCode =
   | 'LOCK_LOST'
   | 'NO_QUORUM'
   | 'ABORTED'
-  | 'LOCKER_CLOSED';
+  | 'LOCKER_CLOSED'
+  | 'UNSAFE_NODE';
 
 /**
  * Base class of every error distlock throws or rejects with. Switch on `code`, which is
@@ -141,6 +142,20 @@ export function withoutTokens(error: Error): Error {
   const masked = new Error(error.message.replace(TOKEN, '<token>'));
   masked.name = error.name;
   return masked;
+}
+
+/**
+ * A node's settings can break mutual exclusion (an eviction policy that may drop lock keys),
+ * and the locker was told to refuse such nodes (`onEvictionRisk: 'refuse'`). No lock is
+ * granted on that locker until it is fixed.
+ */
+export class UnsafeNodeError extends LockError {
+  readonly node: string;
+
+  constructor(node: string, problem: string) {
+    super('UNSAFE_NODE', `Refusing ${node}: ${problem}.`);
+    this.node = node;
+  }
 }
 
 /** `error` if it is an `Error`, else an `Error` that says what was thrown. */

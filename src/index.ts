@@ -10,6 +10,7 @@ export {
   LockerClosedError,
   LockLostError,
   NoQuorumError,
+  UnsafeNodeError,
 } from './errors.js';
 export {
   type FencedWriteResult,

@@ -19,6 +19,12 @@ export interface LockerOptions {
   nodeTimeoutMs?: number;
   /** Mean pause between acquire attempts (ms); each pause is random in [0.5, 1.5) of it. @default 100 */
   retryDelayMs?: number;
+  /**
+   * What to do with a node whose eviction policy may drop lock keys (`maxmemory` set and a
+   * policy other than `noeviction`): `'warn'` (a `warning` event, or a process warning when
+   * nobody listens) or `'refuse'` (acquisitions reject with `UnsafeNodeError`). @default 'warn'
+   */
+  onEvictionRisk?: 'warn' | 'refuse';
 }
 
 /** Options of {@link Locker.acquire}. */
@@ -62,6 +68,7 @@ export interface LockerSettings {
   readonly driftFactor: number;
   readonly nodeTimeoutMs: number | undefined;
   readonly retryDelayMs: number;
+  readonly onEvictionRisk: 'warn' | 'refuse';
 }
 
 /** Defaults of {@link LockerOptions} and {@link AcquireOptions}. */
@@ -106,7 +113,11 @@ export function lockerSettings(options: LockerOptions): LockerSettings {
   const retryDelayMs = options.retryDelayMs ?? DEFAULTS.retryDelayMs;
   // A pause is up to 1.5 times the mean.
   duration('retryDelayMs', retryDelayMs, Math.floor(MAX_TIMER_MS / 1.5));
-  return { prefix, driftFactor, nodeTimeoutMs, retryDelayMs };
+  const onEvictionRisk = options.onEvictionRisk ?? 'warn';
+  if (onEvictionRisk !== 'warn' && onEvictionRisk !== 'refuse') {
+    throw new InvalidArgumentError('onEvictionRisk', "'warn' or 'refuse'", onEvictionRisk);
+  }
+  return { prefix, driftFactor, nodeTimeoutMs, retryDelayMs, onEvictionRisk };
 }
 
 /** Validated acquire options. */

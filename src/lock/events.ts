@@ -33,6 +33,8 @@ export interface LockerEvents {
   ];
   /** A held lock can no longer be proven valid. */
   lost: [{ resource: string; error: LockLostError; heldMs: number }];
+  /** A node's settings put locks at risk (`EVICTION_RISK`: its eviction policy). */
+  warning: [{ node: string; code: 'EVICTION_RISK'; message: string }];
 }
 
 /** Typed event emitter for {@link LockerEvents}. */

@@ -13,6 +13,7 @@ import {
 import { acquireLock } from './acquire.js';
 import type { LockContext } from './context.js';
 import { LockerEmitter } from './events.js';
+import { evictionCheck } from './eviction.js';
 import type { Lock } from './lock.js';
 import { NodeIdentities } from './node-identity.js';
 import { Shutdown } from './shutdown.js';
@@ -67,7 +68,10 @@ export class Locker {
       events: this.events,
       wakeUps,
       shutdown: new Shutdown(),
-      identities: new NodeIdentities(nodes.length),
+      identities: new NodeIdentities(
+        nodes.length,
+        evictionCheck(settings.onEvictionRisk, (i) => nodes[i]?.name ?? '', this.events),
+      ),
       connected,
     };
     this.#owned = owned;

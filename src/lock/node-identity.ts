@@ -2,11 +2,18 @@ import { InvalidArgumentError } from '../errors.js';
 import { askEveryNode, type NodeSet } from './every-node.js';
 
 /**
- * Which server each node is, by its `run_id` (INFO server), so that two URLs or clients that
- * reach one server (`127.1` and `LOCALHOST`, a second client...) cannot count twice towards a
- * majority. Asked before every acquisition attempt until every node has answered; a node
- * that has not answered yet gets no acquisition request (its vote could be a duplicate's).
- * Asking never waits for a connection that is not ready, so a down node costs nothing.
+ * What a node's `INFO` tells about the server before it takes part in a lock, and the
+ * verdict of `inspect` (the locker's checks of a server's settings, such as eviction).
+ */
+export type ServerInspection = (index: number, info: string) => Error | undefined;
+
+/**
+ * Which server each node is, by its `run_id` (INFO), so that two URLs or clients that reach
+ * one server (`127.1` and `LOCALHOST`, a second client...) cannot count twice towards a
+ * majority; and whether `inspect` accepts its settings. Asked before every acquisition
+ * attempt until every node has answered; in Redlock, a node that has not answered yet gets
+ * no acquisition request (its vote could be a duplicate's). Asking never waits for a
+ * connection that is not ready, so a down node costs nothing.
  */
 export class NodeIdentities {
   /** Per node: its run_id; `null` when the server will not say (INFO renamed or denied). */
@@ -15,18 +22,22 @@ export class NodeIdentities {
   readonly #failures: (Error | undefined)[];
   #unknown: number;
   #checking: Promise<void> | undefined;
-  #duplicate: InvalidArgumentError | undefined;
+  /** Why no lock may be granted: a server listed twice, or one `inspect` refused. */
+  #refusal: Error | undefined;
+  readonly #inspect: ServerInspection;
+  readonly #single: boolean;
 
-  constructor(nodeCount: number) {
-    // One node cannot count twice: it needs no identity.
-    this.#ids = new Array(nodeCount).fill(nodeCount > 1 ? undefined : null);
+  constructor(nodeCount: number, inspect: ServerInspection = () => undefined) {
+    this.#ids = new Array(nodeCount).fill(undefined);
     this.#failures = new Array(nodeCount).fill(undefined);
-    this.#unknown = nodeCount > 1 ? nodeCount : 0;
+    this.#unknown = nodeCount;
+    this.#inspect = inspect;
+    this.#single = nodeCount === 1; // one node cannot count twice: its votes count at once
   }
 
   /** Whether node `index` said which server it is (or will not say): its votes may count. */
   known(index: number): boolean {
-    return this.#unknown === 0 || this.#ids[index] !== undefined;
+    return this.#single || this.#unknown === 0 || this.#ids[index] !== undefined;
   }
 
   /** Why node `index` could not be asked yet, when it is not {@link NodeIdentities.known}. */
@@ -35,12 +46,13 @@ export class NodeIdentities {
   }
 
   /**
-   * Resolves once the nodes that answer are known to be distinct servers; rejects with an
-   * `InvalidArgumentError` naming the duplicate (and so does every later call). Returns
+   * Resolves once the nodes that answer are known to be distinct servers that `inspect`
+   * accepts; rejects with an `InvalidArgumentError` naming a duplicate, or with the error
+   * `inspect` returned (and so does every later call). Returns
    * `undefined`, so that the caller need not even await, once every node is known.
    */
   check(context: NodeSet, ttlMs: number): Promise<void> | undefined {
-    if (this.#duplicate) return Promise.reject(this.#duplicate);
+    if (this.#refusal) return Promise.reject(this.#refusal);
     if (this.#unknown === 0) return undefined;
     this.#checking ??= this.#ask(context, ttlMs).finally(() => {
       this.#checking = undefined;
@@ -57,7 +69,9 @@ export class NodeIdentities {
         if (ids[index] !== undefined) return;
         try {
           // A readiness wait of 0: a connection that is not up is asked again next time.
-          ids[index] = runId(await node.send('INFO', ['server'], 0));
+          const info = String(await node.send('INFO', [], 0));
+          ids[index] = runId(info);
+          this.#refusal ??= this.#inspect(index, info);
         } catch (error) {
           this.#failures[index] = error instanceof Error ? error : undefined;
           // Only the server's own refusal (INFO renamed or denied) is final; a connection
@@ -69,8 +83,8 @@ export class NodeIdentities {
     );
     await asking.settled;
     this.#unknown = ids.filter((id) => id === undefined).length;
-    this.#duplicate = duplicateIn(ids, context);
-    if (this.#duplicate) throw this.#duplicate;
+    this.#refusal ??= duplicateIn(ids, context);
+    if (this.#refusal) throw this.#refusal;
   }
 }
 
@@ -100,7 +114,7 @@ function isReplyError(error: unknown): boolean {
   return error instanceof Error && /^[A-Z][A-Z_]+ /.test(error.message);
 }
 
-/** The run_id of an `INFO server` reply; `null` when it has none. */
-function runId(reply: unknown): string | null {
-  return /run_id:([0-9a-f]+)/.exec(String(reply))?.[1] ?? null;
+/** The run_id of an `INFO` reply; `null` when it has none. */
+function runId(info: string): string | null {
+  return /run_id:([0-9a-f]+)/.exec(info)?.[1] ?? null;
 }

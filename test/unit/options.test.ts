@@ -84,6 +84,7 @@ describe('bad input is rejected synchronously, naming the field and the value', 
     [{ nodes: [UNUSED], nodeTimeoutMs: 0 }, 'nodeTimeoutMs'],
     [{ nodes: [UNUSED], retryDelayMs: '100' }, 'retryDelayMs'],
     [{ nodes: [UNUSED], prefix: 7 }, 'prefix'],
+    [{ nodes: [UNUSED], onEvictionRisk: 'loud' }, 'onEvictionRisk'],
   ])('locker options %j', (options, field) => {
     expect(thrown(() => new Locker(options as never)).field).toBe(field);
   });

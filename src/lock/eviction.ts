@@ -1,0 +1,43 @@
+import { UnsafeNodeError } from '../errors.js';
+import type { LockerEmitter } from './events.js';
+import type { ServerInspection } from './node-identity.js';
+
+/**
+ * What a node's `INFO` says about eviction, when it can drop lock keys: with `maxmemory` set,
+ * every policy but `noeviction` may evict them (`volatile-*` picks keys with a TTL, as every
+ * lock key has; `allkeys-*` also fence counters), and a lock whose key was evicted can be
+ * taken by a second holder while the first still holds it. `undefined` when it is safe.
+ */
+export function evictionRisk(info: string): string | undefined {
+  const maxmemory = Number(/^maxmemory:(\d+)/m.exec(info)?.[1] ?? 0);
+  const policy = /^maxmemory_policy:(\S+)/m.exec(info)?.[1];
+  if (maxmemory === 0 || policy === undefined || policy === 'noeviction') return undefined;
+  return (
+    `maxmemory-policy ${policy} (maxmemory ${maxmemory} bytes) may evict lock keys and fence ` +
+    'counters, and an evicted lock can be taken by a second holder: use noeviction on lock nodes'
+  );
+}
+
+/**
+ * The locker's check of each server's eviction settings: with `'refuse'`, an error that keeps
+ * every acquisition from being granted; with `'warn'`, a `warning` event (or, when nobody
+ * listens, a process warning: never silent).
+ */
+export function evictionCheck(
+  onEvictionRisk: 'warn' | 'refuse',
+  nodeName: (index: number) => string,
+  events: LockerEmitter,
+): ServerInspection {
+  return (index, info) => {
+    const risk = evictionRisk(info);
+    if (risk === undefined) return undefined;
+    const node = nodeName(index);
+    if (onEvictionRisk === 'refuse') return new UnsafeNodeError(node, risk);
+    if (events.listenerCount('warning') > 0) {
+      events.report('warning', () => ({ node, code: 'EVICTION_RISK', message: risk }));
+    } else {
+      process.emitWarning(`${node}: ${risk}`, { type: 'DistlockWarning', code: 'EVICTION_RISK' });
+    }
+    return undefined;
+  };
+}

@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import { UnsafeNodeError } from '../../src/index.js';
+import { useLockers, useRedis } from '../support/redis.js';
+
+const fixture = useRedis(1);
+const locker = useLockers(fixture);
+
+/** Sets the node's eviction policy (with a memory limit, as production nodes have). */
+async function evicting(policy: string): Promise<void> {
+  const admin = fixture().admin[0];
+  await admin?.config('SET', 'maxmemory', '100mb');
+  await admin?.config('SET', 'maxmemory-policy', policy);
+}
+
+describe('an eviction policy that may drop lock keys', () => {
+  it('is reported as a warning event, and locking goes on', async () => {
+    await evicting('allkeys-lru');
+    const l = locker();
+    const warnings: string[] = [];
+    l.events.on('warning', ({ code, message }) => warnings.push(`${code}: ${message}`));
+    await (await l.acquire('r', { ttlMs: 1_000 })).release();
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/^EVICTION_RISK: maxmemory-policy allkeys-lru .* noeviction/);
+  });
+
+  it('is a process warning when nobody listens (never silent)', async () => {
+    await evicting('volatile-ttl'); // lock keys all have a TTL: volatile-* picks them too
+    const seen: string[] = [];
+    const onWarning = (warning: Error & { code?: string }) => seen.push(String(warning.code));
+    process.on('warning', onWarning);
+    await (await locker().acquire('r', { ttlMs: 1_000 })).release();
+    await new Promise((resolve) => setTimeout(resolve, 10)); // warnings come on the next tick
+    process.off('warning', onWarning);
+    expect(seen).toEqual(['EVICTION_RISK']);
+  });
+
+  it("rejects every acquisition with onEvictionRisk: 'refuse', writing nothing", async () => {
+    await evicting('allkeys-random');
+    const l = locker({ onEvictionRisk: 'refuse' });
+    for (let i = 0; i < 2; i++) {
+      const error = await l.acquire('r', { ttlMs: 1_000 }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(UnsafeNodeError);
+      expect((error as UnsafeNodeError).code).toBe('UNSAFE_NODE');
+    }
+    expect(await fixture().admin[0]?.keys('*')).toEqual([]);
+  });
+
+  it('is not reported for noeviction', async () => {
+    await evicting('noeviction');
+    const l = locker({ onEvictionRisk: 'refuse' });
+    await (await l.acquire('r', { ttlMs: 1_000 })).release();
+  });
+});
