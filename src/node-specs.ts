@@ -5,6 +5,21 @@ import { InvalidArgumentError } from './errors.js';
 /** A Redis node: a `redis://` / `rediss://` URL, an ioredis client, or a custom connection. */
 export type NodeSpec = string | IORedisLike | RedisConnection;
 
+/**
+ * TLS settings for the `rediss://` nodes a locker connects to itself (clients you pass in
+ * bring their own). PEM text or Buffers, as Node's `tls.connect` takes them.
+ */
+export interface TlsOptions {
+  /** Certificate authorities to trust (a private CA, a self-signed server certificate). */
+  readonly ca?: string | Buffer;
+  /** Client certificate, for servers that require one (`tls-auth-clients yes`). */
+  readonly cert?: string | Buffer;
+  /** The client certificate's private key. */
+  readonly key?: string | Buffer;
+  /** The name the server's certificate must carry, when it differs from the URL's host. */
+  readonly servername?: string;
+}
+
 /** The connections of a locker, and which of them it opened itself (and so must close). */
 export interface ResolvedNodes {
   readonly connections: readonly RedisConnection[];
@@ -12,10 +27,10 @@ export interface ResolvedNodes {
 }
 
 /**
- * Checks every node spec synchronously (a bad one throws before any connection is opened),
- * then wraps clients and opens connections for URLs.
+ * Checks every node spec (and `tls`) synchronously (a bad one throws before any connection
+ * is opened), then wraps clients and opens connections for URLs, with `tls` for `rediss://`.
  */
-export function resolveNodes(specs: unknown): ResolvedNodes {
+export function resolveNodes(specs: unknown, tls?: unknown): ResolvedNodes {
   if (!Array.isArray(specs) || specs.length === 0) {
     throw new InvalidArgumentError('nodes', 'a non-empty array of Redis URLs or clients', specs);
   }
@@ -37,11 +52,15 @@ export function resolveNodes(specs: unknown): ResolvedNodes {
       seen.set(key, index);
     }
   });
+  const secure = validateTls(tls, specs);
   const connections: RedisConnection[] = [];
   const owned: RedisConnection[] = [];
   for (const spec of specs as NodeSpec[]) {
     if (typeof spec === 'string') {
-      const connection = IORedisConnection.fromUrl(spec);
+      const connection = IORedisConnection.fromUrl(
+        spec,
+        spec.startsWith('rediss:') ? secure : undefined,
+      );
       connections.push(connection);
       owned.push(connection);
     } else if (isIORedisLike(spec)) {
@@ -51,6 +70,27 @@ export function resolveNodes(specs: unknown): ResolvedNodes {
     }
   }
   return { connections, owned };
+}
+
+function validateTls(tls: unknown, specs: readonly unknown[]): TlsOptions | undefined {
+  if (tls === undefined) return undefined;
+  if (typeof tls !== 'object' || tls === null) {
+    throw new InvalidArgumentError('tls', 'an object with ca, cert, key or servername', tls);
+  }
+  for (const [field, value] of Object.entries(tls)) {
+    const text = typeof value === 'string' || Buffer.isBuffer(value);
+    if (!['ca', 'cert', 'key', 'servername'].includes(field) || !text) {
+      throw new InvalidArgumentError(
+        `tls.${field}`,
+        'PEM text or a Buffer (ca, cert, key) or a name (servername)',
+        value,
+      );
+    }
+  }
+  if (!specs.some((spec) => typeof spec === 'string' && spec.startsWith('rediss:'))) {
+    throw new InvalidArgumentError('tls', 'given only with rediss:// nodes', 'no rediss:// node');
+  }
+  return tls as TlsOptions;
 }
 
 /** `localhost` and the loopback addresses name the same node, for duplicate detection. */

@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from './errors.js';
-import type { NodeSpec } from './node-specs.js';
+import type { NodeSpec, TlsOptions } from './node-specs.js';
 
 /** Options of a {@link Locker}. */
 export interface LockerOptions {
@@ -25,6 +25,8 @@ export interface LockerOptions {
    * nobody listens) or `'refuse'` (acquisitions reject with `UnsafeNodeError`). @default 'warn'
    */
   onEvictionRisk?: 'warn' | 'refuse';
+  /** TLS for the `rediss://` URLs in `nodes`: a CA to trust, a client certificate (mTLS). */
+  tls?: TlsOptions;
 }
 
 /** Options of {@link Locker.acquire}. */

@@ -1,3 +1,4 @@
+import type { ConnectionOptions } from 'node:tls';
 import { Redis, type RedisOptions } from 'ioredis';
 import { NotSentError, type RedisConnection, type Subscriber } from './connection.js';
 
@@ -43,6 +44,9 @@ export const OWNED_CLIENT_OPTIONS: RedisOptions = {
   disconnectTimeout: 200,
 };
 
+/** ioredis errors that follow a failed connection rather than explain it. */
+const CONSEQUENCE = /^(Stream isn't writeable|Connection is closed|Reached the max retries)/;
+
 /** How long `close()` lets a node answer QUIT before it drops the connection. */
 const CLOSE_TIMEOUT_MS = 500;
 
@@ -57,7 +61,9 @@ export class IORedisConnection implements RedisConnection {
   constructor(client: IORedisLike) {
     this.#client = client;
     client.on('error', (error: Error) => {
-      this.#lastError = error;
+      // Keep the cause, not its consequences ("Stream isn't writeable...", "Connection is
+      // closed."), which ioredis reports for commands after the connection failed.
+      if (!CONSEQUENCE.test(error.message)) this.#lastError = error;
     });
     client.on('ready', () => {
       this.#lastError = undefined;
@@ -67,11 +73,12 @@ export class IORedisConnection implements RedisConnection {
     this.name = db ? `${where}/${db}` : where;
   }
 
-  /** Opens a client for `url` with {@link OWNED_CLIENT_OPTIONS}. */
-  static fromUrl(url: string): IORedisConnection {
+  /** Opens a client for `url` with {@link OWNED_CLIENT_OPTIONS} (and `tls`, for `rediss://`). */
+  static fromUrl(url: string, tls?: ConnectionOptions): IORedisConnection {
     // Connection errors reach callers as failed votes, with the last one as their cause (the
     // adapter listens for them, so ioredis does not also print each one).
-    return new IORedisConnection(new Redis(url, OWNED_CLIENT_OPTIONS));
+    const options = tls ? { ...OWNED_CLIENT_OPTIONS, tls } : OWNED_CLIENT_OPTIONS;
+    return new IORedisConnection(new Redis(url, options));
   }
 
   send(command: string, args: readonly (string | number)[], timeoutMs: number): Promise<unknown> {

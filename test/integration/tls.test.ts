@@ -1,0 +1,141 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Locker, NoQuorumError, type TlsOptions } from '../../src/index.js';
+import { type RedisNodes, startRedis } from '../../src/testing/index.js';
+import { freePort } from '../../src/testing/ports.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'distlock-tls-'));
+const file = (name: string) => join(dir, name);
+const pem = (name: string) => readFileSync(file(name), 'utf8');
+
+/** A private CA, a server certificate for 127.0.0.1 and a client certificate, by openssl. */
+function makeCertificates(): void {
+  const openssl = (...args: string[]) => execFileSync('openssl', args, { stdio: 'ignore' });
+  const key = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+  openssl(
+    'req',
+    '-x509',
+    ...key,
+    '-keyout',
+    file('ca.key'),
+    '-out',
+    file('ca.crt'),
+    '-days',
+    '2',
+    '-subj',
+    '/CN=distlock test CA',
+  );
+  writeFileSync(file('server.ext'), 'subjectAltName=IP:127.0.0.1\n');
+  for (const who of ['server', 'client']) {
+    openssl(
+      'req',
+      ...key,
+      '-keyout',
+      file(`${who}.key`),
+      '-out',
+      file(`${who}.csr`),
+      '-subj',
+      `/CN=${who}`,
+    );
+    const extension = who === 'server' ? ['-extfile', file('server.ext')] : [];
+    openssl(
+      'x509',
+      '-req',
+      '-in',
+      file(`${who}.csr`),
+      '-CA',
+      file('ca.crt'),
+      '-CAkey',
+      file('ca.key'),
+      '-CAcreateserial',
+      '-out',
+      file(`${who}.crt`),
+      '-days',
+      '2',
+      ...extension,
+    );
+  }
+}
+
+/** A node serving TLS on its own port; `clients`: whether it requires a client certificate. */
+async function tlsNode(clients: 'optional' | 'yes'): Promise<{ redis: RedisNodes; url: string }> {
+  const port = await freePort();
+  const redis = await startRedis({
+    args: [
+      '--tls-port',
+      String(port),
+      '--tls-cert-file',
+      file('server.crt'),
+      '--tls-key-file',
+      file('server.key'),
+      '--tls-ca-cert-file',
+      file('ca.crt'),
+      '--tls-auth-clients',
+      clients,
+    ],
+  });
+  return { redis, url: `rediss://127.0.0.1:${port}` };
+}
+
+let optional: { redis: RedisNodes; url: string };
+let mutual: { redis: RedisNodes; url: string };
+const lockers: Locker[] = [];
+beforeAll(async () => {
+  makeCertificates();
+  [optional, mutual] = await Promise.all([tlsNode('optional'), tlsNode('yes')]);
+});
+afterAll(async () => {
+  await Promise.all(lockers.map((l) => l.close()));
+  await Promise.all([optional?.redis.stop(), mutual?.redis.stop()]);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function lockerOn(url: string, tls?: TlsOptions): Locker {
+  const locker = new Locker({ nodes: [url], ...(tls ? { tls } : {}) });
+  lockers.push(locker);
+  return locker;
+}
+
+/** The error of an acquisition with a 5 s wait, and how long it took. */
+async function failure(locker: Locker): Promise<{ message: string; ms: number }> {
+  const started = performance.now();
+  const error = await locker.acquire('r', { ttlMs: 5_000, waitMs: 5_000 }).catch((e) => e);
+  expect(error).toBeInstanceOf(NoQuorumError);
+  return { message: (error as Error).message, ms: performance.now() - started };
+}
+
+describe('rediss:// nodes', () => {
+  it('trust a private CA given as tls.ca', async () => {
+    const lock = await lockerOn(optional.url, { ca: pem('ca.crt') }).acquire('r', { ttlMs: 5_000 });
+    expect(await lock.release()).toBe('released');
+  });
+
+  it('without it, fail at once naming the certificate problem', async () => {
+    const { message, ms } = await failure(lockerOn(optional.url));
+    expect(message).toMatch(/self[- ]signed certificate in certificate chain/);
+    expect(ms).toBeLessThan(2_500); // not the whole 5 s wait
+  });
+
+  it('fail at once when the certificate is for another name', async () => {
+    const { message, ms } = await failure(
+      lockerOn(optional.url, { ca: pem('ca.crt'), servername: 'other.example' }),
+    );
+    expect(message).toMatch(/altnames|does not match/i);
+    expect(ms).toBeLessThan(2_500);
+  });
+
+  it('present a client certificate to a server that requires one (mTLS)', async () => {
+    const { message } = await failure(lockerOn(mutual.url, { ca: pem('ca.crt') }));
+    expect(message).toMatch(/certificate required/);
+    const tls = { ca: pem('ca.crt'), cert: pem('client.crt'), key: pem('client.key') };
+    const lock = await lockerOn(mutual.url, tls).acquire('r', { ttlMs: 5_000 });
+    expect(await lock.release()).toBe('released');
+  });
+
+  it('reject tls options without a rediss:// node, before connecting', () => {
+    expect(() => new Locker({ nodes: ['redis://127.0.0.1:1'], tls: { ca: 'x' } })).toThrow(/`tls`/);
+  });
+});
