@@ -63,19 +63,19 @@ describe('a failure names its real cause, and a configuration error fails fast',
   });
 });
 
-describe('release never fails silently (ACL users)', () => {
-  /** A locker on node 0 as an ACL user with `rules` (keys ~distlock:* always). */
-  async function lockerAs(user: string, ...rules: string[]): Promise<Locker> {
-    const [node] = redis.nodes;
-    const { Redis } = await import('ioredis');
-    const admin = new Redis(`redis://:sekret@127.0.0.1:${node?.port}`);
-    await admin.call('ACL', 'SETUSER', user, 'reset', 'on', '>pw', '~distlock:*', ...rules);
-    admin.disconnect();
-    const locker = new Locker({ nodes: [`redis://${user}:pw@127.0.0.1:${node?.port}`] });
-    lockers.push(locker);
-    return locker;
-  }
+/** A locker on node 0 as ACL user `user` with `rules` (keys ~distlock:* always). */
+async function lockerAs(user: string, ...rules: string[]): Promise<Locker> {
+  const [node] = redis.nodes;
+  const { Redis } = await import('ioredis');
+  const admin = new Redis(`redis://:sekret@127.0.0.1:${node?.port}`);
+  await admin.call('ACL', 'SETUSER', user, 'reset', 'on', '>pw', '~distlock:*', ...rules);
+  admin.disconnect();
+  const locker = new Locker({ nodes: [`redis://${user}:pw@127.0.0.1:${node?.port}`] });
+  lockers.push(locker);
+  return locker;
+}
 
+describe('release never fails silently (ACL users)', () => {
   it('a PUBLISH the user may not send does not make a done delete look failed', async () => {
     // Redis 7 gives a new user no channels (acl-pubsub-default resetchannels).
     const locker = await lockerAs('nochannels', '+@all');
@@ -106,21 +106,12 @@ const ACL = {
 } as const;
 
 describe('the documented minimal ACL', () => {
-  async function lockerAs(user: string, commands: string): Promise<Locker> {
-    const [node] = redis.nodes;
-    const { Redis } = await import('ioredis');
-    const admin = new Redis(`redis://:sekret@127.0.0.1:${node?.port}`);
-    const rules = ['reset', 'on', '>pw', '~distlock:*', '&distlock:*', ...commands.split(' ')];
-    await admin.call('ACL', 'SETUSER', user, ...rules);
-    admin.disconnect();
-    const locker = new Locker({ nodes: [`redis://${user}:pw@127.0.0.1:${node?.port}`] });
-    lockers.push(locker);
-    return locker;
-  }
-
   it('is enough to acquire, wait (woken over pub/sub), extend, fence, queue and release', async () => {
     const all = `${ACL.base} ${ACL.fencing} ${ACL.fair}`;
-    const [holder, waiter] = [await lockerAs('acl-a', all), await lockerAs('acl-b', all)];
+    const [holder, waiter] = [
+      await lockerAs('acl-a', '&distlock:*', ...all.split(' ')),
+      await lockerAs('acl-b', '&distlock:*', ...all.split(' ')),
+    ];
     for (const options of [{}, { fencing: true }, { fair: true }, { fair: true, fencing: true }]) {
       const lock = await holder.acquire('acl', { ttlMs: 10_000, ...options });
       await lock.extend(10_000);
@@ -135,7 +126,11 @@ describe('the documented minimal ACL', () => {
   });
 
   it('names the command that is missing', async () => {
-    const locker = await lockerAs('acl-c', ACL.base.replace('+pexpire ', ''));
+    const locker = await lockerAs(
+      'acl-c',
+      '&distlock:*',
+      ...ACL.base.replace('+pexpire ', '').split(' '),
+    );
     const lock = await locker.acquire('acl', { ttlMs: 10_000 });
     const error = await lock.extend(10_000).catch((e: unknown) => e);
     // Redis says only "can't run this command ... on @user_script:6"; distlock names it.
