@@ -64,7 +64,7 @@ export function resolveNodes(specs: unknown, tls?: unknown): ResolvedNodes {
       connections.push(connection);
       owned.push(connection);
     } else if (isIORedisLike(spec)) {
-      connections.push(new IORedisConnection(spec));
+      connections.push(IORedisConnection.of(spec));
     } else {
       connections.push(spec);
     }
@@ -114,7 +114,7 @@ function urlNodeName(field: string, url: string): string {
 }
 
 function objectIdentity(field: string, spec: unknown): string | object {
-  if (isIORedisLike(spec)) return new IORedisConnection(spec).name;
+  if (isIORedisLike(spec)) return IORedisConnection.of(spec).name;
   const connection = spec as Partial<RedisConnection> | null;
   if (
     typeof connection === 'object' &&

@@ -50,6 +50,9 @@ const CONSEQUENCE = /^(Stream isn't writeable|Connection is closed|Reached the m
 /** How long `close()` lets a node answer QUIT before it drops the connection. */
 const CLOSE_TIMEOUT_MS = 500;
 
+/** One adapter per client, so wrapping a user's client again adds no listeners. */
+const adapters = new WeakMap<IORedisLike, IORedisConnection>();
+
 /** {@link RedisConnection} over an ioredis client. */
 export class IORedisConnection implements RedisConnection {
   readonly name: string;
@@ -71,6 +74,16 @@ export class IORedisConnection implements RedisConnection {
     const { host, port, path, db } = client.options;
     const where = path ? path : `${host ?? 'localhost'}:${port ?? 6379}`;
     this.name = db ? `${where}/${db}` : where;
+  }
+
+  /** The adapter of a client the caller owns: made once per client, then reused. */
+  static of(client: IORedisLike): IORedisConnection {
+    let adapter = adapters.get(client);
+    if (!adapter) {
+      adapter = new IORedisConnection(client);
+      adapters.set(client, adapter);
+    }
+    return adapter;
   }
 
   /** Opens a client for `url` with {@link OWNED_CLIENT_OPTIONS} (and `tls`, for `rediss://`). */

@@ -80,7 +80,7 @@ function validateKeyAndFence(key: unknown, fence: unknown): void {
 }
 
 function connect(client: IORedisLike | RedisConnection): RedisConnection {
-  if (isIORedisLike(client)) return new IORedisConnection(client);
+  if (isIORedisLike(client)) return IORedisConnection.of(client);
   if (typeof client === 'object' && client !== null && typeof client.send === 'function') {
     return client;
   }

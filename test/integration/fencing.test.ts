@@ -72,6 +72,19 @@ describe('fenced writes', () => {
     expect(await readFenced(client, 'balance')).toEqual({ value: 'd', fence: 10n ** 30n });
   });
 
+  it('add no listeners to the client, however many calls share it', async () => {
+    const client = fixture().admin[0];
+    if (!client) throw new Error('no node');
+    await fencedWrite(client, 'listeners', 1n, 'first');
+    const before = [client.listenerCount('error'), client.listenerCount('ready')];
+    for (let fence = 2n; fence < 30n; fence += 1n) {
+      await fencedRead(client, 'listeners', fence);
+      await fencedWrite(client, 'listeners', fence, String(fence));
+      await readFenced(client, 'listeners');
+    }
+    expect([client.listenerCount('error'), client.listenerCount('ready')]).toEqual(before);
+  });
+
   it('stop a holder whose lease ran out from overwriting the next holder', async () => {
     const client = fixture().admin[0];
     if (!client) throw new Error('no node');

@@ -90,7 +90,8 @@ describe('Redlock through a fault proxy', () => {
     const slow = await l.acquire('r', { ttlMs: 2_000 });
     const slowMs = slow.remainingMs();
     expect(promptMs).toBeGreaterThan(2_000 - 22 - 15);
-    expect(slowMs).toBeLessThanOrEqual(2_000 - 100 - 22);
+    // The proxy's 100 ms timer may fire up to 1 ms early: libuv keeps loop time in whole ms.
+    expect(slowMs).toBeLessThanOrEqual(2_000 - 100 - 22 + 1);
     expect(slowMs).toBeGreaterThan(2_000 - 100 - 22 - 60);
     setAll({ mode: 'pass' });
     expect(await slow.release()).toBe('released');
