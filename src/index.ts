@@ -1,3 +1,4 @@
+export type { RedisClient } from './driver/clients.js';
 export { NotSentError, type RedisConnection } from './driver/connection.js';
 export { IORedisConnection, type IORedisLike } from './driver/ioredis.js';
 export {

@@ -1,9 +1,10 @@
+import { adaptClient, isRedisConnection, type RedisClient } from './driver/clients.js';
 import type { RedisConnection } from './driver/connection.js';
-import { IORedisConnection, type IORedisLike, isIORedisLike } from './driver/ioredis.js';
+import { IORedisConnection } from './driver/ioredis.js';
 import { InvalidArgumentError } from './errors.js';
 
-/** A Redis node: a `redis://` / `rediss://` URL, an ioredis client, or a custom connection. */
-export type NodeSpec = string | IORedisLike | RedisConnection;
+/** A Redis node: a `redis://` / `rediss://` URL, a Redis client, or a custom connection. */
+export type NodeSpec = string | RedisClient | RedisConnection;
 
 /**
  * TLS settings for the `rediss://` nodes a locker connects to itself (clients you pass in
@@ -63,10 +64,8 @@ export function resolveNodes(specs: unknown, tls?: unknown): ResolvedNodes {
       );
       connections.push(connection);
       owned.push(connection);
-    } else if (isIORedisLike(spec)) {
-      connections.push(IORedisConnection.of(spec));
     } else {
-      connections.push(spec);
+      connections.push(adaptClient(spec) ?? (spec as RedisConnection));
     }
   }
   return { connections, owned };
@@ -114,20 +113,7 @@ function urlNodeName(field: string, url: string): string {
 }
 
 function objectIdentity(field: string, spec: unknown): string | object {
-  if (isIORedisLike(spec)) return IORedisConnection.of(spec).name;
-  const connection = spec as Partial<RedisConnection> | null;
-  if (
-    typeof connection === 'object' &&
-    connection !== null &&
-    typeof connection.name === 'string' &&
-    typeof connection.send === 'function' &&
-    typeof connection.close === 'function'
-  ) {
-    return connection.name;
-  }
-  throw new InvalidArgumentError(
-    field,
-    'a Redis URL, an ioredis client or a RedisConnection',
-    spec,
-  );
+  const connection = adaptClient(spec) ?? (isRedisConnection(spec) ? spec : undefined);
+  if (connection) return connection.name;
+  throw new InvalidArgumentError(field, 'a Redis URL, a Redis client or a RedisConnection', spec);
 }

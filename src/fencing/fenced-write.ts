@@ -1,5 +1,5 @@
+import { adaptClient, isRedisConnection, type RedisClient } from '../driver/clients.js';
 import type { RedisConnection } from '../driver/connection.js';
-import { IORedisConnection, type IORedisLike, isIORedisLike } from '../driver/ioredis.js';
 import { InvalidArgumentError } from '../errors.js';
 import { validateResource } from '../options.js';
 import { fencedReadScript } from '../scripts/fenced-read.js';
@@ -23,7 +23,7 @@ export type FencedWriteResult = 'applied' | 'stale';
  * ```
  */
 export function fencedWrite(
-  client: IORedisLike | RedisConnection,
+  client: RedisClient | RedisConnection,
   key: string,
   fence: bigint,
   value: string,
@@ -42,7 +42,7 @@ export function fencedWrite(
  * newer holder already claimed it. Pair it with {@link fencedWrite} using the same fence.
  */
 export function fencedRead(
-  client: IORedisLike | RedisConnection,
+  client: RedisClient | RedisConnection,
   key: string,
   fence: bigint,
 ): Promise<{ value: string | null } | 'stale'> {
@@ -55,7 +55,7 @@ export function fencedRead(
 
 /** Reads what {@link fencedWrite} stored: the value and the fence it was written with. */
 export function readFenced(
-  client: IORedisLike | RedisConnection,
+  client: RedisClient | RedisConnection,
   key: string,
 ): Promise<{ value: string | null; fence: bigint | null }> {
   const connection = connect(client);
@@ -79,10 +79,8 @@ function validateKeyAndFence(key: unknown, fence: unknown): void {
   }
 }
 
-function connect(client: IORedisLike | RedisConnection): RedisConnection {
-  if (isIORedisLike(client)) return IORedisConnection.of(client);
-  if (typeof client === 'object' && client !== null && typeof client.send === 'function') {
-    return client;
-  }
-  throw new InvalidArgumentError('client', 'an ioredis client or a RedisConnection', client);
+function connect(client: RedisClient | RedisConnection): RedisConnection {
+  const connection = adaptClient(client) ?? (isRedisConnection(client) ? client : undefined);
+  if (connection) return connection;
+  throw new InvalidArgumentError('client', 'a Redis client or a RedisConnection', client);
 }
