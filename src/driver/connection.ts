@@ -33,6 +33,11 @@ export interface RedisConnection {
    * failed while it was down).
    */
   openSubscriber?(onMessage: (channel: string) => void, onReady?: () => void): Subscriber;
+  /**
+   * Optional, for connections to several servers (a Redis Cluster): which server a command
+   * goes to, so that one that stops answering delays only the commands sent to it.
+   */
+  shardOf?(command: string, args: readonly (string | number)[]): string | undefined;
 }
 
 /** A pub/sub connection to one node. */
@@ -51,6 +56,17 @@ export class NotSentError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = 'NotSentError';
+  }
+}
+
+/**
+ * A node given as one server answered MOVED: it belongs to a Redis Cluster, which distlock
+ * must reach through a Cluster client. A configuration error: retrying cannot fix it.
+ */
+export class ClusterNodeError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ClusterNodeError';
   }
 }
 
@@ -74,6 +90,7 @@ export function isConfigurationError(error: unknown): boolean {
   let cause = error;
   while (cause instanceof NotSentError) cause = cause.cause; // down to the client's own error
   if (!(cause instanceof Error)) return false;
+  if (cause instanceof ClusterNodeError) return true;
   if (/^(WRONGPASS|NOAUTH|NOPERM)\b/.test(cause.message)) return true;
   const code = (cause as NodeJS.ErrnoException).code ?? '';
   return TLS_CONFIGURATION_CODES.has(code) || code.startsWith('ERR_SSL_');

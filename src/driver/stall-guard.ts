@@ -1,9 +1,16 @@
 import { NotSentError, type RedisConnection } from './connection.js';
 
+/** Commands in flight to one server, and whether one of them outlived its timeout. */
+interface Flight {
+  inFlight: number;
+  stalled: boolean;
+}
+
 /**
  * Keeps commands from piling up behind a node that stopped answering (paused, black-holed):
  * once a command outlives its timeout, new commands to that node fail at once without being
- * sent, until the node answers anything again.
+ * sent, until the node answers anything again. For a connection to several servers (a
+ * Redis Cluster, see {@link RedisConnection.shardOf}), each server is tracked on its own.
  *
  * Deletes of our own keys go through {@link StallGuard.forced} and are always sent: a `SET`
  * that reached a stalled node before the stall was noticed must be undone when it wakes up.
@@ -13,19 +20,7 @@ export class StallGuard implements RedisConnection {
   /** The same node without the guard, for cleanup commands that must always be sent. */
   readonly forced: RedisConnection;
   readonly #inner: RedisConnection;
-  #stalled = false;
-  #inFlight = 0;
-  // Any answer, even an error, shows the node (or its connection) is moving again.
-  readonly #answered = (reply: unknown) => {
-    this.#inFlight--;
-    this.#stalled = false;
-    return reply;
-  };
-  readonly #failed = (error: unknown) => {
-    this.#inFlight--;
-    this.#stalled = false;
-    throw error;
-  };
+  readonly #flights = new Map<string, Flight>();
 
   constructor(inner: RedisConnection) {
     this.#inner = inner;
@@ -37,23 +32,26 @@ export class StallGuard implements RedisConnection {
     };
   }
 
-  /** Whether the node has a command that outlived its timeout and is still unanswered. */
+  /** Whether the node (any of its servers) has a command that outlived its timeout. */
   get stalled(): boolean {
-    return this.#stalled;
+    for (const flight of this.#flights.values()) if (flight.stalled) return true;
+    return false;
   }
 
   /**
-   * Called when a command sent through this guard outlived its timeout. Only a node with a
+   * Called when a command sent through this guard outlived its timeout. Only a server with a
    * command still unanswered counts as stalled: that answer is what clears the mark.
    */
   markStalled(): void {
-    if (this.#inFlight > 0) this.#stalled = true;
+    for (const flight of this.#flights.values()) if (flight.inFlight > 0) flight.stalled = true;
   }
 
   send(command: string, args: readonly (string | number)[], timeoutMs: number): Promise<unknown> {
-    if (this.#stalled) {
+    const shard = this.#shardOf(command, args);
+    if (this.#flights.get(shard)?.stalled) {
+      const server = shard === '' ? this.name : `${this.name} (${shard})`;
       return Promise.reject(
-        new NotSentError(`${this.name} has not answered an earlier command; nothing sent`),
+        new NotSentError(`${server} has not answered an earlier command; nothing sent`),
       );
     }
     return this.#track(command, args, timeoutMs);
@@ -63,8 +61,33 @@ export class StallGuard implements RedisConnection {
     return this.#inner.close();
   }
 
+  #shardOf(command: string, args: readonly (string | number)[]): string {
+    return this.#inner.shardOf?.(command, args) ?? '';
+  }
+
   #track(command: string, args: readonly (string | number)[], timeoutMs: number): Promise<unknown> {
-    this.#inFlight++;
-    return this.#inner.send(command, args, timeoutMs).then(this.#answered, this.#failed);
+    const shard = this.#shardOf(command, args);
+    let flight = this.#flights.get(shard);
+    if (!flight) {
+      flight = { inFlight: 0, stalled: false };
+      this.#flights.set(shard, flight);
+    }
+    const tracked = flight;
+    tracked.inFlight++;
+    // Any answer, even an error, shows the server (or its connection) is moving again.
+    const answered = () => {
+      tracked.inFlight--;
+      tracked.stalled = false;
+    };
+    return this.#inner.send(command, args, timeoutMs).then(
+      (reply) => {
+        answered();
+        return reply;
+      },
+      (error: unknown) => {
+        answered();
+        throw error;
+      },
+    );
   }
 }
