@@ -1,6 +1,12 @@
-import { adaptClient, isRedisConnection, type RedisClient } from './driver/clients.js';
+import {
+  adaptClient,
+  isRedisConnection,
+  lockerConnection,
+  type RedisClient,
+} from './driver/clients.js';
 import type { RedisConnection } from './driver/connection.js';
 import { IORedisConnection } from './driver/ioredis.js';
+import { isIORedisClusterLike } from './driver/ioredis-cluster.js';
 import { InvalidArgumentError } from './errors.js';
 
 /** A Redis node: a `redis://` / `rediss://` URL, a Redis client, or a custom connection. */
@@ -31,13 +37,21 @@ export interface ResolvedNodes {
  * Checks every node spec (and `tls`) synchronously (a bad one throws before any connection
  * is opened), then wraps clients and opens connections for URLs, with `tls` for `rediss://`.
  */
-export function resolveNodes(specs: unknown, tls?: unknown): ResolvedNodes {
+export function resolveNodes(specs: unknown, tls?: unknown, replicaAcks = 0): ResolvedNodes {
   if (!Array.isArray(specs) || specs.length === 0) {
     throw new InvalidArgumentError('nodes', 'a non-empty array of Redis URLs or clients', specs);
   }
   const seen = new Map<unknown, number>();
   specs.forEach((spec: unknown, index) => {
     const field = `nodes[${index}]`;
+    if (replicaAcks > 0 && isIORedisClusterLike(spec)) {
+      // ioredis sends a keyless WAIT to any node of a cluster, not to the slot's master.
+      throw new InvalidArgumentError(
+        'replicaAcks',
+        `0 when a node is a Redis Cluster (${field}): not supported there yet`,
+        replicaAcks,
+      );
+    }
     const identity =
       typeof spec === 'string' ? urlNodeName(field, spec) : objectIdentity(field, spec);
     const name = typeof identity === 'string' ? sameHost(identity) : undefined;
@@ -65,7 +79,9 @@ export function resolveNodes(specs: unknown, tls?: unknown): ResolvedNodes {
       connections.push(connection);
       owned.push(connection);
     } else {
-      connections.push(adaptClient(spec) ?? (spec as RedisConnection));
+      const adapted = lockerConnection(spec);
+      connections.push(adapted?.connection ?? (spec as RedisConnection));
+      if (adapted?.opened) owned.push(adapted.connection);
     }
   }
   return { connections, owned };

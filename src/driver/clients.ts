@@ -1,11 +1,23 @@
 import type { RedisConnection } from './connection.js';
-import { IORedisConnection, type IORedisLike, isIORedisLike } from './ioredis.js';
+import {
+  IORedisConnection,
+  type IORedisLike,
+  isIORedisLike,
+  OWNED_CLIENT_OPTIONS,
+  usesSentinel,
+} from './ioredis.js';
+import {
+  clusterName,
+  IORedisClusterConnection,
+  type IORedisClusterLike,
+  isIORedisClusterLike,
+} from './ioredis-cluster.js';
 
 /**
  * A Redis client distlock can use directly. Each library has a small adapter in this
  * folder that turns its client into a {@link RedisConnection}.
  */
-export type RedisClient = IORedisLike;
+export type RedisClient = IORedisLike | IORedisClusterLike;
 
 /**
  * The connection for a client the caller owns (distlock never closes it), or `undefined`
@@ -13,8 +25,34 @@ export type RedisClient = IORedisLike;
  * client again returns the same connection and adds no listeners.
  */
 export function adaptClient(value: unknown): RedisConnection | undefined {
+  if (isIORedisClusterLike(value)) {
+    return IORedisConnection.of(value as unknown as IORedisLike, clusterName(value));
+  }
   if (isIORedisLike(value)) return IORedisConnection.of(value);
   return undefined;
+}
+
+/**
+ * The connection a locker uses for a caller's client, and whether the locker opened it
+ * (and so must close it): a Redis Cluster, or a client that follows Sentinel, gets
+ * connections of distlock's own (same servers, credentials and TLS), whose failed
+ * commands are never re-sent behind its back.
+ */
+export function lockerConnection(
+  value: unknown,
+): { connection: RedisConnection; opened: boolean } | undefined {
+  if (isIORedisClusterLike(value)) {
+    return { connection: new IORedisClusterConnection(value), opened: true };
+  }
+  if (isIORedisLike(value) && usesSentinel(value)) {
+    // A failover closes the connection under commands in flight; the caller's client would
+    // re-send them to the new master, after the lock algorithm gave up on them.
+    const name = IORedisConnection.of(value).name;
+    const connection = new IORedisConnection(value.duplicate(OWNED_CLIENT_OPTIONS), name);
+    return { connection, opened: true };
+  }
+  const connection = adaptClient(value);
+  return connection && { connection, opened: false };
 }
 
 /** Whether `value` is a {@link RedisConnection} written by the caller. */

@@ -1,6 +1,11 @@
 import type { ConnectionOptions } from 'node:tls';
 import { Redis, type RedisOptions } from 'ioredis';
-import { NotSentError, type RedisConnection, type Subscriber } from './connection.js';
+import {
+  ClusterNodeError,
+  NotSentError,
+  type RedisConnection,
+  type Subscriber,
+} from './connection.js';
 
 /** The subset of an ioredis client (v5+) that the adapter uses. */
 export interface IORedisLike {
@@ -15,6 +20,15 @@ export interface IORedisLike {
   once(event: 'ready' | 'close' | 'end', listener: () => void): unknown;
   off(event: 'ready' | 'close' | 'end', listener: () => void): unknown;
   duplicate(override?: RedisOptions): Redis;
+}
+
+/** An ioredis client (or cluster) in subscriber mode. */
+interface IORedisSubscriberLike extends IORedisLike {
+  on(event: 'error', listener: (error: Error) => void): unknown;
+  on(event: 'ready', listener: () => void): unknown;
+  on(event: 'message', listener: (channel: string) => void): unknown;
+  subscribe(channel: string): Promise<unknown>;
+  unsubscribe(channel: string): Promise<unknown>;
 }
 
 /** True when `value` looks like an ioredis client. */
@@ -61,7 +75,8 @@ export class IORedisConnection implements RedisConnection {
   /** Why the connection failed last (cleared once it is ready): the real cause of NotSent. */
   #lastError: Error | undefined;
 
-  constructor(client: IORedisLike) {
+  /** `name`: how errors and events name the node; by default its host and port. */
+  constructor(client: IORedisLike, name?: string) {
     this.#client = client;
     client.on('error', (error: Error) => {
       // Keep the cause, not its consequences ("Stream isn't writeable...", "Connection is
@@ -71,16 +86,14 @@ export class IORedisConnection implements RedisConnection {
     client.on('ready', () => {
       this.#lastError = undefined;
     });
-    const { host, port, path, db } = client.options;
-    const where = path ? path : `${host ?? 'localhost'}:${port ?? 6379}`;
-    this.name = db ? `${where}/${db}` : where;
+    this.name = name ?? nodeName(client.options);
   }
 
   /** The adapter of a client the caller owns: made once per client, then reused. */
-  static of(client: IORedisLike): IORedisConnection {
+  static of(client: IORedisLike, name?: string): IORedisConnection {
     let adapter = adapters.get(client);
     if (!adapter) {
-      adapter = new IORedisConnection(client);
+      adapter = new IORedisConnection(client, name);
       adapters.set(client, adapter);
     }
     return adapter;
@@ -95,9 +108,21 @@ export class IORedisConnection implements RedisConnection {
   }
 
   send(command: string, args: readonly (string | number)[], timeoutMs: number): Promise<unknown> {
-    if (this.#client.status === 'ready') return this.#client.call(command, ...args);
-    return this.#ready(timeoutMs).then(() => this.#client.call(command, ...args));
+    const reply =
+      this.#client.status === 'ready'
+        ? this.#client.call(command, ...args)
+        : this.#ready(timeoutMs).then(() => this.#client.call(command, ...args));
+    return reply.catch(this.#movedMeansCluster);
   }
+
+  /** A single-node connection that gets MOVED was given a Cluster node: say what to do. */
+  readonly #movedMeansCluster = (error: unknown): never => {
+    if (!(error instanceof Error) || !error.message.startsWith('MOVED ')) throw error;
+    throw new ClusterNodeError(
+      `${this.name} is a Redis Cluster node (it answered ${error.message}): pass a Cluster ` +
+        'client (new Cluster([...]) from ioredis), not the URL or client of one node',
+    ); // no cause: ioredis attaches the command, whose arguments hold the lock token
+  };
 
   connect(timeoutMs: number): Promise<void> {
     if (this.#client.status === 'ready') return Promise.resolve();
@@ -111,10 +136,19 @@ export class IORedisConnection implements RedisConnection {
    */
   openSubscriber(onMessage: (channel: string) => void, onReady?: () => void): Subscriber {
     const subscriber = this.#client.duplicate({ enableOfflineQueue: true, autoResubscribe: false });
+    return IORedisConnection.subscriberOver(subscriber, onMessage, onReady);
+  }
+
+  /** A {@link Subscriber} over a client (or cluster) of its own, closed with it. */
+  static subscriberOver(
+    subscriber: IORedisSubscriberLike,
+    onMessage: (channel: string) => void,
+    onReady?: () => void,
+  ): Subscriber {
     subscriber.on('error', () => {}); // a lost subscriber only means waiters fall back to polling
     subscriber.on('message', (channel: string) => onMessage(channel));
     if (onReady) subscriber.on('ready', onReady);
-    const owned = new IORedisConnection(subscriber);
+    const owned = new IORedisConnection(subscriber, 'subscriber');
     return {
       subscribe: (channel) => subscriber.subscribe(channel),
       unsubscribe: (channel) => subscriber.unsubscribe(channel),
@@ -181,4 +215,31 @@ export class IORedisConnection implements RedisConnection {
       if (!ready) throw notSent();
     });
   }
+}
+
+/** What a client in Sentinel mode adds to its options. */
+interface SentinelOptions {
+  readonly name?: string;
+  readonly sentinels?: readonly { host?: string; port?: number }[] | null;
+}
+
+/** Whether `client` finds its master through Redis Sentinel. */
+export function usesSentinel(client: IORedisLike): boolean {
+  const { sentinels } = client.options as SentinelOptions;
+  return Array.isArray(sentinels) && sentinels.length > 0;
+}
+
+/**
+ * `host:port` (or the socket path), with `/db` when not 0; for a client in Sentinel mode,
+ * `sentinel <master name> (<sentinels>)`, since its host changes with each failover.
+ */
+function nodeName(options: IORedisLike['options']): string {
+  const { name, sentinels } = options as SentinelOptions;
+  if (sentinels && sentinels.length > 0) {
+    const where = sentinels.map((s) => `${s.host ?? 'localhost'}:${s.port ?? 26379}`).sort();
+    return `sentinel ${name ?? 'mymaster'} (${where.join(',')})`;
+  }
+  const { host, port, path, db } = options;
+  const where = path ? path : `${host ?? 'localhost'}:${port ?? 6379}`;
+  return db ? `${where}/${db}` : where;
 }

@@ -9,6 +9,9 @@ import type { ServerInspection } from './node-identity.js';
  * taken by a second holder while the first still holds it. `undefined` when it is safe.
  */
 export function evictionRisk(info: string): string | undefined {
+  // A Redis Cluster answers with the INFO of each of its masters, one after the other.
+  const servers = info.split(/^(?=# Server\r?$)/m);
+  if (servers.length > 1) return servers.map(evictionRisk).find((risk) => risk !== undefined);
   const maxmemory = Number(/^maxmemory:(\d+)/m.exec(info)?.[1] ?? 0);
   const policy = /^maxmemory_policy:(\S+)/m.exec(info)?.[1];
   if (maxmemory === 0 || policy === undefined || policy === 'noeviction') return undefined;

@@ -1,0 +1,138 @@
+import calculateSlot from 'cluster-key-slot';
+import type { RedisConnection, Subscriber } from './connection.js';
+import { IORedisConnection, type IORedisLike, OWNED_CLIENT_OPTIONS } from './ioredis.js';
+
+/** A startup node as ioredis takes it: a port, `host:port`, or `{ host, port }`. */
+type StartupNode = number | string | { host?: string; port?: number };
+
+/** The subset of an ioredis `Cluster` (v5+) that the adapter uses. */
+export interface IORedisClusterLike {
+  readonly isCluster: boolean;
+  readonly status: string;
+  readonly options: { readonly redisOptions?: object };
+  readonly slots: readonly (readonly string[] | undefined)[];
+  duplicate(startupNodes?: StartupNode[], options?: object): IORedisClusterLike;
+  nodes(role: 'master'): readonly { call(command: string): Promise<unknown> }[];
+  refreshSlotsCache(callback?: (error?: Error | null) => void): void;
+}
+
+/** True when `value` looks like an ioredis `Cluster`. */
+export function isIORedisClusterLike(value: unknown): value is IORedisClusterLike {
+  const v = value as Partial<IORedisClusterLike> | null;
+  return typeof v === 'object' && v !== null && v.isCluster === true && 'slots' in v;
+}
+
+/**
+ * Cluster-level options of the cluster distlock opens from the caller's: a command goes to
+ * the master of its slot once, and its failure (the shard is down, MOVED, ASK, TRYAGAIN,
+ * CLUSTERDOWN) is reported, never retried later by ioredis: a `SET NX` re-sent after the
+ * lock algorithm gave up on it would hold the key for its whole TTL with a token nobody has.
+ */
+const OWNED_CLUSTER_OPTIONS = {
+  enableOfflineQueue: false,
+  maxRedirections: 0,
+  retryDelayOnFailover: 0,
+  retryDelayOnClusterDown: 0,
+  retryDelayOnTryAgain: 0,
+};
+
+/** ioredis's wording once it gives up on a redirection: the reply behind it is the cause. */
+const REDIRECTION = /^Too many Cluster redirections\. Last error: (?:ReplyError: )?/;
+
+/**
+ * {@link RedisConnection} to a Redis Cluster, one lock service: each command goes to the
+ * master of its key's slot. distlock opens its own cluster connections from the caller's
+ * client (same startup nodes, credentials and TLS) with {@link OWNED_CLUSTER_OPTIONS}, and
+ * closes them with the locker; the caller's client is left as it is.
+ *
+ * A stalled or failed shard delays only the keys it serves ({@link shardOf}). `INFO` is
+ * asked of every master, so that the locker's checks (eviction policy) see each of them.
+ */
+export class IORedisClusterConnection implements RedisConnection {
+  readonly name: string;
+  readonly #cluster: IORedisClusterLike;
+  readonly #connection: IORedisConnection;
+
+  constructor(cluster: IORedisClusterLike) {
+    this.name = clusterName(cluster);
+    const redisOptions = { ...cluster.options.redisOptions, ...OWNED_CLIENT_OPTIONS };
+    this.#cluster = cluster.duplicate([], { ...OWNED_CLUSTER_OPTIONS, redisOptions });
+    // Waiting for readiness, keeping the real cause of failures and closing work as for one
+    // node: a Cluster has the same statuses and events as a single client.
+    this.#connection = new IORedisConnection(this.#cluster as unknown as IORedisLike, this.name);
+  }
+
+  send(command: string, args: readonly (string | number)[], timeoutMs: number): Promise<unknown> {
+    if (command === 'INFO') return this.#infoOfEveryMaster(timeoutMs);
+    return this.#connection.send(command, args, timeoutMs).catch((error: unknown) => {
+      throw this.#redirectionReply(error);
+    });
+  }
+
+  /**
+   * The master (`host:port`) that serves the key of a command, for stall tracking per shard;
+   * `undefined` for commands without a key.
+   */
+  shardOf(command: string, args: readonly (string | number)[]): string | undefined {
+    const key = keyOf(command, args);
+    if (key === undefined) return undefined;
+    const slot = calculateSlot(String(key));
+    return this.#cluster.slots[slot]?.[0] ?? `slot ${slot}`;
+  }
+
+  connect(timeoutMs: number): Promise<void> {
+    return this.#connection.connect(timeoutMs);
+  }
+
+  /**
+   * A second cluster connection in subscriber mode: a release published on any master
+   * reaches subscribers on every node of the cluster.
+   */
+  openSubscriber(onMessage: (channel: string) => void, onReady?: () => void): Subscriber {
+    const subscriber = this.#cluster.duplicate([], { enableOfflineQueue: true });
+    type ClusterSubscriber = Parameters<typeof IORedisConnection.subscriberOver>[0];
+    return IORedisConnection.subscriberOver(
+      subscriber as unknown as ClusterSubscriber,
+      onMessage,
+      onReady,
+    );
+  }
+
+  close(): Promise<void> {
+    return this.#connection.close();
+  }
+
+  async #infoOfEveryMaster(timeoutMs: number): Promise<string> {
+    await this.#connection.connect(timeoutMs);
+    const masters = this.#cluster.nodes('master');
+    if (masters.length === 0) return String(await this.#connection.send('INFO', [], timeoutMs));
+    const replies = await Promise.all(masters.map((master) => master.call('INFO')));
+    return replies.map(String).join('\r\n');
+  }
+
+  /** The reply that made ioredis give up (MOVED, ASK, TRYAGAIN...), and a slot refresh. */
+  #redirectionReply(error: unknown): unknown {
+    if (!(error instanceof Error) || !REDIRECTION.test(error.message)) return error;
+    const reply = error.message.replace(REDIRECTION, '');
+    if (/^(MOVED|ASK) /.test(reply)) this.#cluster.refreshSlotsCache();
+    // No cause: ioredis's error carries the command, whose arguments hold the lock token.
+    return new Error(`${reply} (the cluster is resharding; the next attempt asks the new owner)`);
+  }
+}
+
+/** The key of a command distlock sends: the first argument, or the first script key. */
+function keyOf(command: string, args: readonly (string | number)[]): string | number | undefined {
+  if (command === 'EVAL' || command === 'EVALSHA') return Number(args[1]) > 0 ? args[2] : undefined;
+  return command === 'INFO' || command === 'PUBLISH' ? undefined : args[0];
+}
+
+/** `cluster 127.0.0.1:7000,127.0.0.1:7001`: the startup nodes name the cluster. */
+export function clusterName(cluster: IORedisClusterLike): string {
+  const startup = (cluster as unknown as { startupNodes?: StartupNode[] }).startupNodes ?? [];
+  const names = startup.map((node) => {
+    if (typeof node === 'number') return `127.0.0.1:${node}`;
+    if (typeof node === 'string') return node.replace(/^redis:\/\//, '');
+    return `${node.host ?? '127.0.0.1'}:${node.port ?? 6379}`;
+  });
+  return `cluster ${names.sort().join(',')}`;
+}
