@@ -27,6 +27,13 @@ export interface LockerOptions {
   onEvictionRisk?: 'warn' | 'refuse';
   /** TLS for the `rediss://` URLs in `nodes`: a CA to trust, a client certificate (mTLS). */
   tls?: TlsOptions;
+  /**
+   * How many replicas of a node must confirm each lock write (acquisition, extension) with
+   * Redis `WAIT`, within the per-node timeout, before that node's vote counts. With Sentinel
+   * failover, a promoted replica that missed the lock would let a second holder in; this
+   * narrows that to replicas that had it (not to zero: `WAIT` is not consensus). @default 0
+   */
+  replicaAcks?: number;
 }
 
 /** Options of {@link Locker.acquire}. */
@@ -71,6 +78,7 @@ export interface LockerSettings {
   readonly nodeTimeoutMs: number | undefined;
   readonly retryDelayMs: number;
   readonly onEvictionRisk: 'warn' | 'refuse';
+  readonly replicaAcks: number;
 }
 
 /** Defaults of {@link LockerOptions} and {@link AcquireOptions}. */
@@ -119,7 +127,11 @@ export function lockerSettings(options: LockerOptions): LockerSettings {
   if (onEvictionRisk !== 'warn' && onEvictionRisk !== 'refuse') {
     throw new InvalidArgumentError('onEvictionRisk', "'warn' or 'refuse'", onEvictionRisk);
   }
-  return { prefix, driftFactor, nodeTimeoutMs, retryDelayMs, onEvictionRisk };
+  const replicaAcks = options.replicaAcks ?? 0;
+  if (!Number.isSafeInteger(replicaAcks) || replicaAcks < 0) {
+    throw new InvalidArgumentError('replicaAcks', 'an integer >= 0', replicaAcks);
+  }
+  return { prefix, driftFactor, nodeTimeoutMs, retryDelayMs, onEvictionRisk, replicaAcks };
 }
 
 /** Validated acquire options. */

@@ -11,6 +11,7 @@ import type { LockContext } from './context.js';
 import { askEveryNode } from './every-node.js';
 import { establishFence } from './fence.js';
 import { deleteIfOwned } from './release.js';
+import { awaitReplicas } from './replicas.js';
 
 /** The outcome of one acquisition attempt across all nodes. */
 export type Attempt =
@@ -54,7 +55,20 @@ export interface AcquireRequest {
  * TTL (> 0), -1 (held without expiry) or -2 (free, but another fair waiter is first in line);
  * `fence` is the node's fence counter after a fenced acquisition.
  */
-function takeOnNode(
+async function takeOnNode(
+  context: LockContext,
+  node: StallGuard,
+  request: AcquireRequest,
+  timeoutMs: number,
+): Promise<FencedReply> {
+  const { clock, settings } = context;
+  const until = clock.now() + timeoutMs;
+  const reply = await writeOnNode(node, request, timeoutMs);
+  if (reply.state === 0) await awaitReplicas(node, settings.replicaAcks, clock, until);
+  return reply;
+}
+
+function writeOnNode(
   node: StallGuard,
   request: AcquireRequest,
   timeoutMs: number,
@@ -110,7 +124,7 @@ export async function attemptAcquire(
     ttlMs,
     (node, timeoutMs, index) =>
       context.identities.known(index)
-        ? takeOnNode(node, request, timeoutMs)
+        ? takeOnNode(context, node, request, timeoutMs)
         : Promise.reject(unidentified(node.name, context.identities.failure(index))),
     judge,
   );

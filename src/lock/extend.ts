@@ -6,6 +6,7 @@ import type { LockContext } from './context.js';
 import { askEveryNode } from './every-node.js';
 import type { Lease } from './lease.js';
 import { deleteIfOwned } from './release.js';
+import { awaitReplicas } from './replicas.js';
 
 /**
  * Pushes the lease's expiry to `ttlMs` from now on every node. It counts only with a majority
@@ -30,9 +31,12 @@ export async function extendLease(
   // Takes back what this extension set, when the lease is over after all.
   const undo = () =>
     deleteIfOwned(context, { key, token, ttlMs, acquireResults, announce: true }).settled;
-  const round = askEveryNode(context, ttlMs, (node, timeoutMs) =>
-    extendScript.run(node, { key, token, ttlMs }, timeoutMs),
-  );
+  const round = askEveryNode(context, ttlMs, async (node, timeoutMs) => {
+    const until = clock.now() + timeoutMs;
+    const extended = await extendScript.run(node, { key, token, ttlMs }, timeoutMs);
+    if (extended === 1) await awaitReplicas(node, settings.replicaAcks, clock, until);
+    return extended;
+  });
   const decision = await round.decided;
   const validity = validityMs(ttlMs, startedAt, decision.decidedAt, settings.driftFactor);
   if (lease.status !== 'held') {

@@ -48,7 +48,7 @@ export class Locker {
   /** Validates `options` synchronously (throws `InvalidArgumentError`), then connects. */
   constructor(options: LockerOptions) {
     const settings = lockerSettings(options);
-    const { connections, owned } = resolveNodes(options.nodes, options.tls);
+    const { connections, owned } = resolveNodes(options.nodes, options.tls, settings.replicaAcks);
     const nodes = connections.map((connection) => new StallGuard(connection));
     const wakeUps = new WakeUps(connections);
     let connecting: Promise<void> | undefined;
