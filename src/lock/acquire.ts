@@ -233,7 +233,7 @@ function failure(
       const yes = results.filter((r) => r.outcome === 'yes').length;
       const needed = quorumOf(results.length);
       const hint = misconfigured(attempt)
-        ? ' A configuration error (credentials, permissions, TLS): retrying cannot fix it.'
+        ? ' A configuration error (credentials, permissions, TLS, a Cluster node given as one server): retrying cannot fix it.'
         : '';
       return new NoQuorumError(
         resource,
