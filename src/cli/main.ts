@@ -9,6 +9,7 @@ import { Locker } from '../lock/locker.js';
 import { cronUnderLock } from './cron-command.js';
 import { parseDuration } from './duration.js';
 import { EXIT } from './exit-codes.js';
+import { type NodeOptions, nodeOptions, withNodeOptions } from './node-options.js';
 import { runUnderLock } from './run-command.js';
 import { formatStatus, type LockState, lockStatus } from './status-command.js';
 
@@ -22,13 +23,6 @@ function duration(text: string): number {
   }
 }
 
-/** Redis URLs: --redis (repeatable), else DISTLOCK_REDIS (comma- or space-separated), else localhost. */
-function redisUrls(option: readonly string[]): string[] {
-  if (option.length > 0) return [...option];
-  const fromEnv = (process.env.DISTLOCK_REDIS ?? '').split(/[\s,]+/).filter(Boolean);
-  return fromEnv.length > 0 ? fromEnv : ['redis://127.0.0.1:6379'];
-}
-
 /** Exit code of `distlock status` per state, like `test`: 0 when the lock is held. */
 const STATUS_EXIT: Record<LockState, number> = {
   held: 0,
@@ -36,23 +30,16 @@ const STATUS_EXIT: Record<LockState, number> = {
   unknown: EXIT.unavailable,
 };
 
-const collect = (value: string, previous: string[]) => [...previous, value];
-
 /** A duration option whose default shows as written (`30s`), not in ms. */
 function durationOption(flags: string, description: string, defaultMs: number, shown: string) {
   return new Option(flags, description).argParser(duration).default(defaultMs, shown);
 }
 
-const redisOption = () =>
-  new Option('--redis <url>', 'a Redis node; repeat it for Redlock over several')
-    .argParser(collect)
-    .default([], '$DISTLOCK_REDIS, else redis://127.0.0.1:6379');
-
 async function withLocker(
-  urls: readonly string[],
+  nodes: NodeOptions,
   use: (locker: Locker) => Promise<number>,
 ): Promise<number> {
-  const locker = new Locker({ nodes: urls });
+  const locker = new Locker(nodes);
   try {
     return await use(locker);
   } finally {
@@ -66,8 +53,7 @@ const program = new Command('distlock')
   .showHelpAfterError()
   .enablePositionalOptions();
 
-program
-  .command('run')
+withNodeOptions(program.command('run'))
   .description('hold a lock while a command runs (like flock, across machines)')
   .requiredOption('--key <key>', 'the resource to lock')
   .addOption(
@@ -86,7 +72,6 @@ program
       'terminal (prompts, job control); only the command itself is then signalled, not ' +
       'the processes it started',
   )
-  .addOption(redisOption())
   .argument('<command>', 'the command to run')
   .argument('[args...]', 'its arguments (put them after --)')
   .addHelpText(
@@ -98,7 +83,7 @@ program
   .passThroughOptions()
   .action(async (command: string, args: string[], opts) => {
     const waitMs = opts.wait === false ? 0 : (opts.wait as number);
-    process.exitCode = await withLocker(redisUrls(opts.redis), (locker) =>
+    process.exitCode = await withLocker(nodeOptions(opts), (locker) =>
       runUnderLock(
         locker,
         {
@@ -115,11 +100,9 @@ program
     );
   });
 
-program
-  .command('status')
+withNodeOptions(program.command('status'))
   .description('show whether a lock is held, for how long, and its fence, per node')
   .argument('<key>', 'the resource')
-  .addOption(redisOption())
   .option(
     '--prefix <prefix>',
     'the key prefix of the lockers that take it (their `prefix`)',
@@ -128,15 +111,14 @@ program
   .option('--json', 'print JSON')
   .addHelpText('after', '\nExit status: 0 held, 1 free, 69 unknown (too few nodes could be read).')
   .action(async (key: string, opts) => {
-    const status = await lockStatus(redisUrls(opts.redis), key, { prefix: opts.prefix });
+    const status = await lockStatus(nodeOptions(opts), key, { prefix: opts.prefix });
     process.stdout.write(
       opts.json ? `${JSON.stringify(status)}\n` : `${formatStatus(status).join('\n')}\n`,
     );
     process.exitCode = STATUS_EXIT[status.state];
   });
 
-program
-  .command('cron')
+withNodeOptions(program.command('cron'))
   .description(
     'run a command on every tick of a cron expression, on exactly one machine of a fleet',
   )
@@ -166,7 +148,6 @@ program
       '5s',
     ),
   )
-  .addOption(redisOption())
   .argument('<command>', 'the command to run')
   .argument('[args...]', 'its arguments (after --)')
   .action(async (cron: string, command: string, args: string[], opts) => {
@@ -179,7 +160,7 @@ program
       command,
       args,
     };
-    process.exitCode = await withLocker(redisUrls(opts.redis), (locker) =>
+    process.exitCode = await withLocker(nodeOptions(opts), (locker) =>
       cronUnderLock(locker, request, log),
     );
   });

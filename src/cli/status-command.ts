@@ -3,6 +3,7 @@ import { fenceKey, lockKey } from '../keys.js';
 import { resolveNodes } from '../node-specs.js';
 import { lockerSettings, validateResource } from '../options.js';
 import { quorumOf } from '../quorum/tally.js';
+import type { NodeOptions } from './node-options.js';
 
 /**
  * How long one node gets to connect and answer. Status reads nothing it must act on, so a
@@ -45,14 +46,14 @@ export interface LockStatus {
  * before any connection is opened.
  */
 export async function lockStatus(
-  urls: readonly string[],
+  { nodes: urls, tls }: NodeOptions,
   resource: string,
   { prefix, timeoutMs = STATUS_TIMEOUT_MS }: { prefix?: string; timeoutMs?: number } = {},
 ): Promise<LockStatus> {
   validateResource(resource, 'key');
   // The same key layout as a locker on these nodes with this prefix.
   const settings = lockerSettings({ nodes: urls, ...(prefix === undefined ? {} : { prefix }) });
-  const { connections, owned } = resolveNodes(urls);
+  const { connections, owned } = resolveNodes(urls, tls);
   try {
     const key = lockKey(settings.prefix, resource);
     const nodes = await Promise.all(connections.map((c) => nodeStatus(c, key, timeoutMs)));

@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -137,5 +137,40 @@ describe('rediss:// nodes', () => {
 
   it('reject tls options without a rediss:// node, before connecting', () => {
     expect(() => new Locker({ nodes: ['redis://127.0.0.1:1'], tls: { ca: 'x' } })).toThrow(/`tls`/);
+  });
+});
+
+describe('the distlock command on rediss:// nodes', () => {
+  /** Runs the built CLI (`npm test` builds it first): its exit code and all it printed. */
+  const cli = (...args: string[]) =>
+    new Promise<{ code: number | null; output: string }>((resolve) => {
+      const child = spawn(process.execPath, ['dist/esm/cli/main.js', ...args]);
+      let output = '';
+      const collect = (chunk: Buffer) => {
+        output += chunk.toString();
+      };
+      child.stdout.on('data', collect);
+      child.stderr.on('data', collect);
+      child.once('exit', (code) => resolve({ code, output }));
+    });
+
+  it('takes the CA and the client certificate as --tls-* files (mTLS)', async () => {
+    const certificates = ['--tls-ca', file('ca.crt'), '--tls-cert', file('client.crt')];
+    const run = ['run', '--key', 'job', '--redis', mutual.url, ...certificates];
+    expect(await cli(...run, '--tls-key', file('client.key'), '--', 'true')).toMatchObject({
+      code: 0,
+    });
+    const withoutKey = await cli(...run, '--', 'true');
+    expect(withoutKey.code).toBe(69);
+    expect(withoutKey.output).toMatch(/certificate required/);
+  });
+
+  it('names a certificate problem, and an unreadable file by its option', async () => {
+    const untrusted = await cli('status', 'job', '--redis', optional.url);
+    expect(untrusted.code).toBe(69);
+    expect(untrusted.output).toMatch(/self[- ]signed certificate/);
+    const missing = await cli('status', 'job', '--redis', optional.url, '--tls-ca', file('nope'));
+    expect(missing.code).toBe(2); // usage
+    expect(missing.output).toMatch(/`--tls-ca` to be a readable PEM file, got .*nope \(ENOENT\)/);
   });
 });
