@@ -1,8 +1,12 @@
 import type { Clock } from '../clock.js';
 import type { RedisConnection } from '../driver/connection.js';
 
-/** Time kept back from a WAIT's own timeout, so that its reply beats the per-node timeout. */
-const REPLY_MARGIN_MS = 5;
+/**
+ * Time kept back from a WAIT's own timeout, so that its reply beats the per-node timeout:
+ * Redis notices a timed-out WAIT on its next tick, up to 1000 / hz (100 ms by default)
+ * late. Confirmations end a WAIT at once; only a WAIT that times out needs the margin.
+ */
+const REPLY_MARGIN_MS = 110;
 
 /**
  * After a node granted a lock write, waits (Redis `WAIT`) until `replicas` of its replicas
