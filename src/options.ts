@@ -31,7 +31,9 @@ export interface LockerOptions {
    * How many replicas of a node must confirm each lock write (acquisition, extension) with
    * Redis `WAIT`, within the per-node timeout, before that node's vote counts. With Sentinel
    * failover, a promoted replica that missed the lock would let a second holder in; this
-   * narrows that to replicas that had it (not to zero: `WAIT` is not consensus). @default 0
+   * narrows that to replicas that had it (not to zero: `WAIT` is not consensus). Give
+   * `nodeTimeoutMs` room (a few hundred ms): Redis answers a `WAIT` that timed out up to
+   * 100 ms late, and such a node then counts as not answering. @default 0
    */
   replicaAcks?: number;
 }
