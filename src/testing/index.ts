@@ -20,6 +20,12 @@ export {
   readHistory,
   type Write,
 } from './history.js';
+export { type RedisCluster, type RedisClusterOptions, startRedisCluster } from './redis-cluster.js';
+export {
+  type RedisSentinelGroup,
+  type RedisSentinelOptions,
+  startRedisSentinel,
+} from './redis-sentinel.js';
 export { RedisServer, type RedisServerOptions } from './redis-server.js';
 
 /** A set of independent redis-server processes started together. */

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { track, trackPid, untrack } from './cleanup.js';
@@ -11,9 +11,20 @@ export interface RedisServerOptions {
   binary?: string;
   /** Extra `redis-server` arguments, e.g. `['--maxmemory', '10mb']`. */
   args?: readonly string[];
-  /** How long to wait for "Ready to accept connections". @default 10000 */
+  /** How long to wait until the node accepts connections. @default 10000 */
   startTimeoutMs?: number;
+  /**
+   * Text of a config file, written once into the node's temp dir and passed as the first
+   * argument. The file stays across `restart()`, so what the node rewrote into it (as Sentinel
+   * does with its state) survives. Sentinel needs one: start it with `args: ['--sentinel']`.
+   */
+  config?: string;
 }
+
+type Settings = Required<Omit<RedisServerOptions, 'config'>>;
+
+/** What a node prints once it listens: a data node, or (with `--sentinel`) a Sentinel. */
+const READY = /Ready to accept connections|Sentinel ID is/;
 
 const INSTALL_HINT =
   'redis-server was not found on PATH. Install it (Debian/Ubuntu: `apt-get install -y redis-server`; ' +
@@ -25,28 +36,33 @@ const INSTALL_HINT =
  */
 export class RedisServer {
   readonly port: number;
-  readonly #options: Required<RedisServerOptions>;
+  readonly #options: Settings;
   readonly #owned: ReturnType<typeof track>;
+  readonly #configFile: string | undefined;
   #child: ChildProcess | undefined;
   #exited: Promise<void> = Promise.resolve();
   #paused = false;
 
-  private constructor(port: number, options: Required<RedisServerOptions>, dir: string) {
+  private constructor(port: number, options: Settings, dir: string, config?: string) {
     this.port = port;
     this.#options = options;
     this.#owned = track(dir);
+    if (config !== undefined) {
+      this.#configFile = join(dir, 'redis.conf');
+      writeFileSync(this.#configFile, config);
+    }
   }
 
   /** Starts a server on a free port (retrying with another port if one is taken meanwhile). */
   static async start(options: RedisServerOptions = {}): Promise<RedisServer> {
-    const settings: Required<RedisServerOptions> = {
+    const settings: Settings = {
       binary: options.binary ?? process.env.DISTLOCK_REDIS_SERVER ?? 'redis-server',
       args: options.args ?? [],
       startTimeoutMs: options.startTimeoutMs ?? 10_000,
     };
     for (let tries = 1; ; tries++) {
       const dir = mkdtempSync(join(tmpdir(), 'distlock-redis-'));
-      const server = new RedisServer(await freePort(), settings, dir);
+      const server = new RedisServer(await freePort(), settings, dir, options.config);
       try {
         await server.#spawn();
         return server;
@@ -124,6 +140,7 @@ export class RedisServer {
 
   #spawn(): Promise<void> {
     const args = [
+      ...(this.#configFile === undefined ? [] : [this.#configFile]),
       '--port',
       String(this.port),
       '--bind',
@@ -163,7 +180,7 @@ export class RedisServer {
       child.once('exit', () => fail(`redis-server on port ${this.port} exited:\n${output}`));
       const onData = (chunk: Buffer) => {
         output += chunk.toString();
-        if (output.includes('Ready to accept connections')) {
+        if (READY.test(output)) {
           clearTimeout(timer);
           child.removeAllListeners('exit');
           child.stdout?.off('data', onData);

@@ -1,0 +1,139 @@
+import { existsSync } from 'node:fs';
+import { setTimeout as delay } from 'node:timers/promises';
+import { Cluster, Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RedisCluster, type RedisServer, startRedisCluster } from '../../src/testing/index.js';
+import { isRunning } from '../support/processes.js';
+
+/** One key per master, found by asking the cluster where keys land. */
+async function keyOnEachMaster(cluster: RedisCluster): Promise<Map<RedisServer, string>> {
+  const keys = new Map<RedisServer, string>();
+  const masters = await cluster.masters();
+  for (let i = 0; keys.size < masters.length; i++) {
+    const master = await cluster.masterOf(`key-${i}`);
+    if (!keys.has(master)) keys.set(master, `key-${i}`);
+  }
+  return keys;
+}
+
+describe('startRedisCluster', () => {
+  let cluster: RedisCluster;
+  let client: Cluster;
+
+  beforeAll(async () => {
+    cluster = await startRedisCluster();
+    client = new Cluster([...cluster.startupNodes], { redisOptions: { commandTimeout: 1000 } });
+  });
+
+  afterAll(async () => {
+    client?.disconnect();
+    await cluster?.stop();
+  });
+
+  it('starts 3 masters with a replica each, serving keys from every master', async () => {
+    expect(cluster.nodes).toHaveLength(6);
+    const masters = await cluster.masters();
+    expect(masters).toEqual(cluster.nodes.slice(0, 3));
+    for (const [index, master] of masters.entries()) {
+      expect(await cluster.replicasOf(master)).toEqual([cluster.nodes[3 + index]]);
+    }
+
+    const keys = await keyOnEachMaster(cluster);
+    expect(new Set(keys.keys()).size).toBe(3);
+    for (const [master, key] of keys) {
+      await client.set(key, `on ${master.port}`);
+      expect(await client.get(key)).toBe(`on ${master.port}`);
+      const direct = new Redis(master.port, '127.0.0.1');
+      expect(await direct.get(key)).toBe(`on ${master.port}`);
+      direct.disconnect();
+    }
+  });
+
+  it('moves a slot to the replica that fails over, keeping its keys', async () => {
+    const key = 'failover-key';
+    await client.set(key, 'kept');
+    const master = await cluster.masterOf(key);
+    const [replica] = await cluster.replicasOf(master);
+    if (!replica) throw new Error('the master has no replica');
+
+    await cluster.failover(replica);
+
+    expect(await cluster.masterOf(key)).toBe(replica);
+    expect(await cluster.replicasOf(replica)).toEqual([master]);
+    expect(await client.get(key)).toBe('kept');
+  });
+
+  it('replaces a killed master with its replica while the other shards keep answering', async () => {
+    const keys = await keyOnEachMaster(cluster);
+    for (const [master, key] of keys) await client.set(key, `on ${master.port}`);
+    const [victim, victimKey] = [...keys][0] as [RedisServer, string];
+    const [replica] = await cluster.replicasOf(victim);
+    const direct = new Redis(victim.port, '127.0.0.1');
+    expect(await direct.wait(1, 2000)).toBe(1); // the replica holds the key before the kill
+    direct.disconnect();
+
+    await victim.kill();
+    const killedAt = Date.now();
+    while ((await cluster.masterOf(victimKey)) === victim && Date.now() - killedAt < 10_000) {
+      for (const [master, key] of keys) {
+        if (master !== victim) expect(await client.get(key)).toBe(`on ${master.port}`);
+      }
+      await delay(100);
+    }
+    const replacedAfterMs = Date.now() - killedAt;
+
+    expect(await cluster.masterOf(victimKey)).toBe(replica);
+    expect(replacedAfterMs).toBeLessThan(5000);
+    await cluster.waitUntilHealthy();
+    expect(await client.get(victimKey)).toBe(`on ${victim.port}`);
+
+    await victim.restart(); // with its nodes.conf: it rejoins as its replacement's replica
+    await cluster.waitUntilHealthy();
+    expect(await cluster.replicasOf(replica as RedisServer)).toEqual([victim]);
+  });
+
+  it('keeps the other shards serving while one has no master; killed nodes rejoin on restart', async () => {
+    const keys = await keyOnEachMaster(cluster);
+    for (const [master, key] of keys) await client.set(key, `on ${master.port}`);
+    const [master, key] = [...keys][1] as [RedisServer, string];
+    const replicas = await cluster.replicasOf(master);
+    for (const replica of replicas) await replica.kill();
+    await master.kill();
+
+    const other = [...keys.keys()].find((node) => node !== master) as RedisServer;
+    const admin = new Redis(other.port, '127.0.0.1');
+    let info = await admin.cluster('INFO');
+    while (!/^cluster_slots_fail:[1-9]/m.test(info)) {
+      await delay(50);
+      info = await admin.cluster('INFO');
+    }
+    admin.disconnect();
+    expect(info).toMatch(/^cluster_state:ok/m); // the dead shard's slots failed, not the cluster
+    for (const [owner, ownedKey] of keys) {
+      if (owner !== master) expect(await client.get(ownedKey)).toBe(`on ${owner.port}`);
+    }
+
+    for (const node of [master, ...replicas]) await node.restart();
+    await cluster.waitUntilHealthy();
+    expect(await cluster.masterOf(key)).toBe(master);
+    expect(await cluster.replicasOf(master)).toEqual(replicas);
+    expect(await client.get(key)).toBeNull(); // restarted with empty memory
+  });
+
+  it('stop() kills every node and removes every temp dir, and may be called twice', async () => {
+    const pids = cluster.nodes.map((node) => node.pid as number);
+    const dirs = cluster.nodes.map((node) => node.dir);
+    client.disconnect();
+    await cluster.stop();
+    await cluster.stop();
+    expect(pids.filter(isRunning)).toEqual([]);
+    expect(dirs.filter(existsSync)).toEqual([]);
+  });
+
+  it('rejects bad options before starting anything', async () => {
+    await expect(startRedisCluster({ masters: 0 })).rejects.toThrow(
+      'Expected `masters` to be an integer >= 1, got `0` (number)',
+    );
+    await expect(startRedisCluster({ replicasPerMaster: 1.5 })).rejects.toThrow(TypeError);
+  });
+});
