@@ -1,0 +1,146 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import { Cluster, Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { Locker, NoQuorumError } from '../../src/index.js';
+import { type RedisCluster, type RedisServer, startRedisCluster } from '../../src/testing/index.js';
+
+let cluster: RedisCluster;
+const clients: Cluster[] = [];
+const lockers: Locker[] = [];
+
+beforeAll(async () => {
+  cluster = await startRedisCluster();
+});
+afterEach(async () => {
+  await Promise.all(lockers.splice(0).map((l) => l.close()));
+  for (const client of clients.splice(0)) client.disconnect();
+  for (const node of cluster.nodes) if (node.paused) node.resume();
+});
+afterAll(async () => {
+  await cluster?.stop();
+});
+
+/** A caller's Cluster client, with `options`, disconnected after the test. */
+function clusterClient(options: ConstructorParameters<typeof Cluster>[1] = {}): Cluster {
+  const client = new Cluster([...cluster.startupNodes], options);
+  client.on('error', () => {});
+  clients.push(client);
+  return client;
+}
+
+function lockerOn(client: Cluster, options: { retryDelayMs?: number } = {}): Locker {
+  const locker = new Locker({ nodes: [client], ...options });
+  lockers.push(locker);
+  return locker;
+}
+
+/** A resource whose lock key (`distlock:{resource}`) the master `on` serves, or not. */
+async function resourceServedBy(master: RedisServer, served = true): Promise<string> {
+  for (let i = 0; ; i++) {
+    const owner = await cluster.masterOf(`distlock:{r${i}}`);
+    if ((owner === master) === served) return `r${i}`;
+  }
+}
+
+describe('a Redis Cluster as one lock node', () => {
+  it('locks on every shard, plain, fenced and fair, named by its startup nodes', async () => {
+    const locker = lockerOn(clusterClient());
+    expect(locker.nodes[0]).toMatch(/^cluster 127\.0\.0\.1:\d+,127\.0\.0\.1:\d+/);
+    const masters = await cluster.masters();
+    const resources = await Promise.all(masters.map((master) => resourceServedBy(master)));
+    for (const resource of resources) {
+      const plain = await locker.acquire(resource, { ttlMs: 5_000 });
+      expect(await plain.release()).toBe('released');
+      const fenced = await locker.acquire(resource, { ttlMs: 5_000, fencing: true });
+      expect(fenced.fence).toBe(1n);
+      expect(await fenced.release()).toBe('released');
+      const fair = await locker.acquire(resource, { ttlMs: 5_000, fair: true });
+      expect(await fair.release()).toBe('released');
+    }
+  });
+
+  it('wakes a waiter over pub/sub on release, long before its next retry', async () => {
+    const client = clusterClient();
+    const holder = await lockerOn(client).acquire('handoff', { ttlMs: 10_000 });
+    const waiting = lockerOn(client, { retryDelayMs: 3_000 }).acquire('handoff', {
+      ttlMs: 10_000,
+      waitMs: 10_000,
+    });
+    await delay(300); // the waiter made its first attempt and sleeps for about 3 s
+    const released = performance.now();
+    await holder.release();
+    const next = await waiting;
+    expect(performance.now() - released).toBeLessThan(500);
+    await next.release();
+  });
+
+  it('keeps locking on the other shards while one master stops answering', async () => {
+    const locker = lockerOn(clusterClient());
+    await (await locker.acquire('warm-up', { ttlMs: 1_000 })).release();
+    const [stopped] = await cluster.masters();
+    if (!stopped) throw new Error('no master');
+    const onStopped = await resourceServedBy(stopped);
+    const elsewhere = await resourceServedBy(stopped, false);
+    stopped.pause();
+    const error = await locker.acquire(onStopped, { ttlMs: 2_000, waitMs: 0 }).catch((e) => e);
+    expect(error).toBeInstanceOf(NoQuorumError);
+    // The stalled shard's unanswered SET does not hold back the other shards' keys.
+    for (let i = 0; i < 3; i++) {
+      const started = performance.now();
+      const lock = await locker.acquire(`${elsewhere}`, { ttlMs: 2_000, waitMs: 0 });
+      expect(performance.now() - started).toBeLessThan(200);
+      expect(await lock.release()).toBe('released');
+    }
+    await expect(locker.acquire(onStopped, { ttlMs: 2_000, waitMs: 0 })).rejects.toThrow(
+      /has not answered an earlier command/,
+    );
+    stopped.resume();
+    await cluster.waitUntilHealthy();
+  });
+
+  it('never sends a lock command after giving up on it, however the client retries', async () => {
+    // The caller's client retries a command whose shard failed, for up to 16 x 2 s.
+    const client = clusterClient({ retryDelayOnFailover: 2_000, retryDelayOnClusterDown: 2_000 });
+    const locker = lockerOn(client);
+    await (await locker.acquire('warm-up', { ttlMs: 1_000 })).release();
+    const [victim] = await cluster.masters();
+    if (!victim) throw new Error('no master');
+    const [replica] = await cluster.replicasOf(victim);
+    if (!replica) throw new Error('no replica');
+    const resource = await resourceServedBy(victim);
+    const watch = new Redis(replica.port, '127.0.0.1');
+    const seen: string[] = [];
+    watch.on('error', () => {});
+    const monitor = await watch.monitor();
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (args.some((arg) => arg.includes(`{${resource}}`))) seen.push(args[0] ?? '');
+    });
+
+    await victim.kill();
+    const error = await locker.acquire(resource, { ttlMs: 30_000, waitMs: 0 }).catch((e) => e);
+    expect(error).toBeInstanceOf(NoQuorumError);
+    await cluster.waitUntilHealthy(); // the replica took over the slot
+    await delay(2_500); // past the caller's client's next retry
+    monitor.disconnect();
+    watch.disconnect();
+    expect(seen.filter((command) => /^set$/i.test(command))).toEqual([]);
+    const admin = new Redis(replica.port, '127.0.0.1');
+    expect(await admin.exists(`distlock:{${resource}}`)).toBe(0);
+    admin.disconnect();
+    await victim.restart();
+    await cluster.waitUntilHealthy();
+  }, 30_000);
+
+  it('says to pass a Cluster client when given the URL of a cluster node', async () => {
+    const [master] = await cluster.masters();
+    const locker = new Locker({ nodes: [`redis://127.0.0.1:${master?.port}`] });
+    lockers.push(locker);
+    const other = await resourceServedBy(master as RedisServer, false);
+    const started = performance.now();
+    const error = await locker.acquire(other, { ttlMs: 5_000, waitMs: 5_000 }).catch((e) => e);
+    expect(performance.now() - started).toBeLessThan(500); // at once, not after the wait
+    expect((error as Error).message).toMatch(
+      /is a Redis Cluster node \(it answered MOVED \d+ .*\): pass a Cluster client/,
+    );
+  });
+});
