@@ -131,6 +131,31 @@ describe('a Redis Cluster as one lock node', () => {
     await cluster.waitUntilHealthy();
   }, 30_000);
 
+  it('reports MOVED while a slot moves, and locks on its new master next attempt', async () => {
+    const locker = lockerOn(clusterClient());
+    await (await locker.acquire('warm-up', { ttlMs: 1_000 })).release();
+    const masters = await cluster.masters();
+    const [from, to] = masters;
+    if (!from || !to) throw new Error('too few masters');
+    const resource = await resourceServedBy(from);
+    // Hand the (empty) slot to another master behind the client's back.
+    const admins = masters.map((node) => new Redis(node.port, '127.0.0.1'));
+    const slot = await admins[0]?.call('CLUSTER', 'KEYSLOT', `distlock:{${resource}}`);
+    const target = await admins[1]?.call('CLUSTER', 'MYID');
+    await Promise.all(
+      admins.map((admin) => admin.call('CLUSTER', 'SETSLOT', String(slot), 'NODE', String(target))),
+    );
+    for (const admin of admins) admin.disconnect();
+
+    const reasons: string[] = [];
+    locker.events.on('retry', ({ nodes }) => {
+      for (const node of nodes) if (node.error) reasons.push(node.error.message);
+    });
+    const lock = await locker.acquire(resource, { ttlMs: 5_000, waitMs: 3_000 });
+    expect(reasons[0]).toMatch(/^MOVED \d+ 127\.0\.0\.1:\d+ \(the cluster is resharding/);
+    expect(await lock.release()).toBe('released');
+  });
+
   it('says to pass a Cluster client when given the URL of a cluster node', async () => {
     const [master] = await cluster.masters();
     const locker = new Locker({ nodes: [`redis://127.0.0.1:${master?.port}`] });
