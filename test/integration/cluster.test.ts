@@ -34,11 +34,11 @@ function lockerOn(client: Cluster, options: { retryDelayMs?: number } = {}): Loc
   return locker;
 }
 
-/** A resource whose lock key (`distlock:{resource}`) the master `on` serves, or not. */
-async function resourceServedBy(master: RedisServer, served = true): Promise<string> {
+/** A resource (`<name><i>`) whose lock key the master serves, or (`served` false) does not. */
+async function resourceServedBy(master: RedisServer, served = true, name = 'r'): Promise<string> {
   for (let i = 0; ; i++) {
-    const owner = await cluster.masterOf(`distlock:{r${i}}`);
-    if ((owner === master) === served) return `r${i}`;
+    const owner = await cluster.masterOf(`distlock:{${name}${i}}`);
+    if ((owner === master) === served) return `${name}${i}`;
   }
 }
 
@@ -137,7 +137,7 @@ describe('a Redis Cluster as one lock node', () => {
     const masters = await cluster.masters();
     const [from, to] = masters;
     if (!from || !to) throw new Error('too few masters');
-    const resource = await resourceServedBy(from);
+    const resource = await resourceServedBy(from, true, 'moving'); // no other test's keys
     // Hand the (empty) slot to another master behind the client's back.
     const admins = masters.map((node) => new Redis(node.port, '127.0.0.1'));
     const slot = await admins[0]?.call('CLUSTER', 'KEYSLOT', `distlock:{${resource}}`);
