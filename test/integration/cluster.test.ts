@@ -149,7 +149,7 @@ describe('a Redis Cluster as one lock node', () => {
 
     const reasons: string[] = [];
     locker.events.on('retry', ({ nodes }) => {
-      for (const node of nodes) if (node.error) reasons.push(node.error.message);
+      for (const node of nodes) if (node.outcome === 'error') reasons.push(node.error.message);
     });
     const lock = await locker.acquire(resource, { ttlMs: 5_000, waitMs: 3_000 });
     expect(reasons[0]).toMatch(/^MOVED \d+ 127\.0\.0\.1:\d+ \(the cluster is resharding/);
