@@ -12,12 +12,16 @@ import {
   type IORedisClusterLike,
   isIORedisClusterLike,
 } from './ioredis-cluster.js';
+import { isNodeRedisLike, NodeRedisConnection, type NodeRedisLike } from './node-redis.js';
+import { type GlideClientLike, GlideConnection, isGlideClientLike } from './valkey-glide.js';
 
 /**
  * A Redis client distlock can use directly. Each library has a small adapter in this
- * folder that turns its client into a {@link RedisConnection}.
+ * folder that turns its client into a {@link RedisConnection}: ioredis 5 and 6 and iovalkey
+ * (`new Redis()`, or an ioredis `Cluster`), node-redis 5 and 6 (`createClient()`, connected),
+ * valkey-glide 2 (`GlideClient.createClient()`).
  */
-export type RedisClient = IORedisLike | IORedisClusterLike;
+export type RedisClient = IORedisLike | IORedisClusterLike | NodeRedisLike | GlideClientLike;
 
 /**
  * The connection for a client the caller owns (distlock never closes it), or `undefined`
@@ -29,6 +33,8 @@ export function adaptClient(value: unknown): RedisConnection | undefined {
     return IORedisConnection.of(value as unknown as IORedisLike, clusterName(value));
   }
   if (isIORedisLike(value)) return IORedisConnection.of(value);
+  if (isNodeRedisLike(value)) return NodeRedisConnection.of(value);
+  if (isGlideClientLike(value)) return GlideConnection.of(value);
   return undefined;
 }
 

@@ -6,15 +6,44 @@ export const CONNECT_WAIT_MS = 2_000;
 
 /**
  * The whole of what the lock algorithm needs from a Redis connection. An adapter per client
- * library implements it; the algorithm never touches a client library directly.
+ * library implements it; the algorithm never touches a client library directly. distlock
+ * ships adapters for ioredis 5 and 6, iovalkey, node-redis 5 and 6 and valkey-glide 2 (pass
+ * their clients as nodes); implement this interface to use any other client.
+ *
+ * **Commands.** distlock sends `SET key token PX ttl NX`, `EVALSHA`/`EVAL` (its Lua scripts,
+ * which also `PUBLISH` releases), `INFO`, `WAIT`, `PTTL`, `GET` and `HMGET`, with string and
+ * integer arguments; arguments are Redis bulk strings, so a number may be sent as its decimal
+ * string.
+ *
+ * **Replies**, in their RESP2 shapes whatever protocol the connection speaks:
+ * - simple and bulk strings as JS strings (`SET` resolves `'OK'`, `GET` a string), never
+ *   Buffers; `INFO` as one string (RESP3's verbatim string without its `txt:` prefix);
+ * - integers as JS numbers (`INCR`, `PTTL`, `WAIT`, a script's `return 1`);
+ * - nil (and RESP3 null) as `null`: `GET` of a missing key, a script's `return nil`, a Lua
+ *   `false` inside a returned table;
+ * - arrays as JS arrays, nested as the server nests them (a script's table), RESP3 maps as
+ *   flat `[key, value, ...]` arrays and sets as arrays.
+ *
+ * **Error replies** reject with an `Error` whose `message` is the server's error line: it
+ * starts with the Redis error code and a space (`NOSCRIPT No matching script...`,
+ * `WRONGTYPE ...`, `NOPERM ...`, `MOVED 3999 10.0.0.2:6379`). That is how distlock detects
+ * NOSCRIPT (a script cache flushed or a restarted node: it then sends `EVAL`), MOVED and
+ * configuration errors; a client that words errors its own way must rebuild that line
+ * (valkey-glide's adapter does). A failure that is not an error reply (a connection reset, a
+ * client-side timeout) rejects with the client's error: the command may have reached the
+ * node, which may then hold what it wrote (distlock undoes it there).
  */
 export interface RedisConnection {
   /** Stable, human-readable node name used in errors and events, e.g. `127.0.0.1:6379`. */
   readonly name: string;
   /**
-   * Sends one command and resolves with its raw reply. It must never park the command in a
-   * client-side queue: when the connection is not ready it waits for readiness at most
-   * `timeoutMs`, and then rejects with a {@link NotSentError} without sending.
+   * Sends one command and resolves with its reply (shapes above). It must never park the
+   * command in a client-side queue: when the connection is not ready it waits for readiness
+   * at most `timeoutMs` (0: not at all; it may fail at once when the node is known to be
+   * down), and then rejects with a {@link NotSentError} without sending. A command must not
+   * be sent later either: once it was rejected, or its connection failed before it was
+   * written, it must never be written after a reconnect (a late `SET NX` would take a lock
+   * nobody holds). Bounding the wait for the reply is the caller's business.
    */
   send(command: string, args: readonly (string | number)[], timeoutMs: number): Promise<unknown>;
   /** Closes the connection. Called only for connections distlock opened itself. */
@@ -27,10 +56,12 @@ export interface RedisConnection {
   connect?(timeoutMs: number): Promise<void>;
   /**
    * Opens a separate connection for pub/sub, used to wake waiters when a lock is released.
-   * Optional: without it, waiters poll. `onReady` is called each time the connection is
-   * (re)established: the caller then subscribes again to every channel it wants, so the
-   * subscriber need not remember its channels across reconnects (nor those whose subscribe
-   * failed while it was down).
+   * Optional: without it, waiters poll. `onMessage` gets the channel of each message (its
+   * payload is never used). `onReady` is called each time the connection is (re)established:
+   * the caller then subscribes again to every channel it wants, so the subscriber need not
+   * remember its channels across reconnects (nor those whose subscribe failed while it was
+   * down); a channel subscribed twice must be harmless. Opening never throws: a subscriber
+   * whose node is down keeps trying in the background until closed.
    */
   openSubscriber?(onMessage: (channel: string) => void, onReady?: () => void): Subscriber;
   /**
@@ -40,7 +71,11 @@ export interface RedisConnection {
   shardOf?(command: string, args: readonly (string | number)[]): string | undefined;
 }
 
-/** A pub/sub connection to one node. */
+/**
+ * A pub/sub connection to one node. `subscribe` resolves once the server confirmed the
+ * subscription and rejects (or waits for the connection) while it is down; a failure there
+ * only means waiters poll until the next `onReady`. `close` ends the connection for good.
+ */
 export interface Subscriber {
   subscribe(channel: string): Promise<unknown>;
   unsubscribe(channel: string): Promise<unknown>;
@@ -49,7 +84,9 @@ export interface Subscriber {
 
 /**
  * The command was not sent to the node (its connection was down, or it had not answered an
- * earlier command). Such a node cannot hold anything this command would have written.
+ * earlier command), and never will be. Such a node cannot hold anything this command would
+ * have written. A {@link RedisConnection} rejects with it only when that is certain: a
+ * command that may have reached the node fails with the client's own error instead.
  */
 export class NotSentError extends Error {
   /** `cause`: why the connection is down, when the client said (WRONGPASS, a TLS error...). */

@@ -7,7 +7,11 @@ import {
   type Subscriber,
 } from './connection.js';
 
-/** The subset of an ioredis client (v5+) that the adapter uses. */
+/**
+ * The subset of an ioredis client that the adapter uses: ioredis 5 and 6 and iovalkey (an
+ * ioredis fork) fit it. Purely structural, so that a client of any of them (each with its
+ * own `RedisOptions` and `Redis` classes) type-checks as a node.
+ */
 export interface IORedisLike {
   status: string;
   options: { host?: string; port?: number; path?: string | null; db?: number };
@@ -19,11 +23,12 @@ export interface IORedisLike {
   on(event: 'ready', listener: () => void): unknown;
   once(event: 'ready' | 'close' | 'end', listener: () => void): unknown;
   off(event: 'ready' | 'close' | 'end', listener: () => void): unknown;
-  duplicate(override?: RedisOptions): Redis;
+  /** A new client with the same settings, `override` applied (options as ioredis takes them). */
+  duplicate(override?: object): IORedisSubscriberLike;
 }
 
 /** An ioredis client (or cluster) in subscriber mode. */
-interface IORedisSubscriberLike extends IORedisLike {
+export interface IORedisSubscriberLike extends IORedisLike {
   on(event: 'error', listener: (error: Error) => void): unknown;
   on(event: 'ready', listener: () => void): unknown;
   on(event: 'message', listener: (channel: string) => void): unknown;

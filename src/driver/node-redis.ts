@@ -1,0 +1,286 @@
+import {
+  ClusterNodeError,
+  NotSentError,
+  type RedisConnection,
+  type Subscriber,
+} from './connection.js';
+
+/** What the adapter passes with each command (node-redis's `CommandOptions`). */
+interface NodeRedisCommandOptions {
+  /** Drops the command while it still waits in the client's queue, unwritten. */
+  abortSignal?: AbortSignal;
+  /** How replies are decoded, by RESP type byte. */
+  typeMapping?: Readonly<Record<number, unknown>>;
+}
+
+/**
+ * The subset of a node-redis client (the `redis` package, v5 and v6: what `createClient()`
+ * returns) that the adapter uses. Structural: distlock does not depend on node-redis.
+ */
+export interface NodeRedisLike {
+  readonly isOpen: boolean;
+  readonly isReady: boolean;
+  readonly isPubSubActive: boolean;
+  /** The client's options; the adapter reads `socket.host`, `socket.port`, `socket.path`, `database`. */
+  readonly options?: object | undefined;
+  sendCommand(args: readonly string[], options?: NodeRedisCommandOptions): Promise<unknown>;
+  duplicate(): NodeRedisSubscriberLike;
+  close(): Promise<unknown>;
+  destroy(): void;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+  on(event: 'ready' | 'connect' | 'reconnecting' | 'end', listener: () => void): unknown;
+  off(event: 'ready' | 'error' | 'end', listener: () => void): unknown;
+}
+
+/** A node-redis client used for pub/sub. */
+interface NodeRedisSubscriberLike {
+  readonly isOpen: boolean;
+  readonly isReady: boolean;
+  connect(): Promise<unknown>;
+  subscribe(
+    channel: string,
+    listener: (message: string, channel: string) => unknown,
+  ): Promise<unknown>;
+  unsubscribe(
+    channel: string,
+    listener: (message: string, channel: string) => unknown,
+  ): Promise<unknown>;
+  destroy(): void;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+  on(event: 'ready' | 'end', listener: () => void): unknown;
+  off(event: 'ready' | 'error' | 'end', listener: (error?: Error) => void): unknown;
+}
+
+/** True when `value` looks like a node-redis client (not a cluster, pool or sentinel). */
+export function isNodeRedisLike(value: unknown): value is NodeRedisLike {
+  const v = value as Partial<NodeRedisLike> | null;
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    typeof v.sendCommand === 'function' &&
+    typeof v.duplicate === 'function' &&
+    typeof v.isReady === 'boolean' &&
+    typeof v.isPubSubActive === 'boolean'
+  );
+}
+
+/**
+ * Replies in their RESP2 shapes whatever protocol the client speaks (node-redis 6 defaults to
+ * RESP3) and whatever mapping it was given: maps as flat `[key, value, ...]` arrays, doubles
+ * and big numbers as strings, every other string as a string (keys are RESP type bytes).
+ */
+const RESP2_SHAPES: Readonly<Record<number, unknown>> = {
+  37: Array, // % map
+  44: String, // , double
+  40: String, // ( big number
+};
+
+/** How long `close()` lets the node answer before the connection is dropped. */
+const CLOSE_TIMEOUT_MS = 500;
+
+/** One adapter per client, so wrapping a user's client again adds no listeners. */
+const adapters = new WeakMap<NodeRedisLike, NodeRedisConnection>();
+
+/**
+ * {@link RedisConnection} over a node-redis v5 or v6 client, which the caller connected
+ * (`await createClient({ url }).connect()`); distlock never opens or closes it.
+ *
+ * A command is handed to node-redis only while the client is ready, and withdrawn if the
+ * connection fails before node-redis wrote it (node-redis would write it after reconnecting):
+ * it then rejects with a {@link NotSentError}. Commands already written when the connection
+ * fails are rejected by node-redis with the connection error and never re-sent.
+ */
+export class NodeRedisConnection implements RedisConnection {
+  readonly name: string;
+  readonly #client: NodeRedisLike;
+  /** Why the connection failed last (cleared once it is ready): the cause of NotSent. */
+  #lastError: Error | undefined;
+  /** Whether the last connection attempt failed and the next has not begun yet. */
+  #betweenAttempts = false;
+  #readyOrFailed: Promise<boolean> | undefined;
+  /** Commands handed to node-redis that it may not have written yet. */
+  readonly #unwritten = new Set<AbortController>();
+
+  /** `name`: how errors and events name the node; by default its host and port. */
+  constructor(client: NodeRedisLike, name?: string) {
+    this.#client = client;
+    // node-redis throws an 'error' nobody listens for; connection errors reach callers as
+    // failed votes, with the last one as their cause.
+    client.on('error', (error: Error) => {
+      if (client.isReady) return; // not about the connection (a failed ping, say)
+      this.#lastError = error;
+      this.#betweenAttempts = true;
+      for (const command of this.#unwritten) command.abort();
+    });
+    const attempting = () => {
+      this.#betweenAttempts = false;
+    };
+    client.on('reconnecting', attempting);
+    client.on('connect', attempting);
+    client.on('ready', () => {
+      this.#lastError = undefined;
+      this.#betweenAttempts = false;
+    });
+    this.name = name ?? nodeName(client.options);
+  }
+
+  /** The adapter of a client the caller owns: made once per client, then reused. */
+  static of(client: NodeRedisLike, name?: string): NodeRedisConnection {
+    let adapter = adapters.get(client);
+    if (!adapter) {
+      adapter = new NodeRedisConnection(client, name);
+      adapters.set(client, adapter);
+    }
+    return adapter;
+  }
+
+  send(command: string, args: readonly (string | number)[], timeoutMs: number): Promise<unknown> {
+    const argv = [command, ...args.map(String)];
+    const reply = this.#client.isReady
+      ? this.#write(argv)
+      : this.#ready(timeoutMs).then(() => this.#write(argv));
+    return reply.catch(this.#movedMeansCluster);
+  }
+
+  connect(timeoutMs: number): Promise<void> {
+    if (this.#client.isReady) return Promise.resolve();
+    return this.#ready(timeoutMs).catch(() => undefined);
+  }
+
+  /**
+   * A second client (`duplicate()`) for pub/sub. node-redis subscribes it again after a
+   * reconnect by itself; `onReady` follows each (re)connection all the same. A SUBSCRIBE is
+   * handed to node-redis only once that client is ready: node-redis 5 (RESP2) loses track of
+   * one that waited in its queue through a failed connection attempt, and then drops every
+   * message on its channel.
+   */
+  openSubscriber(onMessage: (channel: string) => void, onReady?: () => void): Subscriber {
+    const subscriber = this.#client.duplicate();
+    subscriber.on('error', () => {}); // a lost subscriber only means waiters fall back to polling
+    if (onReady) subscriber.on('ready', onReady);
+    const listener = (_message: string, channel: string) => onMessage(channel);
+    // It retries by itself until closed; a failed attempt surfaces as an 'error' event.
+    subscriber.connect().catch(() => undefined);
+    return {
+      subscribe: (channel) =>
+        subscriberReady(subscriber).then(() => subscriber.subscribe(channel, listener)),
+      unsubscribe: (channel) => subscriber.unsubscribe(channel, listener),
+      close: async () => {
+        if (subscriber.isOpen) subscriber.destroy();
+      },
+    };
+  }
+
+  /** Lets the node answer pending commands, but never waits on a stuck node for long. */
+  async close(): Promise<void> {
+    const client = this.#client;
+    if (!client.isOpen) return;
+    let timer: NodeJS.Timeout | undefined;
+    const stuck = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, CLOSE_TIMEOUT_MS);
+      timer.unref();
+    });
+    await Promise.race([client.close().catch(() => undefined), stuck]);
+    clearTimeout(timer);
+    if (client.isOpen) client.destroy();
+  }
+
+  #write(argv: string[]): Promise<unknown> {
+    const unwritten = new AbortController();
+    this.#unwritten.add(unwritten);
+    const options = { abortSignal: unwritten.signal, typeMapping: RESP2_SHAPES };
+    return this.#client.sendCommand(argv, options).then(
+      (reply) => {
+        this.#unwritten.delete(unwritten);
+        return reply;
+      },
+      (error: unknown) => {
+        this.#unwritten.delete(unwritten);
+        // Withdrawn before node-redis wrote it: the connection failed first. (A command it
+        // wrote is rejected with the connection's error instead.)
+        const withdrawn =
+          unwritten.signal.aborted &&
+          error instanceof Error &&
+          error.constructor.name === 'AbortError';
+        throw withdrawn ? this.#notSent() : error;
+      },
+    );
+  }
+
+  #notSent(): NotSentError {
+    const cause = this.#lastError;
+    const why = cause ? `: ${cause.message}` : '';
+    const state = this.#client.isOpen ? 'reconnecting' : 'closed';
+    return new NotSentError(`not connected to ${this.name} (${state})${why}`, { cause });
+  }
+
+  /**
+   * Waits for a connection attempt under way; fails at once when the client is between
+   * attempts or closed, so that a dead node costs nothing.
+   */
+  #ready(timeoutMs: number): Promise<void> {
+    const client = this.#client;
+    if (!client.isOpen || this.#betweenAttempts) return Promise.reject(this.#notSent());
+    this.#readyOrFailed ??= new Promise<boolean>((resolve) => {
+      const settle = (ready: boolean) => {
+        client.off('ready', onReady);
+        client.off('error', onFailed);
+        client.off('end', onFailed);
+        this.#readyOrFailed = undefined;
+        resolve(ready);
+      };
+      const onReady = () => settle(true);
+      const onFailed = () => settle(false);
+      client.on('ready', onReady);
+      client.on('error', onFailed);
+      client.on('end', onFailed);
+    });
+    // Every waiter shares one set of listeners; each bounds its own wait.
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), timeoutMs);
+      timer.unref();
+    });
+    return Promise.race([this.#readyOrFailed, timedOut]).then((ready) => {
+      clearTimeout(timer);
+      if (!ready) throw this.#notSent();
+    });
+  }
+
+  /** A single-node connection that gets MOVED was given a Cluster node: say so. */
+  readonly #movedMeansCluster = (error: unknown): never => {
+    if (!(error instanceof Error) || !error.message.startsWith('MOVED ')) throw error;
+    throw new ClusterNodeError(
+      `${this.name} is a Redis Cluster node (it answered ${error.message}): give the locker ` +
+        'a Cluster client, not a client of one of its nodes',
+    );
+  };
+}
+
+/** Resolves once `subscriber` is ready; rejects when its connection attempt fails or it closes. */
+function subscriberReady(subscriber: NodeRedisSubscriberLike): Promise<void> {
+  if (subscriber.isReady) return Promise.resolve();
+  if (!subscriber.isOpen) return Promise.reject(new Error('the subscriber is closed'));
+  return new Promise((resolve, reject) => {
+    const settle = (error?: Error) => {
+      subscriber.off('ready', settle);
+      subscriber.off('error', settle);
+      subscriber.off('end', settle);
+      if (subscriber.isReady) resolve();
+      else reject(error ?? new Error('the subscriber is closed'));
+    };
+    subscriber.on('ready', settle);
+    subscriber.on('error', settle);
+    subscriber.on('end', settle);
+  });
+}
+
+/** `host:port` (or the socket path), with `/db` when not 0. */
+function nodeName(options: object | undefined): string {
+  const { socket, database } = (options ?? {}) as {
+    socket?: { host?: string; port?: number; path?: string };
+    database?: number;
+  };
+  const where = socket?.path ?? `${socket?.host ?? 'localhost'}:${socket?.port ?? 6379}`;
+  return database ? `${where}/${database}` : where;
+}

@@ -1,0 +1,73 @@
+// Type-level test, checked by `npm run typecheck` (never run): every client library distlock
+// supports is accepted, as the library's own types declare it, wherever a node or a client
+// is taken. A line that stops type-checking fails the typecheck.
+import type { GlideClient, GlideClusterClient } from '@valkey/valkey-glide';
+import type { Redis as IORedis5 } from 'ioredis';
+import { Redis as IORedis6 } from 'ioredis6';
+import type { Redis as IOValkey } from 'iovalkey';
+import { createClient as createClient5, type createCluster } from 'redis';
+import type { createClient as createClient6 } from 'redis6';
+import {
+  fencedRead,
+  fencedWrite,
+  Locker,
+  type NodeSpec,
+  type RedisClient,
+  readFenced,
+} from '../../src/index.js';
+
+declare const ioredis5: IORedis5;
+declare const ioredis6: IORedis6;
+declare const ioredis6Resp3: ReturnType<typeof resp3IORedis6>;
+declare const iovalkey: IOValkey;
+declare const nodeRedis5: ReturnType<typeof createClient5>;
+declare const nodeRedis5Resp3: ReturnType<typeof resp3NodeRedis5>;
+declare const nodeRedis6: ReturnType<typeof createClient6>;
+declare const glide: GlideClient;
+
+function resp3IORedis6() {
+  return new IORedis6({ protocol: 3, replyMapping: 'resp3' });
+}
+
+function resp3NodeRedis5() {
+  return createClient5({ RESP: 3 });
+}
+
+// The reported failure: `new Redis()` of ioredis 6 was TS2322 against NodeSpec.
+const nodes: NodeSpec[] = [
+  ioredis5,
+  ioredis6,
+  ioredis6Resp3,
+  iovalkey,
+  nodeRedis5,
+  nodeRedis5Resp3,
+  nodeRedis6,
+  glide,
+];
+export const locker = new Locker({ nodes });
+export const lockerOfEach = [
+  new Locker({ nodes: [ioredis6, ioredis6, ioredis6] }),
+  new Locker({ nodes: [iovalkey] }),
+  new Locker({ nodes: [nodeRedis5] }),
+  new Locker({ nodes: [nodeRedis6] }),
+  new Locker({ nodes: [glide] }),
+];
+
+const clients: RedisClient[] = [ioredis6, iovalkey, nodeRedis5, nodeRedis6, glide];
+for (const client of clients) {
+  void fencedRead(client, 'account:7', 1n);
+  void fencedWrite(client, 'account:7', 1n, 'value');
+  void readFenced(client, 'account:7');
+}
+void fencedRead(ioredis6, 'k', 1n);
+void fencedWrite(iovalkey, 'k', 1n, 'v');
+void readFenced(nodeRedis6, 'k');
+void fencedWrite(glide, 'k', 1n, 'v');
+
+// Not one node: refused by the types rather than at run time.
+declare const glideCluster: GlideClusterClient;
+declare const nodeRedisCluster: ReturnType<typeof createCluster>;
+// @ts-expect-error a valkey-glide Cluster client is not a single node
+export const notANode: NodeSpec = glideCluster;
+// @ts-expect-error a node-redis Cluster is not a single node
+export const notANodeEither: NodeSpec = nodeRedisCluster;
