@@ -10,9 +10,10 @@ export interface IORedisClusterLike {
   readonly isCluster: boolean;
   readonly status: string;
   readonly options: { readonly redisOptions?: object };
+  /** Per slot, `host:port` of its master first. */
   readonly slots: readonly (readonly string[] | undefined)[];
   duplicate(startupNodes?: StartupNode[], options?: object): IORedisClusterLike;
-  nodes(role: 'master'): readonly { call(command: string): Promise<unknown> }[];
+  nodes(role: 'master'): readonly IORedisLike[];
   refreshSlotsCache(callback?: (error?: Error | null) => void): void;
 }
 
@@ -37,7 +38,18 @@ const OWNED_CLUSTER_OPTIONS = {
 };
 
 /** ioredis's wording once it gives up on a redirection: the reply behind it is the cause. */
-const REDIRECTION = /^Too many Cluster redirections\. Last error: (?:ReplyError: )?/;
+const GAVE_UP = /^Too many Cluster redirections\. Last error: (?:ReplyError: )?/;
+
+/** Replies of a master that does not serve the slot (now, or during a migration). */
+const REDIRECTION = /^(MOVED|ASK|TRYAGAIN|CLUSTERDOWN) /;
+
+/** What each redirection means for the lock. */
+const REDIRECTION_HINT: Record<string, string> = {
+  MOVED: 'the slot moved: the next attempt asks its new master',
+  ASK: 'the slot is migrating: the next attempt asks again',
+  TRYAGAIN: 'the slot is migrating: the next attempt asks again',
+  CLUSTERDOWN: 'the cluster cannot serve the slot now',
+};
 
 /**
  * {@link RedisConnection} to a Redis Cluster, one lock service: each command goes to the
@@ -52,6 +64,8 @@ export class IORedisClusterConnection implements RedisConnection {
   readonly name: string;
   readonly #cluster: IORedisClusterLike;
   readonly #connection: IORedisConnection;
+  /** Per master client of the cluster, the connection that sends it commands. */
+  readonly #members = new WeakMap<IORedisLike, IORedisConnection>();
 
   constructor(cluster: IORedisClusterLike) {
     this.name = clusterName(cluster);
@@ -62,9 +76,18 @@ export class IORedisClusterConnection implements RedisConnection {
     this.#connection = new IORedisConnection(this.#cluster as unknown as IORedisLike, this.name);
   }
 
+  /**
+   * Sends a command with a key straight to the master that serves its slot (as far as the
+   * slot table knows): ioredis's own routing may not find the key of every command (a
+   * script's), and retries what it routed.
+   */
   send(command: string, args: readonly (string | number)[], timeoutMs: number): Promise<unknown> {
     if (command === 'INFO') return this.#infoOfEveryMaster(timeoutMs);
-    return this.#connection.send(command, args, timeoutMs).catch((error: unknown) => {
+    const master = this.#masterFor(command, args);
+    const sent = master
+      ? master.send(command, args, timeoutMs)
+      : this.#connection.send(command, args, timeoutMs);
+    return sent.catch((error: unknown) => {
       throw this.#redirectionReply(error);
     });
   }
@@ -110,14 +133,35 @@ export class IORedisClusterConnection implements RedisConnection {
     return replies.map(String).join('\r\n');
   }
 
-  /** The reply that made ioredis give up (MOVED, ASK, TRYAGAIN...), and a slot refresh. */
-  #redirectionReply(error: unknown): unknown {
-    if (!(error instanceof Error) || !REDIRECTION.test(error.message)) return error;
-    const reply = error.message.replace(REDIRECTION, '');
-    if (/^(MOVED|ASK) /.test(reply)) this.#cluster.refreshSlotsCache();
-    // No cause: ioredis's error carries the command, whose arguments hold the lock token.
-    return new Error(`${reply} (the cluster is resharding; the next attempt asks the new owner)`);
+  /** The connection to the master of the command's slot, once the slot table is known. */
+  #masterFor(command: string, args: readonly (string | number)[]): IORedisConnection | undefined {
+    const shard = this.shardOf(command, args);
+    if (shard === undefined) return undefined;
+    const client = this.#cluster.nodes('master').find((node) => nodeKey(node) === shard);
+    if (!client) return undefined;
+    let member = this.#members.get(client);
+    if (!member) {
+      member = new IORedisConnection(client, `${this.name} (${shard})`, { clusterMember: true });
+      this.#members.set(client, member);
+    }
+    return member;
   }
+
+  /** A redirection (MOVED, ASK, TRYAGAIN, CLUSTERDOWN) as the reply that said it. */
+  #redirectionReply(error: unknown): unknown {
+    if (!(error instanceof Error)) return error;
+    const reply = error.message.replace(GAVE_UP, '');
+    const kind = REDIRECTION.exec(reply)?.[1];
+    if (kind === undefined) return error;
+    this.#cluster.refreshSlotsCache();
+    // No cause: ioredis's error carries the command, whose arguments hold the lock token.
+    return new Error(`${reply} (${REDIRECTION_HINT[kind]})`);
+  }
+}
+
+/** `host:port` of a cluster's master client, as the slot table names it. */
+function nodeKey(node: IORedisLike): string {
+  return `${node.options.host}:${node.options.port}`;
 }
 
 /** The key of a command distlock sends: the first argument, or the first script key. */

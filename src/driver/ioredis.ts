@@ -79,10 +79,16 @@ export class IORedisConnection implements RedisConnection {
   #readyOrEnd: Promise<boolean> | undefined;
   /** Why the connection failed last (cleared once it is ready): the real cause of NotSent. */
   #lastError: Error | undefined;
+  readonly #clusterMember: boolean;
 
-  /** `name`: how errors and events name the node; by default its host and port. */
-  constructor(client: IORedisLike, name?: string) {
+  /**
+   * `name`: how errors and events name the node; by default its host and port.
+   * `clusterMember`: the client is one master of a Redis Cluster, for which MOVED is only
+   * resharding, not a misconfiguration.
+   */
+  constructor(client: IORedisLike, name?: string, { clusterMember = false } = {}) {
     this.#client = client;
+    this.#clusterMember = clusterMember;
     client.on('error', (error: Error) => {
       // Keep the cause, not its consequences ("Stream isn't writeable...", "Connection is
       // closed."), which ioredis reports for commands after the connection failed.
@@ -117,7 +123,7 @@ export class IORedisConnection implements RedisConnection {
       this.#client.status === 'ready'
         ? this.#client.call(command, ...args)
         : this.#ready(timeoutMs).then(() => this.#client.call(command, ...args));
-    return reply.catch(this.#movedMeansCluster);
+    return this.#clusterMember ? reply : reply.catch(this.#movedMeansCluster);
   }
 
   /** A single-node connection that gets MOVED was given a Cluster node: say what to do. */
