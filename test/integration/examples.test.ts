@@ -32,6 +32,31 @@ describe('README examples', () => {
     ]);
   });
 
+  it('cluster.mjs locks on every shard, and on the others while one master is stopped', () => {
+    const lines = runExample('cluster.mjs');
+    expect(lines.slice(0, 3)).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^invoice:\d+ locked on the master at port \d+: fence 1$/),
+      ]),
+    );
+    const ports = new Set(lines.slice(0, 3).map((line) => /port (\d+)/.exec(line)?.[1]));
+    expect(ports.size).toBe(3);
+    expect(lines[3]).toMatch(/^invoice:\d+ while its master is stopped: NO_QUORUM$/);
+    expect(lines.slice(4)).toEqual([
+      expect.stringMatching(/^invoice:\d+ meanwhile: released$/),
+      expect.stringMatching(/^invoice:\d+ meanwhile: released$/),
+    ]);
+  });
+
+  it('failover.mjs keeps a lock through a Sentinel failover with replicaAcks', () => {
+    expect(runExample('failover.mjs')).toEqual([
+      'node: sentinel orders (sentinels)',
+      'failed over: true',
+      'rival after the failover: LOCK_BUSY',
+      'holder releases: released',
+    ]);
+  });
+
   it('lifecycle.mjs shows auto-extension, events and a loud loss', () => {
     expect(runExample('lifecycle.mjs')).toEqual([
       'acquired report after 1 attempt(s)',
