@@ -132,3 +132,34 @@ export function isConfigurationError(error: unknown): boolean {
   const code = (cause as NodeJS.ErrnoException).code ?? '';
   return TLS_CONFIGURATION_CODES.has(code) || code.startsWith('ERR_SSL_');
 }
+
+/**
+ * `settled` (true once a connection is ready, false once it failed), or false after
+ * `timeoutMs`: several waiters share one `settled`, each with its own bound.
+ */
+export function readyWithin(settled: Promise<boolean>, timeoutMs: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), timeoutMs);
+    timer.unref();
+  });
+  return Promise.race([settled, timedOut]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * `make`, called once per client: later calls with the same client return the same adapter,
+ * so that adapting a client again (a second locker, every fenced write) adds no listeners.
+ */
+export function onePerClient<Client extends object, Adapter>(
+  make: (client: Client, name?: string) => Adapter,
+): (client: Client, name?: string) => Adapter {
+  const adapters = new WeakMap<Client, Adapter>();
+  return (client, name) => {
+    let adapter = adapters.get(client);
+    if (adapter === undefined) {
+      adapter = make(client, name);
+      adapters.set(client, adapter);
+    }
+    return adapter;
+  };
+}

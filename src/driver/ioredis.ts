@@ -3,7 +3,9 @@ import { Redis, type RedisOptions } from 'ioredis';
 import {
   ClusterNodeError,
   NotSentError,
+  onePerClient,
   type RedisConnection,
+  readyWithin,
   type Subscriber,
 } from './connection.js';
 
@@ -69,9 +71,6 @@ const CONSEQUENCE = /^(Stream isn't writeable|Connection is closed|Reached the m
 /** How long `close()` lets a node answer QUIT before it drops the connection. */
 const CLOSE_TIMEOUT_MS = 500;
 
-/** One adapter per client, so wrapping a user's client again adds no listeners. */
-const adapters = new WeakMap<IORedisLike, IORedisConnection>();
-
 /** {@link RedisConnection} over an ioredis client. */
 export class IORedisConnection implements RedisConnection {
   readonly name: string;
@@ -101,14 +100,9 @@ export class IORedisConnection implements RedisConnection {
   }
 
   /** The adapter of a client the caller owns: made once per client, then reused. */
-  static of(client: IORedisLike, name?: string): IORedisConnection {
-    let adapter = adapters.get(client);
-    if (!adapter) {
-      adapter = new IORedisConnection(client, name);
-      adapters.set(client, adapter);
-    }
-    return adapter;
-  }
+  static readonly of = onePerClient(
+    (client: IORedisLike, name?: string) => new IORedisConnection(client, name),
+  );
 
   /** Opens a client for `url` with {@link OWNED_CLIENT_OPTIONS} (and `tls`, for `rediss://`). */
   static fromUrl(url: string, tls?: ConnectionOptions): IORedisConnection {
@@ -216,13 +210,7 @@ export class IORedisConnection implements RedisConnection {
       client.once('end', onClose);
     });
     // Every waiter shares one pair of listeners; each bounds its own wait.
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(false), timeoutMs);
-      timer.unref();
-    });
-    return Promise.race([this.#readyOrEnd, timedOut]).then((ready) => {
-      clearTimeout(timer);
+    return readyWithin(this.#readyOrEnd, timeoutMs).then((ready) => {
       if (!ready) throw notSent();
     });
   }

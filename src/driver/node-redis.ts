@@ -1,7 +1,9 @@
 import {
   ClusterNodeError,
   NotSentError,
+  onePerClient,
   type RedisConnection,
+  readyWithin,
   type Subscriber,
 } from './connection.js';
 
@@ -78,9 +80,6 @@ const RESP2_SHAPES: Readonly<Record<number, unknown>> = {
 /** How long `close()` lets the node answer before the connection is dropped. */
 const CLOSE_TIMEOUT_MS = 500;
 
-/** One adapter per client, so wrapping a user's client again adds no listeners. */
-const adapters = new WeakMap<NodeRedisLike, NodeRedisConnection>();
-
 /**
  * {@link RedisConnection} over a node-redis v5 or v6 client, which the caller connected
  * (`await createClient({ url }).connect()`); distlock never opens or closes it.
@@ -125,14 +124,9 @@ export class NodeRedisConnection implements RedisConnection {
   }
 
   /** The adapter of a client the caller owns: made once per client, then reused. */
-  static of(client: NodeRedisLike, name?: string): NodeRedisConnection {
-    let adapter = adapters.get(client);
-    if (!adapter) {
-      adapter = new NodeRedisConnection(client, name);
-      adapters.set(client, adapter);
-    }
-    return adapter;
-  }
+  static readonly of = onePerClient(
+    (client: NodeRedisLike, name?: string) => new NodeRedisConnection(client, name),
+  );
 
   send(command: string, args: readonly (string | number)[], timeoutMs: number): Promise<unknown> {
     const argv = [command, ...args.map(String)];
@@ -236,13 +230,7 @@ export class NodeRedisConnection implements RedisConnection {
       client.on('end', onFailed);
     });
     // Every waiter shares one set of listeners; each bounds its own wait.
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(false), timeoutMs);
-      timer.unref();
-    });
-    return Promise.race([this.#readyOrFailed, timedOut]).then((ready) => {
-      clearTimeout(timer);
+    return readyWithin(this.#readyOrFailed, timeoutMs).then((ready) => {
       if (!ready) throw this.#notSent();
     });
   }

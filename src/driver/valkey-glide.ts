@@ -1,7 +1,9 @@
 import {
   ClusterNodeError,
   NotSentError,
+  onePerClient,
   type RedisConnection,
+  readyWithin,
   type Subscriber,
 } from './connection.js';
 
@@ -57,9 +59,6 @@ const SUBSCRIBE_TIMEOUT_MS = 1_000;
 
 /** The pause before opening a subscriber again when its node could not be reached. */
 const REOPEN_DELAY_MS = 1_000;
-
-/** One adapter per client, so that every locker sees what the others learned of it. */
-const adapters = new WeakMap<GlideClientLike, GlideConnection>();
 
 /**
  * {@link RedisConnection} over a valkey-glide 2.x `GlideClient` (`customCommand`).
@@ -125,14 +124,9 @@ export class GlideConnection implements RedisConnection {
   }
 
   /** The adapter of a client the caller owns: made once per client, then reused. */
-  static of(client: GlideClientLike, name?: string): GlideConnection {
-    let adapter = adapters.get(client);
-    if (!adapter) {
-      adapter = new GlideConnection(client, name);
-      adapters.set(client, adapter);
-    }
-    return adapter;
-  }
+  static readonly of = onePerClient(
+    (client: GlideClientLike, name?: string) => new GlideConnection(client, name),
+  );
 
   send(command: string, args: readonly (string | number)[], timeoutMs: number): Promise<unknown> {
     const argv = [command, ...args.map(String)];
@@ -192,13 +186,7 @@ export class GlideConnection implements RedisConnection {
       .finally(() => {
         this.#probe = undefined;
       });
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(false), timeoutMs);
-      timer.unref();
-    });
-    return Promise.race([this.#probe, timedOut]).then((answered) => {
-      clearTimeout(timer);
+    return readyWithin(this.#probe, timeoutMs).then((answered) => {
       if (answered) return;
       const cause = this.#lost;
       const why = cause ? `: ${cause.message}` : '';
