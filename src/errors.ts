@@ -130,24 +130,34 @@ export class LockerClosedError extends LockError {
 /** How a lock token looks (22 base64url characters: 128 bits), wherever it is echoed. */
 const TOKEN = /(?<![\w-])[\w-]{22}(?![\w-])/g;
 
+/** A Redis error reply: its message starts with the error code (`ERR`, `NOSCRIPT`...). */
+const REPLY = /^[A-Z][A-Z_]* /;
+
 /**
- * `error` without lock tokens: Redis echoes a command's arguments in some errors ("ERR
- * unknown command 'EVALSHA', with args beginning with: ... '<token>'"), and clients attach
- * the command itself. Such an error is replaced by one with the tokens masked and nothing
- * attached; any other is returned as it is (so its class still counts).
+ * `error` without lock tokens: Redis echoes a command's arguments in some error replies
+ * ("ERR unknown command 'EVALSHA', with args beginning with: ... '<token>'"), and clients
+ * attach the command itself. Such an error is replaced by one of the same class with the
+ * tokens masked and nothing attached. distlock's own errors (a node not connected, named by
+ * a host name that may look like a token) never hold a token and are returned as they are.
  */
 export function withoutTokens(error: Error): Error {
   TOKEN.lastIndex = 0;
-  if (!('command' in error) && !TOKEN.test(error.message)) return error;
-  const masked = new Error(error.message.replace(TOKEN, '<token>'));
-  masked.name = error.name;
+  const echoes = REPLY.test(error.message) && TOKEN.test(error.message);
+  if (!('command' in error) && !echoes) return error;
+  const message = error.message.replace(TOKEN, '<token>');
+  const masked = Object.create(Object.getPrototypeOf(error)) as Error;
+  Object.defineProperties(masked, {
+    message: { value: message, writable: true, configurable: true },
+    name: { value: error.name, writable: true, configurable: true },
+    stack: { value: `${error.name}: ${message}`, writable: true, configurable: true },
+  });
   return masked;
 }
 
 /**
  * A node's settings can break mutual exclusion (an eviction policy that may drop lock keys),
  * and the locker was told to refuse such nodes (`onEvictionRisk: 'refuse'`). No lock is
- * granted on that locker until it is fixed.
+ * granted on that locker again: the verdict is kept, so make a new Locker once the node is fixed.
  */
 export class UnsafeNodeError extends LockError {
   readonly node: string;

@@ -107,6 +107,14 @@ export class ClusterNodeError extends Error {
   }
 }
 
+/**
+ * OpenSSL failures that retrying cannot fix: the server wants a client certificate or
+ * rejects ours, distrusts our CA, or speaks no TLS at all (a plain port). A transient fault
+ * (a bad record MAC, an internal error) is not one of them.
+ */
+const TLS_CONFIGURATION_ALERT =
+  /^ERR_SSL_(.*CERTIFICATE.*|.*UNKNOWN_CA|WRONG_VERSION_NUMBER|.*HANDSHAKE_FAILURE)$/;
+
 /** TLS failures that retrying cannot fix (Node's error codes). */
 const TLS_CONFIGURATION_CODES = new Set([
   'SELF_SIGNED_CERT_IN_CHAIN',
@@ -129,8 +137,11 @@ export function isConfigurationError(error: unknown): boolean {
   if (!(cause instanceof Error)) return false;
   if (cause instanceof ClusterNodeError) return true;
   if (/^(WRONGPASS|NOAUTH|NOPERM)\b/.test(cause.message)) return true;
+  // A command an ACL user may not run inside a script ("ERR The user executing the script
+  // can't run this command ...", or "... can't access at least one of the keys").
+  if (/^ERR The user executing the script can't/.test(cause.message)) return true;
   const code = (cause as NodeJS.ErrnoException).code ?? '';
-  return TLS_CONFIGURATION_CODES.has(code) || code.startsWith('ERR_SSL_');
+  return TLS_CONFIGURATION_CODES.has(code) || TLS_CONFIGURATION_ALERT.test(code);
 }
 
 /**

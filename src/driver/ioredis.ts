@@ -91,7 +91,7 @@ export class IORedisConnection implements RedisConnection {
     client.on('error', (error: Error) => {
       // Keep the cause, not its consequences ("Stream isn't writeable...", "Connection is
       // closed."), which ioredis reports for commands after the connection failed.
-      if (!CONSEQUENCE.test(error.message)) this.#lastError = error;
+      if (!CONSEQUENCE.test(error.message)) this.#lastError = withoutCommand(error);
     });
     client.on('ready', () => {
       this.#lastError = undefined;
@@ -241,4 +241,16 @@ function nodeName(options: IORedisLike['options']): string {
   const { host, port, path, db } = options;
   const where = path ? path : `${host ?? 'localhost'}:${port ?? 6379}`;
   return db ? `${where}/${db}` : where;
+}
+
+/**
+ * A client error without the command ioredis attaches to reply errors: its arguments may
+ * hold a password (a failed AUTH) or a lock token, and this error becomes a cause that
+ * loggers print.
+ */
+function withoutCommand(error: Error): Error {
+  if (!('command' in error)) return error;
+  const copy = new Error(error.message);
+  copy.name = error.name;
+  return copy;
 }
