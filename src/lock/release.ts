@@ -27,7 +27,9 @@ export async function releaseLease(
       ? deleteIfOwned(context, { key, token, ttlMs, acquireResults, announce: true })
       : expireIfOwned(context, lease, keepMs);
   const results = await ending.settled;
-  return { result: wasHeld ? verdict(results, context) : 'not-held', nodes: results };
+  // A lease that had already run out is not held, but nodes that failed still say so.
+  const result = verdict(results, context);
+  return { result: wasHeld || result === 'failed' ? result : 'not-held', nodes: results };
 }
 
 /**

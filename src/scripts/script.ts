@@ -64,7 +64,10 @@ function withCommandNamed(error: unknown, lua: string): unknown {
   const line = /can't run this command.*@user_script:(\d+)/.exec(error.message)?.[1];
   const command = /redis\.p?call\('(\w+)'/.exec(lua.split('\n')[Number(line) - 1] ?? '')?.[1];
   if (!command) return error;
-  return new Error(`${error.message} (the script's ${command}: grant +${command.toLowerCase()})`);
+  const grant = `the script's ${command}: grant +${command.toLowerCase()}`;
+  const named = new Error(`${error.message.replace(/\.$/, '')} (${grant})`);
+  named.name = error.name;
+  return named;
 }
 
 function isNoScript(error: unknown): boolean {

@@ -1,5 +1,6 @@
+import { inspect } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Locker, NoQuorumError } from '../../src/index.js';
+import { Locker, type LockerOptions, NoQuorumError } from '../../src/index.js';
 import { type RedisNodes, startRedis } from '../../src/testing/index.js';
 
 /** Three nodes that require a password. */
@@ -49,6 +50,14 @@ describe('a failure names its real cause, and a configuration error fails fast',
     expect(ms).toBeLessThan(2_500);
   });
 
+  it('never shows the password, not even in the causes a logger prints', async () => {
+    const { error } = await failing(lockerWith('Hunter2Password', 'Hunter2Password', 'sekret'));
+    expect(error.message).toMatch(/WRONGPASS/);
+    const printed = inspect(error, { depth: 20 }) + JSON.stringify(error.nodes);
+    expect(printed).toMatch(/WRONGPASS/);
+    expect(printed).not.toContain('Hunter2Password'); // before: in the cause's `command.args`
+  });
+
   it('still locks when the misconfigured nodes are a minority, and says which one', async () => {
     const locker = lockerWith('sekret', 'wrong', 'sekret');
     const events: string[] = [];
@@ -64,13 +73,26 @@ describe('a failure names its real cause, and a configuration error fails fast',
 });
 
 /** A locker on node 0 as ACL user `user` with `rules` (keys ~distlock:* always). */
-async function lockerAs(user: string, ...rules: string[]): Promise<Locker> {
+async function lockerAs(
+  user: string,
+  rules: string,
+  options: Partial<LockerOptions> = {},
+): Promise<Locker> {
   const [node] = redis.nodes;
   const { Redis } = await import('ioredis');
   const admin = new Redis(`redis://:sekret@127.0.0.1:${node?.port}`);
-  await admin.call('ACL', 'SETUSER', user, 'reset', 'on', '>pw', '~distlock:*', ...rules);
+  await admin.call(
+    'ACL',
+    'SETUSER',
+    user,
+    'reset',
+    'on',
+    '>pw',
+    '~distlock:*',
+    ...rules.split(' '),
+  );
   admin.disconnect();
-  const locker = new Locker({ nodes: [`redis://${user}:pw@127.0.0.1:${node?.port}`] });
+  const locker = new Locker({ nodes: [`redis://${user}:pw@127.0.0.1:${node?.port}`], ...options });
   lockers.push(locker);
   return locker;
 }
@@ -87,7 +109,7 @@ describe('release never fails silently (ACL users)', () => {
   });
 
   it("says 'failed', not 'not-held', when the nodes refused the release, naming why", async () => {
-    const locker = await lockerAs('noscripts', '&*', '+@all', '-evalsha', '-eval');
+    const locker = await lockerAs('noscripts', '&* +@all -evalsha -eval');
     const errors: string[] = [];
     locker.events.on('released', ({ nodes }) =>
       errors.push(...nodes.map((n) => (n.outcome === 'error' ? n.error.message : n.outcome))),
@@ -95,6 +117,13 @@ describe('release never fails silently (ACL users)', () => {
     const lock = await locker.acquire('noscript', { ttlMs: 10_000 }); // a plain SET
     expect(await lock.release()).toBe('failed');
     expect(errors.join()).toMatch(/NOPERM/);
+  });
+
+  it("says 'failed' also for a lease already lost, when the nodes refused", async () => {
+    const locker = await lockerAs('noscripts-lost', '&* +@all -evalsha -eval');
+    const lock = await locker.acquire('lost', { ttlMs: 10_000 });
+    await expect(lock.extend(10_000)).rejects.toThrow(/NOPERM/); // the lease is lost
+    expect(await lock.release()).toBe('failed'); // before: 'not-held', whatever the nodes said
   });
 });
 
@@ -109,8 +138,9 @@ describe('the documented minimal ACL', () => {
   it('is enough to acquire, wait (woken over pub/sub), extend, fence, queue and release', async () => {
     const all = `${ACL.base} ${ACL.fencing} ${ACL.fair}`;
     const [holder, waiter] = [
-      await lockerAs('acl-a', '&distlock:*', ...all.split(' ')),
-      await lockerAs('acl-b', '&distlock:*', ...all.split(' ')),
+      await lockerAs('acl-a', `&distlock:* ${all}`),
+      // Polling would take 2.5 to 7.5 s: only a pub/sub wake-up comes in time.
+      await lockerAs('acl-b', `&distlock:* ${all}`, { retryDelayMs: 5_000 }),
     ];
     for (const options of [{}, { fencing: true }, { fair: true }, { fair: true, fencing: true }]) {
       const lock = await holder.acquire('acl', { ttlMs: 10_000, ...options });
@@ -126,14 +156,20 @@ describe('the documented minimal ACL', () => {
   });
 
   it('names the command that is missing', async () => {
-    const locker = await lockerAs(
-      'acl-c',
-      '&distlock:*',
-      ...ACL.base.replace('+pexpire ', '').split(' '),
-    );
+    const locker = await lockerAs('acl-c', `&distlock:* ${ACL.base.replace('+pexpire ', '')}`);
     const lock = await locker.acquire('acl', { ttlMs: 10_000 });
     const error = await lock.extend(10_000).catch((e: unknown) => e);
     // Redis says only "can't run this command ... on @user_script:6"; distlock names it.
     expect((error as Error).message).toMatch(/can't run this command.*PEXPIRE: grant \+pexpire/);
+  });
+
+  it('fails at once, as a configuration error, when a script may not run a command', async () => {
+    const locker = await lockerAs('acl-d', `&distlock:* ${ACL.base}`); // no +incr for fencing
+    const started = performance.now();
+    const error = await locker
+      .acquire('acl', { ttlMs: 10_000, waitMs: 3_000, fencing: true })
+      .catch((e: unknown) => e);
+    expect(performance.now() - started).toBeLessThan(500); // before: the whole 3 s
+    expect((error as Error).message).toMatch(/A configuration error.*INCR: grant \+incr/s);
   });
 });

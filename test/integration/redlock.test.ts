@@ -86,7 +86,8 @@ describe('Redlock over 5 independent masters', () => {
     expect((error as LockLostError).nodes.slice(3).map((n) => n.outcome)).toEqual(['yes', 'yes']);
     expect(lock.remainingMs()).toBe(0);
     expect(await Promise.all(admin.slice(3).map((c) => c.exists(KEY)))).toEqual([0, 0]);
-    expect(await lock.release()).toBe('not-held');
+    // Lost, and the killed majority cannot say what it still holds: not 'not-held'.
+    expect(await lock.release()).toBe('failed');
   });
 
   it('bounds acquire latency by the per-node timeout while nodes are paused', async () => {
