@@ -33,8 +33,11 @@ export interface LockerEvents {
   ];
   /** A held lock can no longer be proven valid. */
   lost: [{ resource: string; error: LockLostError; heldMs: number }];
-  /** A node's settings put locks at risk (`EVICTION_RISK`: its eviction policy). */
-  warning: [{ node: string; code: 'EVICTION_RISK'; message: string }];
+  /**
+   * A node's settings put locks at risk (`EVICTION_RISK`: its eviction policy), or could not
+   * be checked (`EVICTION_UNCHECKED`: its INFO is denied).
+   */
+  warning: [{ node: string; code: 'EVICTION_RISK' | 'EVICTION_UNCHECKED'; message: string }];
 }
 
 /** Typed event emitter for {@link LockerEvents}. */

@@ -15,16 +15,23 @@ export function evictionRisk(info: string): string | undefined {
   const maxmemory = Number(/^maxmemory:(\d+)/m.exec(info)?.[1] ?? 0);
   const policy = /^maxmemory_policy:(\S+)/m.exec(info)?.[1];
   if (maxmemory === 0 || policy === undefined || policy === 'noeviction') return undefined;
+  // volatile-* picks among keys with a TTL: every lock key, but no fence counter.
+  const keys = policy.startsWith('volatile-') ? 'lock keys' : 'lock keys and fence counters';
   return (
-    `maxmemory-policy ${policy} (maxmemory ${maxmemory} bytes) may evict lock keys and fence ` +
-    'counters, and an evicted lock can be taken by a second holder: use noeviction on lock nodes'
+    `maxmemory-policy ${policy} (maxmemory ${maxmemory} bytes) may evict ${keys}, and an ` +
+    'evicted lock can be taken by a second holder: use noeviction on lock nodes'
   );
 }
 
+/** Why a node whose eviction policy cannot be read is a risk too. */
+const UNCHECKED =
+  'its eviction policy cannot be read (INFO is renamed or denied), so it may evict lock keys: ' +
+  "grant +info, or use onEvictionRisk: 'warn' to lock anyway";
+
 /**
  * The locker's check of each server's eviction settings: with `'refuse'`, an error that keeps
- * every acquisition from being granted; with `'warn'`, a `warning` event (or, when nobody
- * listens, a process warning: never silent).
+ * every acquisition from being granted, also when the policy cannot be read; with `'warn'`,
+ * a `warning` event (or, when nobody listens, a process warning: never silent).
  */
 export function evictionCheck(
   onEvictionRisk: 'warn' | 'refuse',
@@ -32,14 +39,15 @@ export function evictionCheck(
   events: LockerEmitter,
 ): ServerInspection {
   return (index, info) => {
-    const risk = evictionRisk(info);
+    const risk = info === undefined ? UNCHECKED : evictionRisk(info);
     if (risk === undefined) return undefined;
     const node = nodeName(index);
     if (onEvictionRisk === 'refuse') return new UnsafeNodeError(node, risk);
+    const code = info === undefined ? 'EVICTION_UNCHECKED' : 'EVICTION_RISK';
     if (events.listenerCount('warning') > 0) {
-      events.report('warning', () => ({ node, code: 'EVICTION_RISK', message: risk }));
+      events.report('warning', () => ({ node, code, message: risk }));
     } else {
-      process.emitWarning(`${node}: ${risk}`, { type: 'DistlockWarning', code: 'EVICTION_RISK' });
+      process.emitWarning(`${node}: ${risk}`, { type: 'DistlockWarning', code });
     }
     return undefined;
   };

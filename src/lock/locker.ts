@@ -71,6 +71,7 @@ export class Locker {
       identities: new NodeIdentities(
         nodes.length,
         evictionCheck(settings.onEvictionRisk, (i) => nodes[i]?.name ?? '', this.events),
+        settings.onEvictionRisk === 'refuse',
       ),
       connected,
     };

@@ -2,10 +2,11 @@ import { InvalidArgumentError } from '../errors.js';
 import { askEveryNode, type NodeSet } from './every-node.js';
 
 /**
- * What a node's `INFO` tells about the server before it takes part in a lock, and the
- * verdict of `inspect` (the locker's checks of a server's settings, such as eviction).
+ * The locker's check of a server's settings (such as eviction) by its `INFO`, before it takes
+ * part in a lock: an error refuses it. `info` is undefined when the server will not say (INFO
+ * renamed or denied).
  */
-export type ServerInspection = (index: number, info: string) => Error | undefined;
+export type ServerInspection = (index: number, info: string | undefined) => Error | undefined;
 
 /**
  * Which server each node is, by its `run_id` (INFO), so that two URLs or clients that reach
@@ -25,19 +26,24 @@ export class NodeIdentities {
   /** Why no lock may be granted: a server listed twice, or one `inspect` refused. */
   #refusal: Error | undefined;
   readonly #inspect: ServerInspection;
-  readonly #single: boolean;
+  /** Whether a node's votes may count before it answered: one node cannot count twice. */
+  readonly #trustedAtOnce: boolean;
 
-  constructor(nodeCount: number, inspect: ServerInspection = () => undefined) {
+  /**
+   * `mustInspect`: no node votes before `inspect` saw its INFO, even a single one (for checks
+   * that refuse a node, which nothing may bypass).
+   */
+  constructor(nodeCount: number, inspect: ServerInspection = () => undefined, mustInspect = false) {
     this.#ids = new Array(nodeCount).fill(undefined);
     this.#failures = new Array(nodeCount).fill(undefined);
     this.#unknown = nodeCount;
     this.#inspect = inspect;
-    this.#single = nodeCount === 1; // one node cannot count twice: its votes count at once
+    this.#trustedAtOnce = nodeCount === 1 && !mustInspect;
   }
 
   /** Whether node `index` said which server it is (or will not say): its votes may count. */
   known(index: number): boolean {
-    return this.#single || this.#unknown === 0 || this.#ids[index] !== undefined;
+    return this.#trustedAtOnce || this.#unknown === 0 || this.#ids[index] !== undefined;
   }
 
   /** Why node `index` could not be asked yet, when it is not {@link NodeIdentities.known}. */
@@ -76,7 +82,10 @@ export class NodeIdentities {
           this.#failures[index] = error instanceof Error ? error : undefined;
           // Only the server's own refusal (INFO renamed or denied) is final; a connection
           // error, or nothing sent, is asked again next time.
-          if (isReplyError(error)) ids[index] = null;
+          if (isReplyError(error)) {
+            ids[index] = null;
+            this.#refusal ??= this.#inspect(index, undefined);
+          }
         }
       },
       () => ({ vote: 'yes' }),

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { UnsafeNodeError } from '../../src/index.js';
+import { Locker, UnsafeNodeError } from '../../src/index.js';
+import { FaultProxy } from '../../src/testing/index.js';
 import { useLockers, useRedis } from '../support/redis.js';
 
 const fixture = useRedis(1);
@@ -43,6 +44,54 @@ describe('an eviction policy that may drop lock keys', () => {
       expect((error as UnsafeNodeError).code).toBe('UNSAFE_NODE');
     }
     expect(await fixture().admin[0]?.keys('*')).toEqual([]);
+  });
+
+  it("is refused even before a slow connection could be checked, with 'refuse'", async () => {
+    await evicting('allkeys-lru');
+    const proxy = await FaultProxy.start(fixture().redis.nodes[0]?.port ?? 0);
+    // Every reply takes 300 ms: connecting (several round trips) outlasts the 500 ms that a
+    // first acquisition waits for it, so the node's INFO cannot be read in time.
+    proxy.set({ mode: 'delay', delayMs: 300 });
+    const l = new Locker({ nodes: [proxy.url], onEvictionRisk: 'refuse', nodeTimeoutMs: 900 });
+    try {
+      const result = await l.tryAcquire('r', { ttlMs: 10_000 }).catch((e: unknown) => e);
+      expect(result).toBeInstanceOf(Error); // before: granted, its INFO not yet read
+      expect(await fixture().admin[0]?.exists('distlock:{r}')).toBe(0);
+    } finally {
+      await l.close();
+      await proxy.close();
+    }
+  });
+
+  it('cannot be checked when INFO is denied: a warning, or a refusal', async () => {
+    const admin = fixture().admin[0];
+    await admin?.call(
+      'ACL',
+      'SETUSER',
+      'noinfo',
+      'reset',
+      'on',
+      '>pw',
+      '~*',
+      '&*',
+      '+@all',
+      '-info',
+    );
+    const url = `redis://noinfo:pw@127.0.0.1:${fixture().redis.nodes[0]?.port}`;
+    const warned = new Locker({ nodes: [url] });
+    const refusing = new Locker({ nodes: [url], onEvictionRisk: 'refuse' });
+    try {
+      const warnings: string[] = [];
+      warned.events.on('warning', ({ code }) => warnings.push(code));
+      await (await warned.acquire('r', { ttlMs: 1_000 })).release();
+      expect(warnings).toEqual(['EVICTION_UNCHECKED']);
+      const error = await refusing.acquire('r', { ttlMs: 1_000 }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(UnsafeNodeError);
+      expect((error as Error).message).toMatch(/cannot be read \(INFO is renamed or denied\)/);
+    } finally {
+      await Promise.all([warned.close(), refusing.close()]);
+      await admin?.call('ACL', 'DELUSER', 'noinfo');
+    }
   });
 
   it('is not reported for noeviction', async () => {
