@@ -38,7 +38,8 @@ import { withLock } from './with-lock.js';
 export class Locker {
   /**
    * Lifecycle events: `acquired`, `retry`, `extended`, `released`, `lost`, each with the
-   * resource, timings and per-node results (never the token).
+   * resource, timings and per-node results (never the token); and `warning`, when a node's
+   * settings put locks at risk (its eviction policy).
    */
   readonly events = new LockerEmitter();
   readonly #context: LockContext;
@@ -78,7 +79,7 @@ export class Locker {
     this.#owned = owned;
   }
 
-  /** Names of the nodes, in the order given (`host:port`). */
+  /** Names of the nodes, in the order given (`host:port`, `cluster ...`, `sentinel ...`). */
   get nodes(): readonly string[] {
     return this.#context.nodes.map((node) => node.name);
   }
@@ -86,7 +87,8 @@ export class Locker {
   /**
    * Acquires `resource`, retrying while it is busy for up to `waitMs`. Bad arguments throw
    * synchronously. Rejects with `AcquireTimeoutError` (still busy when the wait ran out),
-   * `LockBusyError` (busy and `waitMs: 0`), `NoQuorumError` (nodes failed) or `AbortedError`.
+   * `LockBusyError` (busy and `waitMs: 0`), `NoQuorumError` (nodes failed), `AbortedError`,
+   * `LockerClosedError`, or `UnsafeNodeError` (`onEvictionRisk: 'refuse'` refused a node).
    */
   acquire(resource: string, options: AcquireOptions): Promise<Lock> {
     const settings = acquireSettings(resource, options, this.#context.settings);
