@@ -204,7 +204,7 @@ describe('single-instance lock on a real redis-server', () => {
     }
     // A first attempt slower than the 100 ms wait (a loaded machine) gives up before it
     // subscribes; nearly all must have subscribed for the check below to mean anything.
-    expect(subscribedWaits).toBeGreaterThan(9_500);
+    expect(subscribedWaits).toBeGreaterThan(9_000);
     await Promise.all(held.map((lock) => lock.release()));
     await delay(50);
     expect(await fixture().admin[0]?.pubsub('CHANNELS')).toEqual([]);
