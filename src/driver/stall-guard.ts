@@ -1,10 +1,13 @@
 import { NotSentError, type RedisConnection } from './connection.js';
 
-/** Commands in flight to one server, and whether one of them outlived its timeout. */
+/** Commands in flight to one server (their deadlines), and whether one outlived its own. */
 interface Flight {
-  inFlight: number;
+  readonly deadlines: Set<{ readonly at: number }>;
   stalled: boolean;
 }
+
+/** Timers may fire up to a millisecond early (libuv keeps its clock in whole ms). */
+const TIMER_SLACK_MS = 2;
 
 /**
  * Keeps commands from piling up behind a node that stopped answering (paused, black-holed):
@@ -32,7 +35,7 @@ export class StallGuard implements RedisConnection {
     };
   }
 
-  /** Whether the node (any of its servers) has a command that outlived its timeout. */
+  /** Whether a server of the node has a command that outlived its timeout. */
   get stalled(): boolean {
     for (const flight of this.#flights.values()) if (flight.stalled) return true;
     return false;
@@ -40,10 +43,14 @@ export class StallGuard implements RedisConnection {
 
   /**
    * Called when a command sent through this guard outlived its timeout. Only a server with a
-   * command still unanswered counts as stalled: that answer is what clears the mark.
+   * command unanswered past its own timeout counts as stalled (not another shard whose
+   * command is merely on its way): that answer is what clears the mark.
    */
   markStalled(): void {
-    for (const flight of this.#flights.values()) if (flight.inFlight > 0) flight.stalled = true;
+    const now = performance.now() + TIMER_SLACK_MS;
+    for (const flight of this.#flights.values()) {
+      for (const deadline of flight.deadlines) if (deadline.at <= now) flight.stalled = true;
+    }
   }
 
   send(command: string, args: readonly (string | number)[], timeoutMs: number): Promise<unknown> {
@@ -69,14 +76,15 @@ export class StallGuard implements RedisConnection {
     const shard = this.#shardOf(command, args);
     let flight = this.#flights.get(shard);
     if (!flight) {
-      flight = { inFlight: 0, stalled: false };
+      flight = { deadlines: new Set(), stalled: false };
       this.#flights.set(shard, flight);
     }
     const tracked = flight;
-    tracked.inFlight++;
+    const deadline = { at: performance.now() + timeoutMs };
+    tracked.deadlines.add(deadline);
     // Any answer, even an error, shows the server (or its connection) is moving again.
     const answered = () => {
-      tracked.inFlight--;
+      tracked.deadlines.delete(deadline);
       tracked.stalled = false;
     };
     return this.#inner.send(command, args, timeoutMs).then(

@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { NotSentError, type RedisConnection } from '../../src/driver/connection.js';
 import { StallGuard } from '../../src/driver/stall-guard.js';
@@ -22,6 +23,7 @@ describe('StallGuard', () => {
     const { node, waiting, sent } = manualNode();
     const guard = new StallGuard(node);
     const first = guard.send('SET', [], 10);
+    await delay(10); // the command outlived its timeout
     guard.markStalled();
     await expect(guard.send('SET', [], 10)).rejects.toBeInstanceOf(NotSentError);
     expect(sent()).toBe(1);
@@ -32,6 +34,21 @@ describe('StallGuard', () => {
     expect(guard.stalled).toBe(false);
     void guard.send('SET', [], 10);
     expect(sent()).toBe(3);
+  });
+
+  it('marks only the shard whose command outlived its timeout, not one merely on its way', async () => {
+    const { node, waiting } = manualNode();
+    const guard = new StallGuard({ ...node, shardOf: (_command, args) => String(args[0]) });
+    void guard.send('SET', ['a'], 10); // shard a stops answering
+    await delay(8);
+    void guard.send('SET', ['b'], 10); // shard b has a command on its way, not yet late
+    await delay(3);
+    guard.markStalled(); // a's timeout fired
+    await expect(guard.send('SET', ['a'], 10)).rejects.toBeInstanceOf(NotSentError);
+    const toB = guard.send('SET', ['b'], 10);
+    expect(waiting).toHaveLength(3); // sent to b: before, b was refused as well
+    for (const answer of waiting) answer(1);
+    await toB;
   });
 
   it('is not marked stalled when nothing is in flight', () => {
