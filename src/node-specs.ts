@@ -6,7 +6,7 @@ import {
 } from './driver/clients.js';
 import type { RedisConnection } from './driver/connection.js';
 import { IORedisConnection } from './driver/ioredis.js';
-import { isIORedisClusterLike } from './driver/ioredis-cluster.js';
+import { clusterName, isIORedisClusterLike } from './driver/ioredis-cluster.js';
 import { InvalidArgumentError } from './errors.js';
 
 /** A Redis node: a `redis://` / `rediss://` URL, a Redis client, or a custom connection. */
@@ -45,7 +45,7 @@ export function resolveNodes(specs: unknown, tls?: unknown, replicaAcks = 0): Re
   specs.forEach((spec: unknown, index) => {
     const field = `nodes[${index}]`;
     if (replicaAcks > 0 && isIORedisClusterLike(spec)) {
-      // ioredis sends a keyless WAIT to any node of a cluster, not to the slot's master.
+      // WAIT has no key: sent to a cluster, it would not reach the master that took the lock.
       throw new InvalidArgumentError(
         'replicaAcks',
         `0 when a node is a Redis Cluster (${field}): not supported there yet`,
@@ -129,6 +129,7 @@ function urlNodeName(field: string, url: string): string {
 }
 
 function objectIdentity(field: string, spec: unknown): string | object {
+  if (isIORedisClusterLike(spec)) return clusterName(spec); // no listeners on the caller's
   const connection = adaptClient(spec) ?? (isRedisConnection(spec) ? spec : undefined);
   if (connection) return connection.name;
   throw new InvalidArgumentError(field, 'a Redis URL, a Redis client or a RedisConnection', spec);

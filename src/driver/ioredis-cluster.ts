@@ -103,8 +103,12 @@ export class IORedisClusterConnection implements RedisConnection {
     return this.#cluster.slots[slot]?.[0] ?? `slot ${slot}`;
   }
 
-  connect(timeoutMs: number): Promise<void> {
-    return this.#connection.connect(timeoutMs);
+  /** Waits for the cluster's slot table, then for the connections to its masters. */
+  async connect(timeoutMs: number): Promise<void> {
+    const started = performance.now();
+    await this.#connection.connect(timeoutMs);
+    const leftMs = Math.max(0, timeoutMs - (performance.now() - started));
+    await Promise.all(this.#masters().map((master) => master.connect(leftMs)));
   }
 
   /**
@@ -125,12 +129,23 @@ export class IORedisClusterConnection implements RedisConnection {
     return this.#connection.close();
   }
 
+  /**
+   * The INFO of every master that answers, one after the other (a master that does not is
+   * left out: one dead shard must not keep the whole cluster from being identified).
+   */
   async #infoOfEveryMaster(timeoutMs: number): Promise<string> {
-    await this.#connection.connect(timeoutMs);
-    const masters = this.#cluster.nodes('master');
+    const masters = this.#masters();
     if (masters.length === 0) return String(await this.#connection.send('INFO', [], timeoutMs));
-    const replies = await Promise.all(masters.map((master) => master.call('INFO')));
-    return replies.map(String).join('\r\n');
+    const replies = await Promise.allSettled(masters.map((m) => m.send('INFO', [], timeoutMs)));
+    const answered = replies.flatMap((r) => (r.status === 'fulfilled' ? [String(r.value)] : []));
+    const failed = replies.find((r) => r.status === 'rejected');
+    if (answered.length === 0 && failed) throw failed.reason;
+    return answered.join('\r\n');
+  }
+
+  /** A connection to each master the slot table knows. */
+  #masters(): IORedisConnection[] {
+    return this.#cluster.nodes('master').map((client) => this.#member(client));
   }
 
   /** The connection to the master of the command's slot, once the slot table is known. */
@@ -138,10 +153,14 @@ export class IORedisClusterConnection implements RedisConnection {
     const shard = this.shardOf(command, args);
     if (shard === undefined) return undefined;
     const client = this.#cluster.nodes('master').find((node) => nodeKey(node) === shard);
-    if (!client) return undefined;
+    return client && this.#member(client);
+  }
+
+  #member(client: IORedisLike): IORedisConnection {
     let member = this.#members.get(client);
     if (!member) {
-      member = new IORedisConnection(client, `${this.name} (${shard})`, { clusterMember: true });
+      const name = `${this.name} (${nodeKey(client)})`;
+      member = new IORedisConnection(client, name, { clusterMember: true });
       this.#members.set(client, member);
     }
     return member;
@@ -164,10 +183,13 @@ function nodeKey(node: IORedisLike): string {
   return `${node.options.host}:${node.options.port}`;
 }
 
-/** The key of a command distlock sends: the first argument, or the first script key. */
+/** Commands distlock sends whose first argument is their key. */
+const KEY_FIRST = new Set(['SET', 'GET', 'DEL', 'PTTL', 'PEXPIRE', 'HMGET', 'HGET', 'HSET']);
+
+/** The key of a command distlock sends (a script's first key); none for INFO, WAIT... */
 function keyOf(command: string, args: readonly (string | number)[]): string | number | undefined {
   if (command === 'EVAL' || command === 'EVALSHA') return Number(args[1]) > 0 ? args[2] : undefined;
-  return command === 'INFO' || command === 'PUBLISH' ? undefined : args[0];
+  return KEY_FIRST.has(command) ? args[0] : undefined;
 }
 
 /** `cluster 127.0.0.1:7000,127.0.0.1:7001`: the startup nodes name the cluster. */

@@ -91,7 +91,7 @@ export class IORedisConnection implements RedisConnection {
     client.on('error', (error: Error) => {
       // Keep the cause, not its consequences ("Stream isn't writeable...", "Connection is
       // closed."), which ioredis reports for commands after the connection failed.
-      if (!CONSEQUENCE.test(error.message)) this.#lastError = withoutCommand(error);
+      if (!CONSEQUENCE.test(error.message)) this.#lastError = withoutCommand(rootCause(error));
     });
     client.on('ready', () => {
       this.#lastError = undefined;
@@ -241,6 +241,15 @@ function nodeName(options: IORedisLike['options']): string {
   const { host, port, path, db } = options;
   const where = path ? path : `${host ?? 'localhost'}:${port ?? 6379}`;
   return db ? `${where}/${db}` : where;
+}
+
+/**
+ * The error behind a cluster's "Failed to refresh slots cache.": the last node's own
+ * (WRONGPASS, a TLS certificate...), which says what to fix.
+ */
+function rootCause(error: Error): Error {
+  const { lastNodeError } = error as { lastNodeError?: unknown };
+  return lastNodeError instanceof Error ? lastNodeError : error;
 }
 
 /**

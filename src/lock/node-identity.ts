@@ -82,7 +82,7 @@ export class NodeIdentities {
           this.#failures[index] = error instanceof Error ? error : undefined;
           // Only the server's own refusal (INFO renamed or denied) is final; a connection
           // error, or nothing sent, is asked again next time.
-          if (isReplyError(error)) {
+          if (isInfoRefused(error)) {
             ids[index] = null;
             this.#refusal ??= this.#inspect(index, undefined);
           }
@@ -118,9 +118,12 @@ function duplicateIn(
   return undefined;
 }
 
-/** An error reply from the server (`ERR ...`, `NOPERM ...`), not a connection failure. */
-function isReplyError(error: unknown): boolean {
-  return error instanceof Error && /^[A-Z][A-Z_]+ /.test(error.message);
+/**
+ * The server refuses INFO itself: denied to the user (NOPERM) or renamed away (unknown
+ * command). Anything else (NOAUTH, LOADING, a connection failure) is asked again next time.
+ */
+function isInfoRefused(error: unknown): boolean {
+  return error instanceof Error && /^(NOPERM|ERR unknown command)/.test(error.message);
 }
 
 /** The run_id of an `INFO` reply; `null` when it has none. */

@@ -187,4 +187,25 @@ describe('a Redis Cluster as one lock node', () => {
       /is a Redis Cluster node \(it answered MOVED \d+ .*\): pass a Cluster client/,
     );
   });
+  it('names the real cause of a cluster it cannot log in to, at once', async () => {
+    const configure = async (password: string, as?: string) => {
+      for (const node of cluster.nodes) {
+        const admin = new Redis(node.port, '127.0.0.1', as ? { password: as } : {});
+        await admin.config('SET', 'masterauth', password);
+        await admin.config('SET', 'requirepass', password);
+        admin.disconnect();
+      }
+    };
+    await configure('sekret');
+    try {
+      const locker = lockerOn(clusterClient({ redisOptions: { password: 'wrong' } }));
+      const started = performance.now();
+      const error = await locker.acquire('auth', { ttlMs: 5_000, waitMs: 3_000 }).catch((e) => e);
+      expect(performance.now() - started).toBeLessThan(1_500); // before: the whole 3 s
+      expect((error as Error).message).toMatch(/WRONGPASS/); // before: "Failed to refresh slots cache."
+      expect((error as Error).message).not.toMatch(/EVICTION|grant \+info/);
+    } finally {
+      await configure('', 'sekret');
+    }
+  });
 });
