@@ -65,6 +65,16 @@ export interface RedisConnection {
    */
   openSubscriber?(onMessage: (channel: string) => void, onReady?: () => void): Subscriber;
   /**
+   * Optional, for adapters that hold commands back after a failure (until the node proves it
+   * answers again): sends at once anyway. Used only for compare-and-delete of distlock's own
+   * keys, which must reach a node that may hold an earlier `SET`, however late.
+   */
+  sendAlways?(
+    command: string,
+    args: readonly (string | number)[],
+    timeoutMs: number,
+  ): Promise<unknown>;
+  /**
    * Optional, for connections to several servers (a Redis Cluster): which server a command
    * goes to, so that one that stops answering delays only the commands sent to it.
    */

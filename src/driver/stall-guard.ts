@@ -30,7 +30,7 @@ export class StallGuard implements RedisConnection {
     this.name = inner.name;
     this.forced = {
       name: inner.name,
-      send: (command, args, timeoutMs) => this.#track(command, args, timeoutMs),
+      send: (command, args, timeoutMs) => this.#track(command, args, timeoutMs, true),
       close: () => inner.close(),
     };
   }
@@ -72,7 +72,12 @@ export class StallGuard implements RedisConnection {
     return this.#inner.shardOf?.(command, args) ?? '';
   }
 
-  #track(command: string, args: readonly (string | number)[], timeoutMs: number): Promise<unknown> {
+  #track(
+    command: string,
+    args: readonly (string | number)[],
+    timeoutMs: number,
+    always = false,
+  ): Promise<unknown> {
     const shard = this.#shardOf(command, args);
     let flight = this.#flights.get(shard);
     if (!flight) {
@@ -87,7 +92,12 @@ export class StallGuard implements RedisConnection {
       tracked.deadlines.delete(deadline);
       tracked.stalled = false;
     };
-    return this.#inner.send(command, args, timeoutMs).then(
+    const inner = this.#inner;
+    const sent =
+      always && inner.sendAlways
+        ? inner.sendAlways(command, args, timeoutMs)
+        : inner.send(command, args, timeoutMs);
+    return sent.then(
       (reply) => {
         answered();
         return reply;

@@ -134,6 +134,14 @@ export class GlideConnection implements RedisConnection {
     return this.#reconnected(timeoutMs).then(() => this.#run(argv));
   }
 
+  /**
+   * Sends without waiting for a PING answer first: the undo of a `SET` that timed out on a
+   * paused node must be in line behind it, to run when the node goes on.
+   */
+  sendAlways(command: string, args: readonly (string | number)[]): Promise<unknown> {
+    return this.#run([command, ...args.map(String)]);
+  }
+
   async close(): Promise<void> {
     this.#client.close();
   }
@@ -163,8 +171,8 @@ export class GlideConnection implements RedisConnection {
     this.#lost = undefined; // the server answered
     if (!reply.message.startsWith('MOVED ')) return reply;
     return new ClusterNodeError(
-      `${this.name} is a Redis Cluster node (it answered ${reply.message}): give the locker ` +
-        'a Cluster client, not a client of one of its nodes',
+      `${this.name} is a Redis Cluster node (it answered ${reply.message}): distlock takes a ` +
+        'Redis Cluster through an ioredis Cluster client, not a client of one of its nodes',
     );
   }
 

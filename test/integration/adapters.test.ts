@@ -245,6 +245,25 @@ describe.each(LIBRARIES)('$name', (library) => {
     expect(await node().send('PING', [], TIMEOUT_MS)).toBe('PONG');
   });
 
+  it('undoes a SET that timed out on a paused node, once the node goes on', async () => {
+    const locker = new Locker({ nodes: [opened[0]?.client as RedisClient], nodeTimeoutMs: 300 });
+    try {
+      await (await locker.acquire('warm-up', { ttlMs: 5_000 })).release();
+      server().pause(); // the SET reaches the socket, and is answered only after the resume
+      const error = await locker.acquire('paused', { ttlMs: 30_000, waitMs: 0 }).catch((e) => e);
+      expect(error).toBeInstanceOf(Error);
+      await delay(100);
+      server().resume();
+      await untilAnswers(node());
+      await delay(200);
+      // The undo was sent behind the SET, not held back until the node proved it was up.
+      expect(await admin().exists('distlock:{paused}')).toBe(0);
+    } finally {
+      if (server().paused) server().resume();
+      await locker.close();
+    }
+  });
+
   it('fails fast with NotSentError while the node is down, and sends nothing once it is back', async () => {
     await server().kill();
     // The first command may be what tells the client the node is gone (valkey-glide reports
