@@ -31,9 +31,10 @@ export interface LockerOptions {
    * How many replicas of a node must confirm each lock write (acquisition, extension) with
    * Redis `WAIT`, within the per-node timeout, before that node's vote counts. With Sentinel
    * failover, a promoted replica that missed the lock would let a second holder in; this
-   * narrows that to replicas that had it (not to zero: `WAIT` is not consensus). Give
-   * `nodeTimeoutMs` room (a few hundred ms): Redis answers a `WAIT` that timed out up to
-   * 100 ms late, and such a node then counts as not answering. @default 0
+   * narrows that to replicas that had it (not to zero: `WAIT` is not consensus). Needs
+   * `nodeTimeoutMs` of at least 200 ms, given explicitly: Redis answers a `WAIT` that timed
+   * out up to 100 ms late. While a replica lags, the `WAIT` holds the locker's connection to
+   * that node, and its other commands wait behind it. @default 0
    */
   replicaAcks?: number;
 }
@@ -107,6 +108,9 @@ export function defaultNodeTimeoutMs(ttlMs: number): number {
  */
 export const MAX_TIMER_MS = 2_147_483_647;
 
+/** The shortest per-node timeout that leaves a `WAIT` (replicaAcks) room to answer. */
+export const MIN_WAIT_NODE_TIMEOUT_MS = 200;
+
 /** Validates everything in `options` but the nodes, synchronously, and applies defaults. */
 export function lockerSettings(options: LockerOptions): LockerSettings {
   if (typeof options !== 'object' || options === null) {
@@ -132,6 +136,15 @@ export function lockerSettings(options: LockerOptions): LockerSettings {
   const replicaAcks = options.replicaAcks ?? 0;
   if (!Number.isSafeInteger(replicaAcks) || replicaAcks < 0) {
     throw new InvalidArgumentError('replicaAcks', 'an integer >= 0', replicaAcks);
+  }
+  if (replicaAcks > 0 && !((nodeTimeoutMs ?? 0) >= MIN_WAIT_NODE_TIMEOUT_MS)) {
+    // Redis answers a WAIT that timed out up to 100 ms late: a shorter per-node timeout
+    // would count every node whose replica lags as silent, and mark it stalled.
+    throw new InvalidArgumentError(
+      'nodeTimeoutMs',
+      `at least ${MIN_WAIT_NODE_TIMEOUT_MS} ms, given explicitly, with replicaAcks`,
+      nodeTimeoutMs,
+    );
   }
   return { prefix, driftFactor, nodeTimeoutMs, retryDelayMs, onEvictionRisk, replicaAcks };
 }

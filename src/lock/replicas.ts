@@ -23,7 +23,7 @@ export async function awaitReplicas(
   if (replicas === 0) return;
   const leftMs = Math.max(1, Math.floor(until - clock.now() - REPLY_MARGIN_MS));
   const acknowledged = Number(await node.send('WAIT', [replicas, leftMs], leftMs));
-  if (acknowledged < replicas) {
+  if (!(acknowledged >= replicas)) {
     throw new Error(
       `${acknowledged} of the ${replicas} replica(s) required (replicaAcks) confirmed the lock ` +
         `write within ${leftMs} ms`,

@@ -85,6 +85,11 @@ describe('bad input is rejected synchronously, naming the field and the value', 
     [{ nodes: [UNUSED], retryDelayMs: '100' }, 'retryDelayMs'],
     [{ nodes: [UNUSED], prefix: 7 }, 'prefix'],
     [{ nodes: [UNUSED], onEvictionRisk: 'loud' }, 'onEvictionRisk'],
+    [{ nodes: [UNUSED], replicaAcks: -1, nodeTimeoutMs: 300 }, 'replicaAcks'],
+    [{ nodes: [UNUSED], replicaAcks: 1.5, nodeTimeoutMs: 300 }, 'replicaAcks'],
+    // Redis answers a timed-out WAIT up to 100 ms late: too short a timeout marks nodes silent.
+    [{ nodes: [UNUSED], replicaAcks: 1 }, 'nodeTimeoutMs'],
+    [{ nodes: [UNUSED], replicaAcks: 1, nodeTimeoutMs: 150 }, 'nodeTimeoutMs'],
   ])('locker options %j', (options, field) => {
     expect(thrown(() => new Locker(options as never)).field).toBe(field);
   });
