@@ -65,7 +65,7 @@ describe('Sentinel groups as lock nodes', () => {
     expect(await lock.release()).toBe('released');
   });
 
-  it('with replicaAcks, keep a held lock through a failover', async () => {
+  it('keep a held lock through a SENTINEL FAILOVER: the new master has it and the release reaches it', async () => {
     const holder = await lockerOn([sentinelClient()], 1).acquire('r', { ttlMs: 30_000 });
     const promoted = await group.failover();
     expect(await exists(promoted, 'distlock:{r}')).toBe(1);
