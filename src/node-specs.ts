@@ -1,5 +1,6 @@
 import {
   adaptClient,
+  isClusterClient,
   isRedisConnection,
   lockerConnection,
   type RedisClient,
@@ -44,7 +45,7 @@ export function resolveNodes(specs: unknown, tls?: unknown, replicaAcks = 0): Re
   const seen = new Map<unknown, number>();
   specs.forEach((spec: unknown, index) => {
     const field = `nodes[${index}]`;
-    if (replicaAcks > 0 && isIORedisClusterLike(spec)) {
+    if (replicaAcks > 0 && isClusterClient(spec)) {
       // WAIT has no key: sent to a cluster, it would not reach the master that took the lock.
       throw new InvalidArgumentError(
         'replicaAcks',

@@ -5,8 +5,8 @@ import type { GlideClient, GlideClusterClient } from '@valkey/valkey-glide';
 import type { Redis as IORedis5 } from 'ioredis';
 import { Redis as IORedis6 } from 'ioredis6';
 import type { Redis as IOValkey } from 'iovalkey';
-import { createClient as createClient5, type createCluster } from 'redis';
-import type { createClient as createClient6 } from 'redis6';
+import { createClient as createClient5, createCluster } from 'redis';
+import type { createClient as createClient6, createCluster as createCluster6 } from 'redis6';
 import {
   fencedRead,
   fencedWrite,
@@ -64,10 +64,30 @@ void fencedWrite(iovalkey, 'k', 1n, 'v');
 void readFenced(nodeRedis6, 'k');
 void fencedWrite(glide, 'k', 1n, 'v');
 
-// Not one node: refused by the types rather than at run time.
+// A Redis Cluster is one lock node, whichever client library reaches it.
+declare const nodeRedisCluster5: ReturnType<typeof createCluster>;
+declare const nodeRedisCluster5Resp3: ReturnType<typeof resp3NodeRedisCluster5>;
+declare const nodeRedisCluster6: ReturnType<typeof createCluster6>;
+
+function resp3NodeRedisCluster5() {
+  return createCluster({ rootNodes: [{ url: 'redis://127.0.0.1:7000' }], RESP: 3 });
+}
+
 declare const glideCluster: GlideClusterClient;
-declare const nodeRedisCluster: ReturnType<typeof createCluster>;
-// @ts-expect-error a valkey-glide Cluster client is not a single node
-export const notANode: NodeSpec = glideCluster;
-// @ts-expect-error a node-redis Cluster is not a single node
-export const notANodeEither: NodeSpec = nodeRedisCluster;
+
+const clusterNodes: NodeSpec[] = [
+  nodeRedisCluster5,
+  nodeRedisCluster5Resp3,
+  nodeRedisCluster6,
+  glideCluster,
+];
+export const clusterLocker = new Locker({ nodes: clusterNodes });
+export const clusterLockerOfEach = [
+  new Locker({ nodes: [nodeRedisCluster5] }),
+  new Locker({ nodes: [nodeRedisCluster6] }),
+  new Locker({ nodes: [glideCluster] }),
+];
+const clusterClients: RedisClient[] = [nodeRedisCluster5, nodeRedisCluster6, glideCluster];
+for (const client of clusterClients) void fencedWrite(client, 'account:7', 1n, 'value');
+void readFenced(nodeRedisCluster6, 'k');
+void fencedRead(glideCluster, 'k', 1n);

@@ -90,6 +90,11 @@ describe('bad input is rejected synchronously, naming the field and the value', 
     // Redis answers a timed-out WAIT up to 100 ms late: too short a timeout marks nodes silent.
     [{ nodes: [UNUSED], replicaAcks: 1 }, 'nodeTimeoutMs'],
     [{ nodes: [UNUSED], replicaAcks: 1, nodeTimeoutMs: 150 }, 'nodeTimeoutMs'],
+    // WAIT has no key: on a cluster it would not reach the master that took the lock.
+    [
+      { nodes: [{ isCluster: true, slots: [] }], replicaAcks: 1, nodeTimeoutMs: 300 },
+      'replicaAcks',
+    ],
   ])('locker options %j', (options, field) => {
     expect(thrown(() => new Locker(options as never)).field).toBe(field);
   });

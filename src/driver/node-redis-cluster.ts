@@ -1,0 +1,456 @@
+import calculateSlot from 'cluster-key-slot';
+import {
+  NotSentError,
+  onePerClient,
+  type RedisConnection,
+  readyWithin,
+  type Subscriber,
+} from './connection.js';
+
+/** A node as node-redis's cluster events name it. */
+interface NodeAddress {
+  readonly host: string;
+  readonly port: number;
+}
+
+/** How a node-redis client is told where to connect: `{ url }` or `{ socket }`. */
+interface NodeRedisAddress {
+  readonly url?: string;
+  readonly socket?: { readonly host?: string; readonly port?: number; readonly path?: string };
+}
+
+/** What the adapter passes with each command (node-redis's `CommandOptions`). */
+interface NodeRedisCommandOptions {
+  /** How replies are decoded, by RESP type byte. */
+  typeMapping?: Readonly<Record<number, unknown>>;
+}
+
+/**
+ * The subset of a node-redis cluster (the `redis` package, v5 and v6: what `createCluster()`
+ * returns) that the adapter uses. Structural: distlock does not depend on node-redis.
+ */
+export interface NodeRedisClusterLike {
+  readonly isOpen: boolean;
+  /** The options it was created with: `rootNodes` name it, `defaults` apply to every node. */
+  readonly _options: {
+    readonly rootNodes: readonly NodeRedisAddress[];
+    readonly defaults?: object;
+  };
+  sendCommand(
+    firstKey: string | undefined,
+    isReadonly: boolean | undefined,
+    args: string[],
+    options?: NodeRedisCommandOptions,
+  ): Promise<unknown>;
+  /** A new, unconnected cluster with the same options, `overrides` applied. */
+  duplicate(overrides?: object): NodeRedisClusterLike;
+  nodeClient(node: never): Promise<unknown>;
+  connect(): Promise<unknown>;
+  close(): Promise<unknown>;
+  destroy(): void;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+}
+
+/** A client node-redis opened to one master of the cluster. */
+interface MemberClient {
+  /** Where it connects: node-redis refreshes the slot table from it. */
+  readonly options?: object;
+  readonly isOpen: boolean;
+  readonly isReady: boolean;
+  sendCommand(args: readonly string[], options?: NodeRedisCommandOptions): Promise<unknown>;
+  destroy(): void;
+}
+
+/** A master as node-redis's slot table holds it. */
+interface MasterNode {
+  readonly address: string;
+  readonly client?: MemberClient;
+  /** Set while its client makes its first connection. */
+  readonly connectPromise?: Promise<unknown>;
+}
+
+/** What the adapter reads of the cluster it opened itself, beyond {@link NodeRedisClusterLike}. */
+interface OwnedCluster extends NodeRedisClusterLike {
+  on(event: 'error', listener: (error: Error) => void): unknown;
+  on(event: 'node-error', listener: (error: Error, node: NodeAddress) => void): unknown;
+  on(event: 'node-ready', listener: (node: NodeAddress) => void): unknown;
+  readonly slots: readonly ({ readonly master: MasterNode } | undefined)[];
+  readonly masters: readonly MasterNode[];
+  /** Internal to node-redis (no public way to refresh the slot table): it may go away. */
+  readonly _slots?: { rediscover?(startWith: { readonly options?: object }): Promise<void> };
+  subscribe(channel: string, listener: (message: string, channel: string) => void): Promise<void>;
+  unsubscribe(channel: string, listener: (message: string, channel: string) => void): Promise<void>;
+}
+
+/** True when `value` looks like a node-redis cluster (`createCluster()`). */
+export function isNodeRedisClusterLike(value: unknown): value is NodeRedisClusterLike {
+  const v = value as Partial<NodeRedisClusterLike> | null;
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    typeof v.sendCommand === 'function' &&
+    typeof v.nodeClient === 'function' &&
+    Array.isArray(v._options?.rootNodes)
+  );
+}
+
+/**
+ * Options of the cluster distlock opens from the caller's: a command goes to the master of its
+ * slot once, and is never queued while that master's connection is down (node-redis then
+ * rejects it, and drops the unwritten ones when a connection fails), nor followed to another
+ * master on MOVED or ASK. Replicas are not connected: locks live on masters.
+ */
+function ownedOptions(caller: NodeRedisClusterLike): object {
+  const defaults = caller._options.defaults ?? {};
+  return {
+    maxCommandRedirections: 0,
+    minimizeConnections: false,
+    useReplicas: false,
+    defaults: { ...defaults, disableOfflineQueue: true },
+  };
+}
+
+/**
+ * Replies in their RESP2 shapes whatever protocol the client speaks (node-redis 6 defaults to
+ * RESP3): maps as flat arrays, doubles and big numbers as strings (keys are RESP type bytes).
+ */
+const RESP2_SHAPES: Readonly<Record<number, unknown>> = { 37: Array, 44: String, 40: String };
+
+/** node-redis's errors for a command it refused to queue: it was not sent. */
+const REFUSED = new Set(['ClientOfflineError', 'ClientClosedError']);
+
+/** How long `close()` lets the masters answer before their connections are dropped. */
+const CLOSE_TIMEOUT_MS = 500;
+
+/** The pause before opening a cluster again when no root node could be reached. */
+const REOPEN_DELAY_MS = 1_000;
+
+/**
+ * {@link RedisConnection} over a node-redis 5 or 6 Redis Cluster, one lock service: each
+ * command goes to the master of its key's slot. distlock opens its own cluster from the
+ * caller's (`duplicate`, so the same root nodes, credentials and TLS) with
+ * {@link ownedOptions}, and closes it with the locker; the caller's cluster is left as it is.
+ *
+ * A command is written only to a master whose connection is ready (it waits up to `timeoutMs`
+ * for one still being opened), and never re-sent: a failure, a redirection (MOVED, ASK,
+ * TRYAGAIN, CLUSTERDOWN) is reported and refreshes the slot table, so that the next attempt
+ * asks the slot's current master. node-redis refreshes it only on MOVED by itself, and so
+ * would not notice a replica promoted in place of a dead master.
+ */
+export class NodeRedisClusterConnection implements RedisConnection {
+  readonly name: string;
+  readonly #caller: NodeRedisClusterLike;
+  readonly #cluster: OwnedCluster;
+  /** Settles true once the slot table is known; false if no root node answered. */
+  #opening: Promise<boolean> | undefined;
+  #opened = false;
+  #closed = false;
+  /** Why the slot table could not be read last: the cause of NotSent before it is known. */
+  #lastError: Error | undefined;
+  /** Per master (`host:port`), why its connection failed last; cleared once it is ready. */
+  readonly #masterErrors = new Map<string, Error>();
+  #refreshing: Promise<void> | undefined;
+
+  constructor(caller: NodeRedisClusterLike) {
+    this.name = nodeRedisClusterName(caller);
+    this.#caller = caller;
+    this.#cluster = caller.duplicate(ownedOptions(caller)) as OwnedCluster;
+    // node-redis throws an 'error' nobody listens for; they reach callers as failed votes.
+    this.#cluster.on('error', (error: Error) => {
+      this.#lastError = error;
+    });
+    this.#cluster.on('node-error', (error: Error, node: NodeAddress) => {
+      this.#masterErrors.set(`${node.host}:${node.port}`, error);
+    });
+    this.#cluster.on('node-ready', (node: NodeAddress) => {
+      this.#masterErrors.delete(`${node.host}:${node.port}`);
+    });
+    void this.#open();
+  }
+
+  /**
+   * The connection for direct calls (fenced reads and writes) through the caller's own
+   * cluster, which routes and redirects them as the caller configured it.
+   */
+  static readonly ofCaller = onePerClient(
+    (cluster: NodeRedisClusterLike): RedisConnection => ({
+      name: nodeRedisClusterName(cluster),
+      send: (command, args) =>
+        cluster.sendCommand(keyOf(command, args), false, [command, ...args.map(String)], {
+          typeMapping: RESP2_SHAPES,
+        }),
+      close: async () => {},
+    }),
+  );
+
+  send(command: string, args: readonly (string | number)[], timeoutMs: number): Promise<unknown> {
+    if (command === 'INFO') return this.#infoOfEveryMaster(timeoutMs);
+    if (command === 'WAIT') return Promise.reject(new Error(WAIT_UNSUPPORTED));
+    const argv = [command, ...args.map(String)];
+    return this.#topology(timeoutMs)
+      .then(() => this.#sendTo(this.#masterFor(command, args), argv, timeoutMs))
+      .catch((error: unknown) => {
+        throw this.#reported(error);
+      });
+  }
+
+  /** The master (`host:port`) that serves the key of a command, for stall tracking per shard. */
+  shardOf(command: string, args: readonly (string | number)[]): string | undefined {
+    const key = keyOf(command, args);
+    if (key === undefined) return undefined;
+    const slot = calculateSlot(key);
+    return this.#cluster.slots[slot]?.master.address ?? `slot ${slot}`;
+  }
+
+  async connect(timeoutMs: number): Promise<void> {
+    await this.#topology(timeoutMs).catch(() => undefined);
+  }
+
+  /**
+   * A second cluster, made with the caller's options, for pub/sub: a release published on any
+   * master reaches subscribers on every node. node-redis subscribes again by itself after its
+   * pub/sub connection comes back; `onReady` follows each time the cluster is opened.
+   */
+  openSubscriber(onMessage: (channel: string) => void, onReady?: () => void): Subscriber {
+    return new NodeRedisClusterSubscriber(this.#caller, onMessage, onReady);
+  }
+
+  /** Lets the masters answer pending commands, but never waits on a stuck one for long. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    // node-redis forgets its masters as soon as the close begins.
+    const clients = this.#cluster.masters.flatMap((master) => master.client ?? []);
+    let timer: NodeJS.Timeout | undefined;
+    const stuck = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, CLOSE_TIMEOUT_MS);
+      timer.unref();
+    });
+    await Promise.race([this.#cluster.close().catch(() => undefined), stuck]);
+    clearTimeout(timer);
+    for (const client of clients) if (client.isOpen) client.destroy();
+  }
+
+  #open(): Promise<boolean> {
+    this.#opening ??= this.#cluster.connect().then(
+      () => {
+        // Closed while node-redis was still connecting to the masters it found.
+        if (this.#closed) this.#cluster.destroy();
+        this.#opened = true;
+        return true;
+      },
+      (error: unknown) => {
+        if (error instanceof Error) this.#lastError = error;
+        this.#opening = undefined; // the next command tries again
+        return false;
+      },
+    );
+    return this.#opening;
+  }
+
+  /** Resolves once the slot table is known; NotSent after `timeoutMs` or when closed. */
+  async #topology(timeoutMs: number): Promise<void> {
+    if (this.#opened && !this.#closed) return;
+    const opened = !this.#closed && (await readyWithin(this.#open(), timeoutMs));
+    if (this.#closed) throw this.#notSent('closed', undefined);
+    if (!opened) throw this.#notSent('no root node answered yet', this.#lastError);
+  }
+
+  /** The master that serves the command's key (any master for a command without one). */
+  #masterFor(command: string, args: readonly (string | number)[]): MasterNode {
+    const key = keyOf(command, args);
+    const slot = key === undefined ? undefined : calculateSlot(key);
+    const master =
+      slot === undefined ? this.#cluster.masters[0] : this.#cluster.slots[slot]?.master;
+    if (!master) throw this.#notSent(`no master serves slot ${slot}`, this.#lastError);
+    return master;
+  }
+
+  /**
+   * Writes to `master` once its connection is ready: one still being opened is waited for up
+   * to `timeoutMs`; one that is reconnecting fails at once (its master may be gone).
+   */
+  async #sendTo(master: MasterNode, argv: string[], timeoutMs: number): Promise<unknown> {
+    if (!master.client?.isReady && master.connectPromise) {
+      const settled = master.connectPromise.then(
+        () => true,
+        () => false,
+      );
+      await readyWithin(settled, timeoutMs);
+    }
+    const client = master.client;
+    const down = () =>
+      this.#notSent(`${master.address} is not connected`, this.#masterErrors.get(master.address));
+    if (!client?.isReady) throw down();
+    return client.sendCommand(argv, { typeMapping: RESP2_SHAPES }).catch((error: unknown) => {
+      // Refused before it was queued (the connection dropped meanwhile): not sent.
+      const refused = error instanceof Error && REFUSED.has(error.constructor.name);
+      throw refused ? down() : error;
+    });
+  }
+
+  async #infoOfEveryMaster(timeoutMs: number): Promise<string> {
+    await this.#topology(timeoutMs);
+    const masters = this.#cluster.masters;
+    const replies = await Promise.all(
+      masters.map((master) => this.#sendTo(master, ['INFO'], timeoutMs)),
+    );
+    return replies.map(String).join('\r\n');
+  }
+
+  /**
+   * The error to report for a failed command. A redirection is reworded as the reply that
+   * said it; it, or a master that did not answer (not connected, connection lost), triggers a
+   * refresh of the slot table.
+   */
+  #reported(error: unknown): unknown {
+    if (needsSlotRefresh(error)) this.#refreshSlots();
+    const redirection = error instanceof Error ? redirectionMessage(error.message) : undefined;
+    return redirection === undefined ? error : new Error(redirection);
+  }
+
+  /** Asks the cluster for its slot table again, once at a time. */
+  #refreshSlots(): void {
+    const rediscover = this.#cluster._slots?.rediscover;
+    if (this.#refreshing || !this.#opened || this.#closed || typeof rediscover !== 'function') {
+      return;
+    }
+    const ready = this.#cluster.masters.find((master) => master.client?.isReady)?.client;
+    // node-redis starts with the node given (a client, whose options it reads), then the roots.
+    const startWith = ready ?? { options: this.#caller._options.rootNodes[0] };
+    this.#refreshing = rediscover
+      .call(this.#cluster._slots, startWith)
+      .catch(() => undefined) // the next failure tries again
+      .finally(() => {
+        this.#refreshing = undefined;
+      });
+  }
+
+  /** `cause`: the connection error behind it, when node-redis reported one. */
+  #notSent(why: string, cause: Error | undefined): NotSentError {
+    const detail = cause ? `: ${cause.message}` : '';
+    return new NotSentError(`not sent to ${this.name} (${why})${detail}`, { cause });
+  }
+}
+
+/** A subscriber cluster, opened again after a pause while no root node answers, until closed. */
+class NodeRedisClusterSubscriber implements Subscriber {
+  readonly #cluster: OwnedCluster;
+  readonly #listener: (message: string, channel: string) => void;
+  readonly #onReady: (() => void) | undefined;
+  #opening: Promise<void> | undefined;
+  #reopen: NodeJS.Timeout | undefined;
+  #closed = false;
+
+  constructor(
+    caller: NodeRedisClusterLike,
+    onMessage: (channel: string) => void,
+    onReady?: () => void,
+  ) {
+    // Only the pub/sub connection: no connection to each master.
+    this.#cluster = caller.duplicate({ minimizeConnections: true }) as OwnedCluster;
+    this.#cluster.on('error', () => {}); // a lost subscriber only means waiters poll
+    this.#listener = (_message, channel) => onMessage(channel);
+    this.#onReady = onReady;
+    this.#opened().catch(() => undefined); // tried again after a pause
+  }
+
+  subscribe(channel: string): Promise<unknown> {
+    return this.#opened().then(() => this.#cluster.subscribe(channel, this.#listener));
+  }
+
+  unsubscribe(channel: string): Promise<unknown> {
+    return this.#opened().then(() => this.#cluster.unsubscribe(channel, this.#listener));
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearTimeout(this.#reopen);
+    if (this.#cluster.isOpen) this.#cluster.destroy();
+  }
+
+  #opened(): Promise<void> {
+    if (this.#closed) return Promise.reject(new Error('the subscriber was closed'));
+    this.#opening ??= this.#cluster.connect().then(
+      () => {
+        if (this.#closed) this.#cluster.destroy();
+        else this.#onReady?.();
+      },
+      (error: unknown) => {
+        this.#opening = undefined;
+        if (!this.#closed) {
+          this.#reopen = setTimeout(() => this.#opened().catch(() => undefined), REOPEN_DELAY_MS);
+          this.#reopen.unref();
+        }
+        throw error;
+      },
+    );
+    return this.#opening;
+  }
+}
+
+/** Why a cluster connection refuses WAIT: it cannot tell which master the lock write went to. */
+const WAIT_UNSUPPORTED =
+  'replicaAcks is not supported on a Redis Cluster node: WAIT would go to another master';
+
+/** `cluster host:port,...` from the root nodes, as an ioredis Cluster is named. */
+function nodeRedisClusterName(cluster: NodeRedisClusterLike): string {
+  return clusterNameOf(cluster._options.rootNodes.map(addressOf));
+}
+
+function addressOf({ url, socket }: NodeRedisAddress): string {
+  if (url !== undefined) {
+    // Only host and port: the URL may hold a password.
+    const { hostname, port } = new URL(url);
+    return `${hostname || 'localhost'}:${port || 6379}`;
+  }
+  return socket?.path ?? `${socket?.host ?? 'localhost'}:${socket?.port ?? 6379}`;
+}
+
+/** `cluster 127.0.0.1:7000,127.0.0.1:7001`: a cluster is named by its startup nodes, sorted. */
+export function clusterNameOf(addresses: readonly string[]): string {
+  return `cluster ${[...addresses].sort().join(',')}`;
+}
+
+/** The key of a command distlock sends: the first argument, or the first script key. */
+export function keyOf(command: string, args: readonly (string | number)[]): string | undefined {
+  if (command === 'EVAL' || command === 'EVALSHA') {
+    return Number(args[1]) > 0 ? String(args[2]) : undefined;
+  }
+  if (KEYLESS.has(command) || args[0] === undefined) return undefined;
+  return String(args[0]);
+}
+
+/** Commands distlock sends without a key. */
+const KEYLESS = new Set(['INFO', 'PUBLISH', 'WAIT', 'PING']);
+
+/** Replies of a master that does not serve the slot (now, or during a migration). */
+const REDIRECTION = /^(MOVED|ASK|TRYAGAIN|CLUSTERDOWN) /;
+
+/** What each redirection means for the lock (worded as for an ioredis Cluster). */
+const REDIRECTION_HINT: Readonly<Record<string, string>> = {
+  MOVED: 'the slot moved: the next attempt asks its new master',
+  ASK: 'the slot is migrating: the next attempt asks again',
+  TRYAGAIN: 'the slot is migrating: the next attempt asks again',
+  CLUSTERDOWN: 'the cluster cannot serve the slot now',
+};
+
+/** An error reply of the server: its code in capitals, then a space. */
+const REPLY = /^[A-Z][A-Z0-9_-]* /;
+
+/**
+ * Whether a failure may mean the slot table is out of date: a redirection, or no answer from
+ * a master (not connected, connection lost), which may have been replaced.
+ */
+export function needsSlotRefresh(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  return REDIRECTION.test(error.message) || !REPLY.test(error.message);
+}
+
+/**
+ * A redirection reply with what it means for the lock, e.g. `MOVED 3999 10.0.0.2:6379 (the
+ * slot moved: the next attempt asks its new master)`; `undefined` for any other message.
+ */
+export function redirectionMessage(reply: string): string | undefined {
+  const kind = REDIRECTION.exec(reply)?.[1];
+  return kind === undefined ? undefined : `${reply} (${REDIRECTION_HINT[kind]})`;
+}
