@@ -1,4 +1,5 @@
 import calculateSlot from 'cluster-key-slot';
+import { clusterNameOf, keyOf, redirectionMessage } from './cluster-routing.js';
 import type { RedisConnection, Subscriber } from './connection.js';
 import { IORedisConnection, type IORedisLike, OWNED_CLIENT_OPTIONS } from './ioredis.js';
 
@@ -39,17 +40,6 @@ const OWNED_CLUSTER_OPTIONS = {
 
 /** ioredis's wording once it gives up on a redirection: the reply behind it is the cause. */
 const GAVE_UP = /^Too many Cluster redirections\. Last error: (?:ReplyError: )?/;
-
-/** Replies of a master that does not serve the slot (now, or during a migration). */
-const REDIRECTION = /^(MOVED|ASK|TRYAGAIN|CLUSTERDOWN) /;
-
-/** What each redirection means for the lock. */
-const REDIRECTION_HINT: Record<string, string> = {
-  MOVED: 'the slot moved: the next attempt asks its new master',
-  ASK: 'the slot is migrating: the next attempt asks again',
-  TRYAGAIN: 'the slot is migrating: the next attempt asks again',
-  CLUSTERDOWN: 'the cluster cannot serve the slot now',
-};
 
 /**
  * {@link RedisConnection} to a Redis Cluster, one lock service: each command goes to the
@@ -170,26 +160,17 @@ export class IORedisClusterConnection implements RedisConnection {
   #redirectionReply(error: unknown): unknown {
     if (!(error instanceof Error)) return error;
     const reply = error.message.replace(GAVE_UP, '');
-    const kind = REDIRECTION.exec(reply)?.[1];
-    if (kind === undefined) return error;
+    const message = redirectionMessage(reply);
+    if (message === undefined) return error;
     this.#cluster.refreshSlotsCache();
     // No cause: ioredis's error carries the command, whose arguments hold the lock token.
-    return new Error(`${reply} (${REDIRECTION_HINT[kind]})`);
+    return new Error(message);
   }
 }
 
 /** `host:port` of a cluster's master client, as the slot table names it. */
 function nodeKey(node: IORedisLike): string {
   return `${node.options.host}:${node.options.port}`;
-}
-
-/** Commands distlock sends whose first argument is their key. */
-const KEY_FIRST = new Set(['SET', 'GET', 'DEL', 'PTTL', 'PEXPIRE', 'HMGET', 'HGET', 'HSET']);
-
-/** The key of a command distlock sends (a script's first key); none for INFO, WAIT... */
-function keyOf(command: string, args: readonly (string | number)[]): string | number | undefined {
-  if (command === 'EVAL' || command === 'EVALSHA') return Number(args[1]) > 0 ? args[2] : undefined;
-  return KEY_FIRST.has(command) ? args[0] : undefined;
 }
 
 /** `cluster 127.0.0.1:7000,127.0.0.1:7001`: the startup nodes name the cluster. */
@@ -200,5 +181,5 @@ export function clusterName(cluster: IORedisClusterLike): string {
     if (typeof node === 'string') return node.replace(/^redis:\/\//, '');
     return `${node.host ?? '127.0.0.1'}:${node.port ?? 6379}`;
   });
-  return `cluster ${names.sort().join(',')}`;
+  return clusterNameOf(names);
 }

@@ -1,17 +1,18 @@
 import calculateSlot from 'cluster-key-slot';
 import {
+  clusterNameOf,
+  keyOf,
+  needsSlotRefresh,
+  redirectionMessage,
+  WAIT_UNSUPPORTED,
+} from './cluster-routing.js';
+import {
   NotSentError,
   onePerClient,
   type RedisConnection,
   readyWithin,
   type Subscriber,
 } from './connection.js';
-import {
-  clusterNameOf,
-  keyOf,
-  needsSlotRefresh,
-  redirectionMessage,
-} from './node-redis-cluster.js';
 import { type GlideClientLike, GlideConnection } from './valkey-glide.js';
 
 /** Where valkey-glide sends a command of a Cluster client (its `Routes`, the ones used here). */
@@ -273,10 +274,6 @@ function glideClusterName(client: GlideClusterClientLike): string {
 
 /** valkey-glide's `Decoder.String`. */
 const STRINGS = 1;
-
-/** Why a cluster connection refuses WAIT: it cannot tell which master the lock write went to. */
-const WAIT_UNSUPPORTED =
-  'replicaAcks is not supported on a Redis Cluster node: WAIT would go to another master';
 
 /**
  * The master of the command's key, every master for INFO, `keyless` for the others (the
