@@ -13,6 +13,7 @@ import {
   readyWithin,
   type Subscriber,
 } from './connection.js';
+import { RESP2_SHAPES } from './node-redis.js';
 
 /** A node as node-redis's cluster events name it. */
 interface NodeAddress {
@@ -116,12 +117,6 @@ function ownedOptions(caller: NodeRedisClusterLike): object {
     defaults: { ...defaults, disableOfflineQueue: true },
   };
 }
-
-/**
- * Replies in their RESP2 shapes whatever protocol the client speaks (node-redis 6 defaults to
- * RESP3): maps as flat arrays, doubles and big numbers as strings (keys are RESP type bytes).
- */
-const RESP2_SHAPES: Readonly<Record<number, unknown>> = { 37: Array, 44: String, 40: String };
 
 /** node-redis's errors for a command it refused to queue: it was not sent. */
 const REFUSED = new Set(['ClientOfflineError', 'ClientClosedError']);

@@ -71,7 +71,7 @@ export function isNodeRedisLike(value: unknown): value is NodeRedisLike {
  * RESP3) and whatever mapping it was given: maps as flat `[key, value, ...]` arrays, doubles
  * and big numbers as strings, every other string as a string (keys are RESP type bytes).
  */
-const RESP2_SHAPES: Readonly<Record<number, unknown>> = {
+export const RESP2_SHAPES: Readonly<Record<number, unknown>> = {
   37: Array, // % map
   44: String, // , double
   40: String, // ( big number
