@@ -1,11 +1,10 @@
 import { ask } from './ask.js';
 import { layoutOf, parseNodes, problemIn, SLOTS } from './cluster-checks.js';
-import type { RedisCluster } from './redis-cluster.js';
 import type { RedisServer } from './redis-server.js';
 import { type Progress, until } from './until.js';
 
-/** A running {@link RedisCluster}: made by `startRedisCluster`, which then calls `create`. */
-export class LiveCluster implements RedisCluster {
+/** A running `RedisCluster`: made by `startRedisCluster`, which then calls `create`. */
+export class LiveCluster {
   readonly startupNodes: readonly { host: string; port: number }[];
 
   constructor(
@@ -116,7 +115,7 @@ export class LiveCluster implements RedisCluster {
     return this.stop();
   }
 
-  /** Whether the cluster is healthy (see {@link RedisCluster.waitUntilHealthy}), or why not. */
+  /** Whether the cluster is healthy (see `RedisCluster.waitUntilHealthy`), or why not. */
   async #health(): Promise<Progress<void>> {
     const running = this.nodes.filter((node) => node.running && !node.paused);
     const live = new Set(running.map((node) => node.port));

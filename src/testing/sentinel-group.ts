@@ -1,12 +1,11 @@
 import { ask } from './ask.js';
-import type { RedisSentinelGroup } from './redis-sentinel.js';
 import type { RedisServer } from './redis-server.js';
 import { failoverProgress, healthProgress, reportedMaster } from './sentinel-checks.js';
 import { shortenPeriods } from './sentinel-periods.js';
 import { until } from './until.js';
 
 /** The running group that `startRedisSentinel` hands out. */
-export class LiveSentinelGroup implements RedisSentinelGroup {
+export class LiveSentinelGroup {
   /** The arrays fill up while `startRedisSentinel` starts nodes, so that `stop()` sees all. */
   constructor(
     readonly masterName: string,
