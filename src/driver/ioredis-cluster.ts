@@ -4,13 +4,13 @@ import type { RedisConnection, Subscriber } from './connection.js';
 import { IORedisConnection, type IORedisLike, OWNED_CLIENT_OPTIONS } from './ioredis.js';
 
 /** A startup node as ioredis takes it: a port, `host:port`, or `{ host, port }`. */
-type StartupNode = number | string | { host?: string; port?: number };
+type StartupNode = number | string | { host?: string | undefined; port?: number | undefined };
 
 /** The subset of an ioredis `Cluster` (v5+) that the adapter uses. */
 export interface IORedisClusterLike {
   readonly isCluster: boolean;
   readonly status: string;
-  readonly options: { readonly redisOptions?: object };
+  readonly options: { readonly redisOptions?: object | undefined };
   /** Per slot, `host:port` of its master first. */
   readonly slots: readonly (readonly string[] | undefined)[];
   duplicate(startupNodes?: StartupNode[], options?: object): IORedisClusterLike;

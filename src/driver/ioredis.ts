@@ -16,7 +16,12 @@ import {
  */
 export interface IORedisLike {
   status: string;
-  options: { host?: string; port?: number; path?: string | null; db?: number };
+  options: {
+    host?: string | undefined;
+    port?: number | undefined;
+    path?: string | null | undefined;
+    db?: number | undefined;
+  };
   call(command: string, ...args: (string | number)[]): Promise<unknown>;
   connect(): Promise<void>;
   quit(): Promise<unknown>;

@@ -23,8 +23,14 @@ interface NodeAddress {
 
 /** How a node-redis client is told where to connect: `{ url }` or `{ socket }`. */
 interface NodeRedisAddress {
-  readonly url?: string;
-  readonly socket?: { readonly host?: string; readonly port?: number; readonly path?: string };
+  readonly url?: string | undefined;
+  readonly socket?:
+    | {
+        readonly host?: string | undefined;
+        readonly port?: number | undefined;
+        readonly path?: string | undefined;
+      }
+    | undefined;
 }
 
 /** What the adapter passes with each command (node-redis's `CommandOptions`). */
@@ -42,7 +48,7 @@ export interface NodeRedisClusterLike {
   /** The options it was created with: `rootNodes` name it, `defaults` apply to every node. */
   readonly _options: {
     readonly rootNodes: readonly NodeRedisAddress[];
-    readonly defaults?: object;
+    readonly defaults?: object | undefined;
   };
   sendCommand(
     firstKey: string | undefined,
@@ -62,7 +68,7 @@ export interface NodeRedisClusterLike {
 /** A client node-redis opened to one master of the cluster. */
 interface MemberClient {
   /** Where it connects: node-redis refreshes the slot table from it. */
-  readonly options?: object;
+  readonly options?: object | undefined;
   readonly isOpen: boolean;
   readonly isReady: boolean;
   sendCommand(args: readonly string[], options?: NodeRedisCommandOptions): Promise<unknown>;
@@ -85,7 +91,9 @@ interface OwnedCluster extends NodeRedisClusterLike {
   readonly slots: readonly ({ readonly master: MasterNode } | undefined)[];
   readonly masters: readonly MasterNode[];
   /** Internal to node-redis (no public way to refresh the slot table): it may go away. */
-  readonly _slots?: { rediscover?(startWith: { readonly options?: object }): Promise<void> };
+  readonly _slots?: {
+    rediscover?(startWith: { readonly options?: object | undefined }): Promise<void>;
+  };
   subscribe(channel: string, listener: (message: string, channel: string) => void): Promise<void>;
   unsubscribe(channel: string, listener: (message: string, channel: string) => void): Promise<void>;
 }

@@ -126,7 +126,8 @@ export class GlideClusterConnection implements RedisConnection {
     };
     // A second client with the caller's settings, as for a standalone client: a release
     // published on any master reaches subscribers on every node.
-    this.openSubscriber = new GlideConnection(caller as unknown as GlideClientLike).openSubscriber;
+    const { openSubscriber } = new GlideConnection(caller as unknown as GlideClientLike);
+    if (openSubscriber) this.openSubscriber = openSubscriber;
     void this.#opening();
   }
 

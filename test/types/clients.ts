@@ -2,9 +2,9 @@
 // supports is accepted, as the library's own types declare it, wherever a node or a client
 // is taken. A line that stops type-checking fails the typecheck.
 import type { GlideClient, GlideClusterClient } from '@valkey/valkey-glide';
-import type { Redis as IORedis5 } from 'ioredis';
-import { Redis as IORedis6 } from 'ioredis6';
-import type { Redis as IOValkey } from 'iovalkey';
+import type { Redis as IORedis5, Cluster as IORedisCluster5 } from 'ioredis';
+import { Redis as IORedis6, type Cluster as IORedisCluster6 } from 'ioredis6';
+import type { Redis as IOValkey, Cluster as IOValkeyCluster } from 'iovalkey';
 import { createClient as createClient5, createCluster } from 'redis';
 import type { createClient as createClient6, createCluster as createCluster6 } from 'redis6';
 import {
@@ -74,8 +74,14 @@ function resp3NodeRedisCluster5() {
 }
 
 declare const glideCluster: GlideClusterClient;
+declare const ioredisCluster5: IORedisCluster5;
+declare const ioredisCluster6: IORedisCluster6;
+declare const iovalkeyCluster: IOValkeyCluster;
 
 const clusterNodes: NodeSpec[] = [
+  ioredisCluster5,
+  ioredisCluster6,
+  iovalkeyCluster,
   nodeRedisCluster5,
   nodeRedisCluster5Resp3,
   nodeRedisCluster6,
