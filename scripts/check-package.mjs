@@ -44,10 +44,19 @@ try {
   }
 
   const tarball = join(dir, packed.filename);
-  const run = (bin, args) =>
-    execFileSync(process.execPath, [join('node_modules', bin), ...args], { stdio: 'inherit' });
-  run('@arethetypeswrong/cli/dist/index.js', [tarball, '--format', 'table']);
-  run('publint/src/cli.js', ['run', tarball, '--strict']);
+  execFileSync(
+    process.execPath,
+    [join('node_modules', '@arethetypeswrong/cli/dist/index.js'), tarball, '--format', 'table'],
+    { stdio: 'inherit' },
+  );
+  // --strict fails on warnings; a suggestion (such as a missing "sideEffects") fails too.
+  const lint = execFileSync(
+    process.execPath,
+    [join('node_modules', 'publint/src/cli.js'), 'run', tarball, '--strict'],
+    { encoding: 'utf8' },
+  );
+  process.stdout.write(lint);
+  if (!lint.includes('All good!')) throw new Error('publint has suggestions for the package');
   console.log(
     `package check: ${files.size} files, ${packed.size} bytes packed; attw and publint clean`,
   );
