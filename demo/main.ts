@@ -2,17 +2,25 @@
  * `npm run demo`: distlock at work under faults. Five local Redis nodes (the test kit), four
  * worker processes doing fenced read-modify-write on a shared counter, one node killed and
  * another paused midway. Live progress in the terminal, a summary at the end, and an HTML
- * timeline in demo/results/report.html. Every process it starts is stopped at the end, also on
- * Ctrl-C.
+ * report (see report.ts) in demo/results/report.html. Every process it starts is stopped at the
+ * end, also on Ctrl-C.
+ *
+ * `--out <dir>` writes the report to `<dir>/report.html` instead
+ * (`npm run demo -- --out /tmp/demo`); the tests use it so that they never overwrite the
+ * report you made.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { checkHistory, type Holding, readHistory, startRedis } from '../src/testing/index.js';
 import type { WorkerConfig } from '../workload/worker.js';
+import { handOffStats } from './handoff.js';
+import { NodeTimeline } from './nodes.js';
 import { Progress } from './progress.js';
 import { type Fault, renderReport } from './report.js';
 
@@ -20,7 +28,9 @@ const SECONDS = 8;
 const WORKERS = 4;
 const TTL_MS = 400;
 const RESOURCE = 'counter';
-const WORKER = new URL('../workload/worker.ts', import.meta.url).pathname;
+const WORKER = fileURLToPath(new URL('../workload/worker.ts', import.meta.url));
+const { values: args } = parseArgs({ options: { out: { type: 'string' } } });
+const outDir = resolve(args.out ?? fileURLToPath(new URL('./results/', import.meta.url)));
 const now = () => Number(process.hrtime.bigint()) / 1e6;
 
 const [lockNodes, storeNode] = await Promise.all([startRedis({ nodes: 5 }), startRedis()]);
@@ -37,7 +47,9 @@ process.once('SIGINT', () => {
 
 try {
   const files = Array.from({ length: WORKERS }, (_, i) => join(dir, `worker-${i}.jsonl`));
+  const history = () => readHistory(files.filter((f) => existsSync(f)));
   const startedAt = now();
+  const sinceStart = () => now() - startedAt;
   for (const [i, out] of files.entries()) {
     const config: WorkerConfig = {
       id: `worker ${i + 1}`,
@@ -58,67 +70,62 @@ try {
   const exited = Promise.all(workers.map((w) => new Promise((resolve) => w.once('exit', resolve))));
 
   const faults: Fault[] = [];
-  const progress = new Progress(
-    SECONDS,
-    () => readHistory(files.filter((f) => existsSync(f))),
-    faults,
-  );
+  const progress = new Progress({ seconds: SECONDS, startedAt, now, history, faults });
+  const nodeTimeline = new NodeTimeline(lockNodes.nodes.map((n, i) => `node ${i + 1} (${n.port})`));
   const nemesis = (async () => {
     const [killed, paused] = [lockNodes.nodes[0], lockNodes.nodes[1]];
     await delay(2_500);
     await killed?.kill();
-    faults.push({ at: now() - startedAt, label: `kill -9 node 1 (${killed?.port})` });
+    nodeTimeline.set(0, 'killed', sinceStart());
+    faults.push({ at: sinceStart(), label: `kill -9 node 1 (${killed?.port})` });
     await delay(2_000);
     paused?.pause();
-    faults.push({ at: now() - startedAt, label: `SIGSTOP node 2 (${paused?.port})` });
+    nodeTimeline.set(1, 'paused', sinceStart());
+    faults.push({ at: sinceStart(), label: `SIGSTOP node 2 (${paused?.port})` });
     await delay(1_500);
     paused?.resume();
-    faults.push({ at: now() - startedAt, label: `SIGCONT node 2 (${paused?.port})` });
+    nodeTimeline.set(1, 'up', sinceStart());
+    faults.push({ at: sinceStart(), label: `SIGCONT node 2 (${paused?.port})` });
   })();
   await Promise.all([exited, nemesis]);
-  progress.stop();
+  const endMs = sinceStart();
 
   await delay(TTL_MS + 200);
   const store = new Redis(storeNode.urls[0] as string);
   const final = Number((await store.hget(RESOURCE, 'value')) ?? 0);
   store.disconnect();
-  const events = readHistory(files.filter((f) => existsSync(f)));
+  // The workers have exited: this history is complete, and the last progress line shows it.
+  const events = history();
   const report = checkHistory(events, new Map([[RESOURCE, final]]));
+  progress.finish({ acquisitions: report.holdings, counter: report.appliedWrites });
   const holdings = events.filter((e): e is Holding => e.type === 'holding');
-  const gaps = handOffGaps(holdings);
+  const handOff = handOffStats(holdings);
 
   const lines = [
     '',
     `acquisitions        ${report.holdings} by ${WORKERS} workers in ${SECONDS} s, 5 Redis nodes (Redlock)`,
-    `hand-off latency    p50 ${ms(percentile(gaps, 50))}, p99 ${ms(percentile(gaps, 99))} (lock free until the next holder has it)`,
+    `hand-off latency    p50 ${ms(handOff.p50Ms)}, p99 ${ms(handOff.p99Ms)} (lock free until the next holder has it)`,
     `faults injected     ${faults.map((f) => f.label).join('; ')}`,
     `violations          ${report.overlaps.length} overlapping holdings, ${report.fencesOutOfOrder.length} writes out of fence order, ${report.lostWrites.length} lost writes`,
     `counter             expected ${report.appliedWrites}, final ${final} ${final === report.appliedWrites ? '(no update lost)' : '(UPDATES LOST)'}`,
   ];
   console.log(lines.join('\n'));
-  mkdirSync('demo/results', { recursive: true });
   const html = renderReport({
-    holdings,
-    faults,
     startedAt,
-    seconds: SECONDS,
+    holdings,
+    nodes: nodeTimeline.lanes(endMs),
+    faults,
+    violations: report,
     summary: lines.slice(1),
   });
-  writeFileSync('demo/results/report.html', html);
-  console.log(`report              demo/results/report.html`);
+  mkdirSync(outDir, { recursive: true });
+  const file = join(outDir, 'report.html');
+  writeFileSync(file, html);
+  const shown = relative(process.cwd(), file);
+  console.log(`report              ${shown.startsWith('..') ? file : shown}`);
   process.exitCode = report.ok && final === report.appliedWrites ? 0 : 1;
 } finally {
   await cleanUp();
-}
-
-function handOffGaps(holdings: readonly Holding[]): number[] {
-  const sorted = [...holdings].sort((a, b) => a.acquiredAt - b.acquiredAt);
-  return sorted.slice(1).map((h, i) => h.acquiredAt - (sorted[i] as Holding).releasedAt);
-}
-
-function percentile(values: readonly number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? 0;
 }
 
 function ms(value: number): string {

@@ -1,19 +1,63 @@
-import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { dumpDom } from '../support/chromium.js';
+
+const DEFAULT_REPORT = 'demo/results/report.html';
+const out = mkdtempSync(join(tmpdir(), 'distlock-demo-test-'));
+afterAll(() => rmSync(out, { recursive: true, force: true }));
+
+/** The default report's modification time, or undefined when there is none. */
+const defaultReportMtime = () =>
+  existsSync(DEFAULT_REPORT) ? statSync(DEFAULT_REPORT).mtimeMs : undefined;
 
 describe('npm run demo', () => {
-  it('runs the workers through the faults with no violation and writes the HTML report', () => {
-    const output = execFileSync(process.execPath, ['--import', 'tsx', 'demo/main.ts'], {
-      encoding: 'utf8',
-      timeout: 60_000,
-    });
-    expect(output).toMatch(/faults injected +kill -9 node 1 .*; SIGSTOP node 2 .*; SIGCONT node 2/);
-    expect(output).toContain(
+  it('runs the workers through the faults with no violation and writes the HTML report where told', async () => {
+    const before = defaultReportMtime();
+    // Piped, as in CI: the progress lines are printed once a second, then the final one.
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['--import', 'tsx', 'demo/main.ts', '--out', out],
+      { encoding: 'utf8', timeout: 60_000 },
+    );
+    expect(stdout).toMatch(/faults injected +kill -9 node 1 .*; SIGSTOP node 2 .*; SIGCONT node 2/);
+    expect(stdout).toContain(
       'violations          0 overlapping holdings, 0 writes out of fence order, 0 lost writes',
     );
-    expect(output).toMatch(/counter +expected (\d+), final \1 \(no update lost\)/);
-    expect(existsSync('demo/results/report.html')).toBe(true);
-    expect(readFileSync('demo/results/report.html', 'utf8')).toContain('<svg');
+    expect(stdout).toMatch(/counter +expected (\d+), final \1 \(no update lost\)/);
+
+    // The last progress line and the summary show the same numbers.
+    const progress = stdout.split('\n').filter((line) => line.startsWith('['));
+    const last = /^\[#{24}\] [\d.]+s {2}acquisitions (\d+) {2}counter (\d+) .*\(done\)$/.exec(
+      progress.at(-1) ?? '',
+    );
+    const acquisitions = /^acquisitions +(\d+) by/m.exec(stdout)?.[1];
+    const expected = /^counter +expected (\d+)/m.exec(stdout)?.[1];
+    expect(last?.slice(1)).toEqual([acquisitions, expected]);
+    expect(Number(acquisitions)).toBeGreaterThan(100);
+
+    const report = join(out, 'report.html');
+    expect(stdout).toContain(`report              ${report}`);
+    expect(readFileSync(report, 'utf8')).toContain('<svg id="lanes"');
+    expect(defaultReportMtime()).toBe(before); // the user's own report is left alone
   }, 60_000);
+
+  it("the report shows the run's workers, the killed and the paused node, and no violation", async () => {
+    const dom = await dumpDom(join(out, 'report.html'), { width: 1400 });
+    const workers = [...dom.matchAll(/class="lane worker-lane [a-z]+" data-worker="([^"]+)"/g)];
+    expect(workers.map((w) => w[1])).toEqual(['worker 1', 'worker 2', 'worker 3', 'worker 4']);
+    const states = (node: number) =>
+      [...dom.matchAll(new RegExp(`data-node="node ${node} [^"]*">(.*?)</g>`, 'g'))]
+        .flatMap((lane) => [...(lane[1] ?? '').matchAll(/data-state="(\w+)"/g)])
+        .map((state) => state[1]);
+    expect(states(1)).toEqual(['up', 'killed']);
+    expect(states(2)).toEqual(['up', 'paused', 'up']);
+    for (const node of [3, 4, 5]) expect(states(node)).toEqual(['up']);
+    expect(dom).toMatch(/class="legend-overlaps">.*0 overlapping holdings</);
+    expect(dom).toMatch(/class="hist-bar"/);
+    expect(dom).not.toMatch(/class="overlap"/);
+  });
 });
