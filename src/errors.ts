@@ -25,13 +25,18 @@ export class LockError extends Error {
   }
 }
 
-/** Bad input, thrown synchronously before any I/O. `field` names the offending option. */
+/**
+ * Bad input, thrown synchronously before any I/O. `field` names the offending option and
+ * `expected` what it must be (`"a number >= 0"`).
+ */
 export class InvalidArgumentError extends LockError {
   readonly field: string;
+  readonly expected: string;
 
   constructor(field: string, expected: string, value: unknown) {
     super('INVALID_ARGUMENT', `Expected \`${field}\` to be ${expected}, got ${describe(value)}`);
     this.field = field;
+    this.expected = expected;
   }
 }
 

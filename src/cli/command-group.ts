@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { constants } from 'node:os';
+import { EXIT } from './exit-codes.js';
 
 /** How often a group that was told to stop is checked for members still running. */
 const POLL_MS = 50;
@@ -22,7 +23,7 @@ export interface CommandGroupOptions {
 export class CommandGroup {
   /**
    * The command's exit code: its own, or 128 + the number of the signal that ended it.
-   * Rejects when the command could not be started.
+   * Rejects with a {@link NotStartedError} when the command could not be started.
    */
   readonly exited: Promise<number>;
   readonly #child: ChildProcess;
@@ -33,9 +34,9 @@ export class CommandGroup {
     this.#child = child;
     this.#foreground = foreground;
     this.exited = new Promise<number>((resolve, reject) => {
-      child.once('error', (error) => {
+      child.once('error', (error: NodeJS.ErrnoException) => {
         this.#hasExited = true;
-        reject(new Error(`cannot run "${child.spawnfile}": ${error.message}`, { cause: error }));
+        reject(new NotStartedError(child.spawnfile, error));
       });
       child.once('exit', (code, signal) => {
         this.#hasExited = true;
@@ -112,6 +113,33 @@ export class CommandGroup {
     }
     return process.platform !== 'linux' || linuxGroupHasLiveMember(pid);
   }
+}
+
+/**
+ * The command could not be started. `exitCode` is what a shell exits with then: 127 when
+ * the command is not found, 126 when it is found but cannot be run (not executable, a
+ * directory, a `#!` interpreter that is missing).
+ */
+export class NotStartedError extends Error {
+  readonly exitCode: number;
+
+  constructor(command: string, error: NodeJS.ErrnoException) {
+    const [exitCode, why] = notStartedBecause(command, error);
+    super(`${command}: ${why}`, { cause: error });
+    this.name = 'NotStartedError';
+    this.exitCode = exitCode;
+  }
+}
+
+function notStartedBecause(command: string, error: NodeJS.ErrnoException): [number, string] {
+  if (error.code === 'ENOENT') {
+    // execve says ENOENT for a script whose interpreter is missing, too.
+    return command.includes('/') && existsSync(command)
+      ? [EXIT.cannotRun, 'cannot execute: its interpreter (the #! line) was not found']
+      : [EXIT.notFound, 'command not found'];
+  }
+  if (error.code === 'EACCES') return [EXIT.cannotRun, 'permission denied'];
+  return [EXIT.cannotRun, `cannot execute: ${error.message}`];
 }
 
 /**

@@ -1,7 +1,7 @@
 import { constants } from 'node:os';
 import type { Locker } from '../lock/locker.js';
 import { schedule, type Tick } from '../schedule/schedule.js';
-import { CommandGroup } from './command-group.js';
+import { CommandGroup, NotStartedError } from './command-group.js';
 import { STOP_SIGNALS } from './stop-signals.js';
 
 /** What `distlock cron` was asked to do. */
@@ -52,7 +52,12 @@ export async function cronUnderLock(
     };
     lockLost.addEventListener('abort', stop, { once: true });
     try {
-      const code = await command.exited;
+      const code = await command.exited.catch((error: unknown) => {
+        // Logged as a shell would exit: 127 not found, 126 not executable.
+        if (error instanceof NotStartedError)
+          throw new Error(`${error.message} (exit ${error.exitCode})`);
+        throw error;
+      });
       await stopping;
       if (code !== 0) throw new Error(`"${request.command}" exited with ${code}`);
     } finally {
@@ -68,8 +73,10 @@ export async function cronUnderLock(
       lockAtMostFor: request.lockAtMostFor,
       lockAtLeastFor: request.lockAtLeastFor,
       onTick: (outcome, at, error) => {
-        if (outcome === 'failed')
-          log(`distlock: tick ${at.toISOString()} failed: ${String(error)}`);
+        if (outcome === 'failed') {
+          const why = error instanceof Error ? error.message : String(error);
+          log(`distlock: tick ${at.toISOString()} failed: ${why}`);
+        }
       },
     },
     runJob,

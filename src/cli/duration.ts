@@ -2,19 +2,35 @@ import { MAX_TIMER_MS } from '../options.js';
 
 const UNITS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
 
+/** How durations are written on the command line, for help texts and errors. */
+export const DURATION_FORMS = 'seconds (e.g. 5 or 0.5), or 500ms, 30s, 5m, 1h';
+
 /**
- * Parses `500ms`, `30s`, `5m`, `1h` (or a bare number of ms) into ms; throws on anything
- * else, and on durations longer than a timer holds (about 24.8 days: a longer `--grace`
- * would fire at once).
+ * Parses a duration into ms: a bare number is seconds, as in `flock -w 5` and `sleep 5`
+ * (fractions allowed: `0.5`), or a number with `ms`, `s`, `m` or `h`. Throws on anything else,
+ * on 0 unless `zero` (then "not at all", as `--wait 0`), and on durations longer than a timer
+ * holds (about 24.8 days: a longer `--grace` would fire at once).
  */
-export function parseDuration(text: string): number {
-  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text.trim());
-  const ms = match ? Number(match[1]) * (UNITS[match[2] ?? 'ms'] ?? 1) : Number.NaN;
-  if (!Number.isFinite(ms) || ms <= 0 || !Number.isSafeInteger(Math.round(ms))) {
-    throw new Error(`invalid duration "${text}" (expected e.g. 500ms, 30s, 5m, 1h)`);
+export function parseDuration(text: string, { zero = false }: { zero?: boolean } = {}): number {
+  const match = /^(\d+(?:\.\d+)?|\.\d+)(ms|s|m|h)?$/.exec(text.trim());
+  const ms = match ? Math.round(Number(match[1]) * (UNITS[match[2] ?? 's'] ?? 1)) : Number.NaN;
+  if (!Number.isSafeInteger(ms)) {
+    throw new Error(`invalid duration "${text}" (expected ${DURATION_FORMS})`);
+  }
+  if (ms === 0 && !zero) {
+    throw new Error(`duration "${text}" is not positive (at least 1ms)`);
   }
   if (ms > MAX_TIMER_MS) {
     throw new Error(`duration "${text}" is too long (at most ${MAX_TIMER_MS} ms, about 24.8 days)`);
   }
-  return Math.round(ms);
+  return ms;
+}
+
+/** `ms` as it would be written on the command line: `20m`, `1.5s`, `250ms`. */
+export function formatDuration(ms: number): string {
+  for (const unit of ['h', 'm', 's'] as const) {
+    const size = UNITS[unit] ?? 1;
+    if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;
+  }
+  return ms >= 1_000 ? `${ms / 1_000}s` : `${ms}ms`;
 }

@@ -1,6 +1,7 @@
 /**
  * Exit codes of the `distlock` command. The command's own exit code passes through; these
- * are chosen from the BSD sysexits range so that they rarely collide with a command's.
+ * are chosen from the BSD sysexits range so that they rarely collide with a command's, but
+ * for a command that cannot be started, which exits as it would in a shell (126, 127).
  */
 export const EXIT = {
   /** `distlock status`: the lock is free (0 = held, like `test` and `grep`). */
@@ -13,4 +14,8 @@ export const EXIT = {
   busy: 75,
   /** The lock was lost while the command ran; the command was stopped. */
   lost: 76,
+  /** The command was found but cannot be run (not executable...), as in shells. */
+  cannotRun: 126,
+  /** The command was not found, as in shells. */
+  notFound: 127,
 } as const;

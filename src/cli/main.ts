@@ -3,25 +3,21 @@
  * The `distlock` command: `run` (flock across machines), `status`, and `cron` (one run per
  * tick across a fleet). Exit codes are in exit-codes.ts and the README.
  */
-import { InvalidArgumentError as BadOption, Command, CommanderError, Option } from 'commander';
-import { InvalidArgumentError } from '../errors.js';
-import { Locker } from '../lock/locker.js';
+import { Command, CommanderError, Option } from 'commander';
+import { lockerSettings, validateResource, validateTtl } from '../options.js';
+import { tickResource } from '../schedule/schedule.js';
+import { act, durationOption, exitCode, withLocker } from './command-line.js';
 import { cronUnderLock } from './cron-command.js';
-import { parseDuration } from './duration.js';
+import { DURATION_FORMS, formatDuration } from './duration.js';
 import { EXIT } from './exit-codes.js';
-import { type NodeOptions, nodeOptions, withNodeOptions } from './node-options.js';
+import { withNodeOptions } from './node-options.js';
+import { runTarget } from './run-arguments.js';
 import { runUnderLock } from './run-command.js';
 import { formatStatus, type LockState, lockStatus } from './status-command.js';
+import { hints } from './unreachable.js';
+import { packageVersion } from './version.js';
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
-
-function duration(text: string): number {
-  try {
-    return parseDuration(text);
-  } catch (error) {
-    throw new BadOption((error as Error).message);
-  }
-}
 
 /** Exit code of `distlock status` per state, like `test`: 0 when the lock is held. */
 const STATUS_EXIT: Record<LockState, number> = {
@@ -30,41 +26,43 @@ const STATUS_EXIT: Record<LockState, number> = {
   unknown: EXIT.unavailable,
 };
 
-/** A duration option whose default shows as written (`30s`), not in ms. */
-function durationOption(flags: string, description: string, defaultMs: number, shown: string) {
-  return new Option(flags, description).argParser(duration).default(defaultMs, shown);
-}
-
-async function withLocker(
-  nodes: NodeOptions,
-  use: (locker: Locker) => Promise<number>,
-): Promise<number> {
-  const locker = new Locker(nodes);
-  try {
-    return await use(locker);
-  } finally {
-    await locker.close();
-  }
-}
-
 const program = new Command('distlock')
   .description('Distributed locks on Redis, from the shell.')
+  .version(packageVersion(), '-V, --version', 'print the version')
   .exitOverride()
   .showHelpAfterError()
-  .enablePositionalOptions();
+  .enablePositionalOptions()
+  .addHelpText('after', `\nDurations: ${DURATION_FORMS}.`);
 
-withNodeOptions(program.command('run'))
+const run = program
+  .command('run')
   .description('hold a lock while a command runs (like flock, across machines)')
-  .requiredOption('--key <key>', 'the resource to lock')
+  .usage(
+    '[options] <key> [--] <command> [args...]\n       distlock run [options] <key> -c <shell-command>',
+  )
+  .argument('[key]', 'the resource to lock (or give --key; options go before it)')
+  .argument('[command]', 'the command to run')
+  .argument('[args...]', 'its arguments')
+  .option('--key <key>', 'the resource to lock; the first argument is then the command')
+  .option('-c, --command <shell-command>', 'run <shell-command> with /bin/sh -c')
+  .addOption(durationOption('--ttl <duration>', 'lease, extended while the command runs', 30_000))
   .addOption(
-    durationOption('--ttl <duration>', 'lease, extended while the command runs', 30_000, '30s'),
+    durationOption(
+      '-w, --wait <duration>',
+      'how long to wait while the lock is busy (0: not at all)',
+      10_000,
+      { zero: true },
+    ),
+  )
+  .option('--no-wait', 'do not wait if the lock is busy (the same as --wait 0)')
+  .addOption(new Option('-n, --nonblock', 'the same as --no-wait (flock -n)').conflicts('wait'))
+  .addOption(
+    new Option('-E, --conflict-exit-code <code>', 'exit code when the lock is busy (0-255)')
+      .argParser(exitCode)
+      .default(EXIT.busy),
   )
   .addOption(
-    durationOption('--wait <duration>', 'how long to wait while the lock is busy', 10_000, '10s'),
-  )
-  .option('--no-wait', 'fail at once (exit 75) if the lock is busy')
-  .addOption(
-    durationOption('--grace <duration>', 'SIGTERM to SIGKILL once the lock is lost', 5_000, '5s'),
+    durationOption('--grace <duration>', 'SIGTERM to SIGKILL once the lock is lost', 5_000),
   )
   .option(
     '--foreground',
@@ -72,72 +70,104 @@ withNodeOptions(program.command('run'))
       'terminal (prompts, job control); only the command itself is then signalled, not ' +
       'the processes it started',
   )
-  .argument('<command>', 'the command to run')
-  .argument('[args...]', 'its arguments (put them after --)')
   .addHelpText(
     'after',
-    '\nThe command runs in a process group of its own (unless --foreground): when the lock is\n' +
+    `\nDurations: ${DURATION_FORMS}.\n` +
+      '\nThe command runs in a process group of its own (unless --foreground): when the lock is\n' +
       'lost, and on SIGINT, SIGTERM, SIGHUP or SIGQUIT, the whole group is signalled, so that\n' +
-      'the processes the command started stop too.',
+      'the processes the command started stop too.\n' +
+      "\nExit status: the command's own; 126 or 127 if it cannot be run; 75 (or -E) busy;\n" +
+      '69 Redis unreachable (no quorum); 76 the lock was lost; 2 bad arguments.',
   )
-  .passThroughOptions()
-  .action(async (command: string, args: string[], opts) => {
-    const waitMs = opts.wait === false ? 0 : (opts.wait as number);
-    process.exitCode = await withLocker(nodeOptions(opts), (locker) =>
-      runUnderLock(
-        locker,
-        {
-          key: opts.key,
-          ttlMs: opts.ttl,
-          waitMs,
-          graceMs: opts.grace,
-          foreground: opts.foreground === true,
-          command,
-          args,
+  .passThroughOptions();
+withNodeOptions(run).action(
+  (key: string | undefined, command: string | undefined, args: string[], opts, self: Command) =>
+    act(
+      self,
+      {
+        resource: {
+          name: opts.key === undefined ? '<key>' : '--key',
+          given: JSON.stringify(opts.key ?? key),
         },
-        log,
-      ),
-    );
-  });
+        ttlMs: { name: '--ttl', given: formatDuration(opts.ttl) },
+      },
+      (nodes) => {
+        const positionals = [key, command, ...args].filter((a) => a !== undefined);
+        const target = runTarget(positionals, opts);
+        const waitMs = opts.nonblock === true || opts.wait === false ? 0 : (opts.wait as number);
+        return withLocker(nodes, (locker) =>
+          runUnderLock(
+            locker,
+            {
+              ...target,
+              ttlMs: opts.ttl,
+              waitMs,
+              busyExitCode: opts.conflictExitCode,
+              graceMs: opts.grace,
+              foreground: opts.foreground === true,
+              nodesFrom: nodes.from,
+            },
+            log,
+          ),
+        );
+      },
+    ),
+);
 
-withNodeOptions(program.command('status'))
+const status = program
+  .command('status')
   .description('show whether a lock is held, for how long, and its fence, per node')
-  .argument('<key>', 'the resource')
+  .argument('<key>', 'the resource (with --cron: the name of the cron job)')
+  .option(
+    '--cron',
+    'show the lock of the cron job named <key> (distlock cron --key <key>), held while a tick runs',
+  )
   .option(
     '--prefix <prefix>',
     'the key prefix of the lockers that take it (their `prefix`)',
     'distlock:',
   )
   .option('--json', 'print JSON')
-  .addHelpText('after', '\nExit status: 0 held, 1 free, 69 unknown (too few nodes could be read).')
-  .action(async (key: string, opts) => {
-    const status = await lockStatus(nodeOptions(opts), key, { prefix: opts.prefix });
-    process.stdout.write(
-      opts.json ? `${JSON.stringify(status)}\n` : `${formatStatus(status).join('\n')}\n`,
-    );
-    process.exitCode = STATUS_EXIT[status.state];
-  });
+  .addHelpText('after', '\nExit status: 0 held, 1 free, 69 unknown (too few nodes could be read).');
+withNodeOptions(status).action((key: string, opts, self: Command) =>
+  act(
+    self,
+    {
+      key: { name: '<key>', given: JSON.stringify(key) },
+      prefix: { name: '--prefix', given: JSON.stringify(opts.prefix) },
+    },
+    async (nodes) => {
+      validateResource(key, 'key');
+      const resource = opts.cron === true ? tickResource(key) : key;
+      const found = await lockStatus(nodes, resource, { prefix: opts.prefix });
+      process.stdout.write(
+        opts.json ? `${JSON.stringify(found)}\n` : `${formatStatus(found).join('\n')}\n`,
+      );
+      const failed = found.nodes.flatMap(({ node, problem }) =>
+        problem ? [{ node, problem }] : [],
+      );
+      for (const hint of hints(failed, nodes.from)) log(`distlock: ${hint}`);
+      return STATUS_EXIT[found.state];
+    },
+  ),
+);
 
-withNodeOptions(program.command('cron'))
+const cron = program
+  .command('cron')
   .description(
     'run a command on every tick of a cron expression, on exactly one machine of a fleet',
   )
   .argument('<expression>', 'cron expression, e.g. "*/5 * * * *" (a 6th leading field = seconds)')
   .requiredOption('--key <key>', 'name of the job (the same on every machine)')
   .addOption(
-    durationOption(
-      '--at-most <duration>',
-      'lockAtMostFor: longest a tick holds the lock',
-      600_000,
-      '10m',
-    ),
+    durationOption('--at-most <duration>', 'lockAtMostFor: longest a tick holds the lock', 600_000),
   )
   .addOption(
     durationOption(
       '--at-least <duration>',
-      'lockAtLeastFor: shortest a tick holds the lock',
+      'lockAtLeastFor: shortest a tick holds the lock (0: released when the job ends)',
       1_000,
-      '1s',
+      { zero: true },
     ),
   )
   .addOption(
@@ -145,33 +175,45 @@ withNodeOptions(program.command('cron'))
       '--grace <duration>',
       'SIGTERM to SIGKILL for a job being stopped (signal, or --at-most ran out)',
       5_000,
-      '5s',
     ),
   )
   .argument('<command>', 'the command to run')
   .argument('[args...]', 'its arguments (after --)')
-  .action(async (cron: string, command: string, args: string[], opts) => {
-    const request = {
-      cron,
-      key: opts.key,
-      lockAtMostFor: opts.atMost,
-      lockAtLeastFor: opts.atLeast,
-      graceMs: opts.grace,
-      command,
-      args,
-    };
-    process.exitCode = await withLocker(nodeOptions(opts), (locker) =>
-      cronUnderLock(locker, request, log),
-    );
-  });
+  .addHelpText(
+    'after',
+    `\nDurations: ${DURATION_FORMS}.\n` +
+      '\nWhile a tick runs, `distlock status --cron <key>` shows its lock as held.',
+  );
+withNodeOptions(cron).action(
+  (expression: string, command: string, args: string[], opts, self: Command) =>
+    act(
+      self,
+      {
+        resource: { name: '--key', given: JSON.stringify(opts.key) },
+        cron: { name: '<expression>', given: JSON.stringify(expression) },
+        lockAtMostFor: { name: '--at-most', given: formatDuration(opts.atMost) },
+        lockAtLeastFor: { name: '--at-least', given: formatDuration(opts.atLeast) },
+      },
+      (nodes) => {
+        // Each tick locks for --at-most: a lease too short to take fails every tick, later.
+        validateTtl('lockAtMostFor', opts.atMost, lockerSettings({ nodes: nodes.nodes }));
+        const request = {
+          cron: expression,
+          key: opts.key,
+          lockAtMostFor: opts.atMost,
+          lockAtLeastFor: opts.atLeast,
+          graceMs: opts.grace,
+          command,
+          args,
+        };
+        return withLocker(nodes, (locker) => cronUnderLock(locker, request, log));
+      },
+    ),
+);
 
 program.parseAsync(process.argv).catch((error: unknown) => {
   if (error instanceof CommanderError) {
     process.exitCode = error.exitCode === 0 ? 0 : EXIT.usage;
-  } else if (error instanceof InvalidArgumentError) {
-    log(`distlock: ${error.message}`);
-    log(program.helpInformation());
-    process.exitCode = EXIT.usage;
   } else {
     log(`distlock: ${(error as Error).message}`);
     process.exitCode = EXIT.unavailable;

@@ -3,11 +3,18 @@ import { type Command, Option } from 'commander';
 import { InvalidArgumentError } from '../errors.js';
 import type { TlsOptions } from '../node-specs.js';
 
+/** Where the nodes came from: `--redis`, `$DISTLOCK_REDIS`, or neither (localhost). */
+export type NodesFrom = '--redis' | 'DISTLOCK_REDIS' | 'default';
+
 /** The nodes a command locks on, and the TLS settings for its `rediss://` ones. */
 export interface NodeOptions {
   readonly nodes: readonly string[];
   readonly tls?: TlsOptions;
+  readonly from: NodesFrom;
 }
+
+/** The node of a command given no `--redis` and no `$DISTLOCK_REDIS`. */
+export const DEFAULT_NODE = 'redis://127.0.0.1:6379';
 
 const collect = (value: string, previous: string[]) => [...previous, value];
 
@@ -17,7 +24,7 @@ export function withNodeOptions(command: Command): Command {
     .addOption(
       new Option('--redis <url>', 'a Redis node; repeat it for Redlock over several')
         .argParser(collect)
-        .default([], '$DISTLOCK_REDIS, else redis://127.0.0.1:6379'),
+        .default([], `$DISTLOCK_REDIS, else ${DEFAULT_NODE}`),
     )
     .option('--tls-ca <file>', 'CA certificate (PEM) to trust for rediss:// nodes')
     .option('--tls-cert <file>', 'client certificate (PEM), for servers that require one')
@@ -33,8 +40,12 @@ export function withNodeOptions(command: Command): Command {
 export function nodeOptions(opts: Record<string, unknown>): NodeOptions {
   const given = opts.redis as string[];
   const fromEnv = (process.env.DISTLOCK_REDIS ?? '').split(/[\s,]+/).filter(Boolean);
-  const nodes =
-    given.length > 0 ? given : fromEnv.length > 0 ? fromEnv : ['redis://127.0.0.1:6379'];
+  const [nodes, from]: [string[], NodesFrom] =
+    given.length > 0
+      ? [given, '--redis']
+      : fromEnv.length > 0
+        ? [fromEnv, 'DISTLOCK_REDIS']
+        : [[DEFAULT_NODE], 'default'];
   const tls: { -readonly [K in keyof TlsOptions]: TlsOptions[K] } = {};
   for (const [field, flag] of [
     ['ca', 'tlsCa'],
@@ -45,7 +56,7 @@ export function nodeOptions(opts: Record<string, unknown>): NodeOptions {
     if (typeof file === 'string') tls[field] = readPem(`--tls-${field}`, file);
   }
   if (typeof opts.tlsServername === 'string') tls.servername = opts.tlsServername;
-  return Object.keys(tls).length > 0 ? { nodes, tls } : { nodes };
+  return Object.keys(tls).length > 0 ? { nodes, tls, from } : { nodes, from };
 }
 
 function readPem(option: string, file: string): Buffer {

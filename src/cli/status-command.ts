@@ -4,6 +4,7 @@ import { resolveNodes } from '../node-specs.js';
 import { lockerSettings, validateResource } from '../options.js';
 import { quorumOf } from '../quorum/tally.js';
 import type { NodeOptions } from './node-options.js';
+import { type NodeProblem, problemOf } from './unreachable.js';
 
 /**
  * How long one node gets to connect and answer. Status reads nothing it must act on, so a
@@ -26,6 +27,8 @@ export interface NodeStatus {
   readonly fence: string | null;
   /** Why the node could not be read; the other fields then say nothing. */
   readonly error?: string;
+  /** The kind of `error`: `down`, `timeout`, `tls`, `auth` or `other`. */
+  readonly problem?: NodeProblem;
 }
 
 /** What `distlock status` reports. */
@@ -93,15 +96,17 @@ async function nodeStatus(
 ): Promise<NodeStatus> {
   const node = connection.name;
   let timer: NodeJS.Timeout | undefined;
+  const silence = new Error(`no answer within ${timeoutMs} ms`);
   const timedOut = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+    timer = setTimeout(() => reject(silence), timeoutMs);
   });
   try {
     const [pttl, fence] = await Promise.race([readKeys(connection, key, timeoutMs), timedOut]);
     return { node, held: pttl !== -2, remainingMs: pttl >= 0 ? pttl : null, fence };
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    return { node, held: false, remainingMs: null, fence: null, error: message };
+    const problem = error === silence ? 'timeout' : problemOf(error);
+    return { node, held: false, remainingMs: null, fence: null, error: message, problem };
   } finally {
     clearTimeout(timer);
   }

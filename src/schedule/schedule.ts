@@ -40,6 +40,11 @@ export interface Schedule {
   stop(): Promise<void>;
 }
 
+/** The resource that a schedule named `name` locks for each tick. */
+export function tickResource(name: string): string {
+  return `schedule:${name}`;
+}
+
 /**
  * Runs `job` on every tick of `cron` (seconds field optional: `'* * * * * *'` is every second)
  * on exactly one of the nodes that schedule it under the same `name`: each node tries to
@@ -99,7 +104,7 @@ export function schedule(
       // little of it is left when the job ends (or the locker closes): an instance whose
       // clock runs behind must not run the tick again.
       const tickLock = { ttlMs: lockAtMostFor, minHoldMs: lockAtLeastFor };
-      lock = await locker.tryAcquire(`schedule:${name}`, tickLock);
+      lock = await locker.tryAcquire(tickResource(name), tickLock);
     } catch (error) {
       return report('failed', scheduledAt, error);
     }

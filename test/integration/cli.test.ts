@@ -1,41 +1,30 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { isRunning } from '../support/processes.js';
+import {
+  distlock,
+  killAll,
+  lockHeld,
+  nodesWith,
+  pidWrittenTo,
+  redisArgs,
+  stopsRunning,
+  withBackgroundSleep,
+} from '../support/cli.js';
 import { useLockers, useRedis } from '../support/redis.js';
 
-/** Runs the built command (`npm test` builds first), as users run it. */
-const CLI = 'dist/esm/cli/main.js';
+// `distlock run` and what all subcommands share (--version, usage errors); `status` and
+// `cron` have files of their own.
 const fixture = useRedis(3);
 const locker = useLockers(fixture);
+const nodes = () => redisArgs(fixture());
 const dir = mkdtempSync(join(tmpdir(), 'distlock-cli-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-interface Run {
-  readonly child: ChildProcess;
-  readonly done: Promise<{ code: number | null; stdout: string; stderr: string }>;
-}
-
-function distlock(args: readonly string[], env: NodeJS.ProcessEnv = {}): Run {
-  const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env } });
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (c: Buffer) => {
-    stdout += c.toString();
-  });
-  child.stderr?.on('data', (c: Buffer) => {
-    stderr += c.toString();
-  });
-  const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
-    child.once('exit', (code) => resolve({ code, stdout, stderr })),
-  );
-  return { child, done };
-}
-
-const redisArgs = () => fixture().redis.urls.flatMap((url) => ['--redis', url]);
+/** Pids that commands under test started; whatever still runs after a test is killed. */
+const started: number[] = [];
+afterEach(() => killAll(started));
 
 /** `distlock run` on a short, auto-extended lease, for tests that then lose the lock. */
 const runUntilLost = (...command: string[]) =>
@@ -47,57 +36,23 @@ const runUntilLost = (...command: string[]) =>
     '600ms',
     '--grace',
     '1s',
-    ...redisArgs(),
+    ...nodes(),
     '--',
     ...command,
   ]);
-
-/** A shell script that starts `sleep 30` in the background, writes its pid to `file`, waits. */
-const withBackgroundSleep = (file: string) => `sleep 30 & echo $! > ${file}; wait`;
-
-/** Pids that commands under test started; whatever still runs after a test is killed. */
-const started: number[] = [];
-afterEach(() => {
-  for (const pid of started.splice(0)) if (isRunning(pid)) process.kill(pid, 'SIGKILL');
-});
-
-/** The pid a command wrote to `file`, once it is there in full. */
-/** Resolves once `key` exists on the first node: the command's lock is held. */
-async function lockHeld(key: string, withinMs = 10_000): Promise<void> {
-  const deadline = performance.now() + withinMs;
-  while ((await fixture().admin[0]?.exists(key)) !== 1) {
-    if (performance.now() > deadline) throw new Error(`${key} not locked after ${withinMs} ms`);
-    await delay(20);
-  }
-}
-
-async function pidWrittenTo(file: string, withinMs = 10_000): Promise<number> {
-  const deadline = performance.now() + withinMs;
-  for (;;) {
-    const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
-    if (/^\d+\n$/.test(text)) {
-      started.push(Number(text));
-      return Number(text);
-    }
-    if (performance.now() > deadline) throw new Error(`no pid in ${file} after ${withinMs} ms`);
-    await delay(20);
-  }
-}
-
-/** Whether `pid` stops running within `withinMs`. */
-async function stopsRunning(pid: number, withinMs = 2_000): Promise<boolean> {
-  const deadline = performance.now() + withinMs;
-  while (isRunning(pid)) {
-    if (performance.now() > deadline) return false;
-    await delay(20);
-  }
-  return true;
-}
 
 /** This process's process group (Linux: the 5th field of /proc/self/stat). */
 function ownProcessGroup(): number {
   const stat = readFileSync('/proc/self/stat', 'utf8');
   return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+}
+
+/** A URL on which nothing listens: a node of the fixture, killed. */
+async function deadNode(index: number): Promise<string> {
+  const node = fixture().redis.nodes[index];
+  if (!node) throw new Error(`the fixture has no node ${index}`);
+  await node.kill();
+  return `redis://127.0.0.1:${node.port}`;
 }
 
 describe('distlock run', () => {
@@ -106,7 +61,7 @@ describe('distlock run', () => {
       'run',
       '--key',
       'job',
-      ...redisArgs(),
+      ...nodes(),
       '--',
       'sh',
       '-c',
@@ -116,22 +71,64 @@ describe('distlock run', () => {
     expect(code).toBe(3);
   });
 
-  it('exits 75 without running the command when the lock is busy and --no-wait', async () => {
-    const held = await locker().acquire('job', { ttlMs: 10_000 });
-    const marker = join(dir, 'ran');
-    const { code, stderr } = await distlock([
+  it('takes the key as its first argument, as flock takes its file', async () => {
+    const run = distlock(['run', ...nodes(), 'nightly', 'sh', '-c', 'sleep 0.5; echo done']);
+    await lockHeld(fixture(), 'distlock:{nightly}');
+    const { code, stdout } = await run.done;
+    expect({ code, stdout }).toEqual({ code: 0, stdout: 'done\n' });
+    expect(await nodesWith(fixture(), 'distlock:{nightly}')).toBe(0); // released
+  });
+
+  it.each([
+    ['after the key (flock)', ['nightly', '-c']],
+    ['as an option, with --key', ['--key', 'nightly', '-c']],
+  ])('runs -c <shell-command> through /bin/sh, %s', async (_, form) => {
+    const { code, stdout } = await distlock([
       'run',
-      '--key',
-      'job',
-      '--no-wait',
-      ...redisArgs(),
-      '--',
-      'touch',
-      marker,
+      ...nodes(),
+      ...form,
+      'echo "$0"; echo a | tr a b; exit 4',
     ]).done;
-    expect(code).toBe(75);
-    expect(stderr).toMatch(/locked by another holder/);
-    expect(() => readFileSync(marker)).toThrow();
+    expect(stdout).toBe('/bin/sh\nb\n');
+    expect(code).toBe(4);
+  });
+
+  it('reads a bare number as seconds: --ttl 30 is a 30 s lease', async () => {
+    const run = distlock(['run', '--key', 'job', '--ttl', '30', ...nodes(), '--', 'sleep', '1']);
+    await lockHeld(fixture(), 'distlock:{job}');
+    expect(await fixture().admin[0]?.pttl('distlock:{job}')).toBeGreaterThan(20_000);
+    expect((await run.done).code).toBe(0);
+  });
+
+  it.each([['-w'], ['--wait']])('waits %s 5 seconds, not 5 ms', async (flag) => {
+    const held = await locker().acquire('job', { ttlMs: 10_000 });
+    setTimeout(() => void held.release(), 1_000);
+    const { code } = await distlock(['run', flag, '5', '--key', 'job', ...nodes(), '--', 'true'])
+      .done;
+    expect(code).toBe(0); // got the lock once it was released, a second later
+  });
+
+  it.each([[['--no-wait']], [['-n']], [['--nonblock']], [['--wait', '0']], [['-w', '0']]])(
+    'exits 75 at once, without running the command, when the lock is busy and %j',
+    async (flags) => {
+      const held = await locker().acquire('job', { ttlMs: 10_000 });
+      const marker = join(dir, 'ran');
+      const startedAt = performance.now();
+      const run = distlock(['run', ...flags, '--key', 'job', ...nodes(), '--', 'touch', marker]);
+      const { code, stderr } = await run.done;
+      expect(code).toBe(75);
+      expect(stderr).toMatch(/locked by another holder/);
+      expect(performance.now() - startedAt).toBeLessThan(5_000); // not the 10 s default wait
+      expect(() => readFileSync(marker)).toThrow();
+      await held.release();
+    },
+  );
+
+  it('exits with the code given by -E when the lock is busy', async () => {
+    const held = await locker().acquire('job', { ttlMs: 10_000 });
+    const run = distlock(['run', '-n', '-E', '9', '--key', 'job', ...nodes(), '--', 'true']);
+    const { code } = await run.done;
+    expect(code).toBe(9);
     await held.release();
   });
 
@@ -144,10 +141,27 @@ describe('distlock run', () => {
     await held.release();
   });
 
+  it.each([
+    ['127 for a command that is not found', 127, () => join(dir, 'missing'), /: command not found/],
+    ['126 for a file that is not executable', 126, notExecutable, /: permission denied/],
+  ])('exits %s, as shells do, and releases the lock', async (_, expected, file, message) => {
+    const { code, stderr } = await distlock(['run', '--key', 'job', ...nodes(), '--', file()]).done;
+    expect(code).toBe(expected);
+    expect(stderr).toMatch(message);
+    expect(await nodesWith(fixture(), 'distlock:{job}')).toBe(0);
+  });
+
+  it("exits with the shell's 127 and 126 under -c", async () => {
+    const notFound = await distlock(['run', ...nodes(), 'job', '-c', 'no-such-command-here']).done;
+    expect(notFound.code).toBe(127);
+    const notRunnable = await distlock(['run', ...nodes(), 'job', '-c', notExecutable()]).done;
+    expect(notRunnable.code).toBe(126);
+  });
+
   it('stops the command and exits 76 when the lock is lost', async () => {
     const run = runUntilLost('sleep', '30');
-    await lockHeld('distlock:{job}'); // (a fixed delay lost the race on a loaded machine)
-    const started = performance.now();
+    await lockHeld(fixture(), 'distlock:{job}'); // (a fixed delay lost the race on a loaded machine)
+    const startedAt = performance.now();
     await Promise.all(
       fixture()
         .redis.nodes.slice(0, 2)
@@ -156,22 +170,13 @@ describe('distlock run', () => {
     const { code, stderr } = await run.done;
     expect(code).toBe(76);
     expect(stderr).toMatch(/lost; stopping the command/);
-    expect(performance.now() - started).toBeLessThan(2_000); // not the 30 s of sleep
+    expect(performance.now() - startedAt).toBeLessThan(2_000); // not the 30 s of sleep
   });
 
   it('forwards SIGTERM to the command', async () => {
     const script =
       "process.on('SIGTERM', () => { console.log('got TERM'); process.exit(7); }); setInterval(() => {}, 1000); console.log('ready');";
-    const run = distlock([
-      'run',
-      '--key',
-      'job',
-      ...redisArgs(),
-      '--',
-      process.execPath,
-      '-e',
-      script,
-    ]);
+    const run = distlock(['run', '--key', 'job', ...nodes(), '--', process.execPath, '-e', script]);
     await new Promise<void>((resolve) =>
       run.child.stdout?.on('data', (c: Buffer) => c.toString().includes('ready') && resolve()),
     );
@@ -184,7 +189,7 @@ describe('distlock run', () => {
   it('stops what the command started, too, when the lock is lost', async () => {
     const file = join(dir, 'lost-grandchild');
     const run = runUntilLost('sh', '-c', withBackgroundSleep(file));
-    const grandchild = await pidWrittenTo(file);
+    const grandchild = await pidWrittenTo(file, started);
     await Promise.all(
       fixture()
         .redis.nodes.slice(0, 2)
@@ -201,13 +206,13 @@ describe('distlock run', () => {
       'run',
       '--key',
       'job',
-      ...redisArgs(),
+      ...nodes(),
       '--',
       'sh',
       '-c',
       withBackgroundSleep(file),
     ]);
-    const grandchild = await pidWrittenTo(file);
+    const grandchild = await pidWrittenTo(file, started);
     run.child.kill('SIGTERM');
     const { code } = await run.done;
     expect(code).toBe(143); // sh, ended by the forwarded SIGTERM
@@ -223,7 +228,7 @@ describe('distlock run', () => {
       '--key',
       'job',
       ...flags,
-      ...redisArgs(),
+      ...nodes(),
       '--',
       'sh',
       '-c',
@@ -234,140 +239,112 @@ describe('distlock run', () => {
     // distlock itself runs in the process group of this test's process.
     expect(group).toBe(leader === 'command' ? pid : ownProcessGroup());
   });
+});
 
-  it.each([
-    [['run', '--', 'true'], /required option '--key <key>'/],
-    [['run', '--key', 'k', '--ttl', '3x', '--', 'true'], /invalid duration "3x"/],
-    [['run', '--key', 'k', '--ttl', '1ms', '--', 'true'], /`ttlMs`/],
-    // A grace a timer cannot hold would fire SIGKILL after 1 ms.
-    [['run', '--key', 'k', '--grace', '600h', '--', 'true'], /"600h" is too long/],
-    [['frobnicate'], /unknown command/],
-  ])('exits 2 with a one-line error and the usage for %j', async (args, message) => {
-    const { code, stderr } = await distlock([...args, ...(args[0] === 'frobnicate' ? [] : [])])
-      .done;
-    expect(code).toBe(2);
-    expect(stderr).toMatch(message);
-    expect(stderr).toMatch(/Usage: distlock/);
+describe('distlock run when Redis cannot be reached', () => {
+  it('exits 69 at once, not after --wait, naming the cause and what to check', async () => {
+    const url = await deadNode(0);
+    const startedAt = performance.now();
+    const run = distlock(['run', '--key', 'job', '--wait', '10s', '--redis', url, '--', 'true']);
+    const { code, stderr } = await run.done;
+    expect(code).toBe(69);
+    expect(performance.now() - startedAt).toBeLessThan(2_000); // was the whole 10 s wait
+    expect(stderr).toMatch(/ECONNREFUSED/);
+    expect(stderr).toContain(`is Redis running at ${url.slice('redis://'.length)}`);
+    expect(stderr).toMatch(/the nodes come from --redis/);
+  });
+
+  it('gives up at once when a majority refuses, and names DISTLOCK_REDIS', async () => {
+    const [first, second] = [await deadNode(0), await deadNode(1)];
+    const env = { DISTLOCK_REDIS: fixture().redis.urls.join(' ') };
+    const startedAt = performance.now();
+    const { code, stderr } = await distlock(['run', '--key', 'job', '--', 'true'], env).done;
+    expect(code).toBe(69);
+    expect(performance.now() - startedAt).toBeLessThan(2_000);
+    for (const url of [first, second]) expect(stderr).toContain(url.slice('redis://'.length));
+    expect(stderr).toMatch(/the nodes come from DISTLOCK_REDIS/);
+    expect(await fixture().admin[2]?.exists('distlock:{job}')).toBe(0); // nothing left behind
+  });
+
+  it('waits for nodes that are only paused, and gets the lock once they answer', async () => {
+    const paused = fixture().redis.nodes.slice(0, 2);
+    for (const node of paused) node.pause();
+    setTimeout(() => {
+      for (const node of paused) node.resume();
+    }, 1_500);
+    const run = distlock(['run', '--key', 'job', '--wait', '8s', ...nodes(), '--', 'true']);
+    const { code, stderr } = await run.done;
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
   });
 });
 
-describe('distlock status', () => {
-  it('shows held or free, the remaining TTL and the fence, per node', async () => {
-    const lock = await locker().acquire('report', { ttlMs: 10_000, fencing: true });
-    const held = await distlock(['status', 'report', ...redisArgs()]).done;
-    expect(held.code).toBe(0);
-    expect(held.stdout).toMatch(/^report: held \(locked on 3 of 3 node\(s\)\)/);
-    expect(held.stdout).toMatch(/held, \d+ ms left, fence 1/);
-    await lock.release();
-    const free = await distlock(['status', 'report', '--json', ...redisArgs()]).done;
-    expect(JSON.parse(free.stdout)).toMatchObject({ resource: 'report', held: false, heldOn: 0 });
-  });
-
-  it('exits 0 while the lock is held and 1 once it is free, with the state in --json', async () => {
-    const lock = await locker().acquire('report', { ttlMs: 10_000 });
-    const held = await distlock(['status', 'report', '--json', ...redisArgs()]).done;
-    expect(held.code).toBe(0);
-    expect(JSON.parse(held.stdout)).toMatchObject({ state: 'held', held: true, heldOn: 3 });
-    await lock.release();
-    const free = await distlock(['status', 'report', '--json', ...redisArgs()]).done;
-    expect(free.code).toBe(1);
-    expect(JSON.parse(free.stdout)).toMatchObject({ state: 'free', held: false, heldOn: 0 });
-  });
-
-  it('still tells held from free with one node of three down', async () => {
-    const lock = await locker().acquire('report', { ttlMs: 10_000 });
-    await fixture().redis.nodes[2]?.kill();
-    const held = await distlock(['status', 'report', ...redisArgs()]).done;
-    expect(held.stdout).toMatch(/^report: held \(locked on 2 of 3 node\(s\), 1 unreachable\)/);
-    expect(held.code).toBe(0);
-    await lock.release();
-    const free = await distlock(['status', 'report', ...redisArgs()]).done;
-    expect(free.stdout).toMatch(/^report: free \(locked on 0 of 3 node\(s\), 1 unreachable\)/);
-    expect(free.code).toBe(1);
+describe('distlock --version and usage errors', () => {
+  it.each([['--version'], ['-V']])('%s prints the version of the package', async (flag) => {
+    const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
+    const { code, stdout } = await distlock([flag]).done;
+    expect({ code, stdout }).toEqual({ code: 0, stdout: `${version}\n` });
   });
 
   it.each([
-    ['down (connection refused)', 'kill'],
-    ['paused (no answer)', 'pause'],
-  ] as const)(
-    'says unknown and exits 69, in seconds, when a majority of nodes is %s',
-    async (_, fault) => {
-      await locker().acquire('report', { ttlMs: 10_000 });
-      const [first, second] = fixture().redis.nodes;
-      if (!first || !second) throw new Error('the fixture has 3 nodes');
-      for (const node of [first, second]) await (fault === 'kill' ? node.kill() : node.pause());
-      const startedAt = performance.now();
-      const { code, stdout } = await distlock(['status', 'report', ...redisArgs()]).done;
-      const elapsedMs = performance.now() - startedAt;
-      expect(stdout).toMatch(/^report: unknown \(locked on 1 of 3 node\(s\), 2 unreachable\)/);
-      for (const node of [first, second]) {
-        expect(stdout).toMatch(new RegExp(`127\\.0\\.0\\.1:${node.port}  unreachable: \\S`));
-      }
-      expect(code).toBe(69);
-      expect(elapsedMs).toBeLessThan(6_000); // each node gets 2 s at most
+    [['run', '--key', 'k', '--ttl', '3x', '--', 'true'], /invalid duration "3x"/],
+    [['run', '--key', 'k', '--ttl', '0', '--', 'true'], /duration "0" is not positive/],
+    [['run', '--key', 'k', '--ttl', '1ms', '--', 'true'], /`--ttl` to be longer .*, got 1ms$/m],
+    // A grace a timer cannot hold would fire SIGKILL after 1 ms.
+    [['run', '--key', 'k', '--grace', '600h', '--', 'true'], /"600h" is too long/],
+    [['run', '--redis', 'http://x', '--key', 'k', 'true'], /`--redis` to be a redis:\/\/ .*"http:/],
+    [['run', '--key', '', '--', 'true'], /`--key` to be a non-empty/],
+    [['run', '-E', '256', '--key', 'k', 'true'], /'-E, --conflict-exit-code <code>' .* 0 to 255/],
+    [
+      ['run', '-n', '-w', '5', '--key', 'k', 'true'],
+      /'-n, --nonblock' cannot be used with .*--wait/,
+    ],
+    [['run', '--bogus', '--key', 'k', 'true'], /unknown option '--bogus'/],
+    [['run'], /missing the key/],
+    [['run', 'k'], /missing the command/],
+    [['run', 'k', '--ttl', '5s', 'true'], /"--ttl" follows the key: put options before the key/],
+    [['run', 'k', '-c', 'true', 'extra'], /-c takes one shell command/],
+    [['status', '--redis', 'http://x', 'k'], /`--redis` to be a redis:\/\/ or rediss:\/\/ URL/],
+    [['status', ''], /`<key>` to be a non-empty/],
+    [['status', '--bogus', 'k'], /unknown option '--bogus'/],
+    [['cron', '* * * * *', '--key', 'k', '--at-least', '20m', 'true'], /`--at-least` .*--at-most/],
+    [['cron', 'x', '--key', 'k', 'true'], /`<expression>` to be a valid cron expression/],
+    [['cron', '* * * * *', 'true'], /required option '--key <key>'/],
+  ])(
+    'exits 2 with a one-line error and the usage of the subcommand for %j',
+    async (args, message) => {
+      const { code, stderr } = await distlock(args).done;
+      expect(code).toBe(2);
+      const [error, blank, usage] = stderr.split('\n');
+      expect(error).toMatch(/^error: /);
+      expect(error).toMatch(message);
+      expect(blank).toBe('');
+      expect(usage).toMatch(new RegExp(`^Usage: distlock ${args[0]} `));
     },
   );
 
-  it('reads the lock of lockers with another key prefix (--prefix)', async () => {
-    const lock = await locker({ prefix: 'app:' }).acquire('report', { ttlMs: 10_000 });
-    const args = ['status', 'report', ...redisArgs()];
-    expect((await distlock([...args, '--prefix', 'app:']).done).code).toBe(0);
-    expect((await distlock(args).done).code).toBe(1); // distlock:{report} is free
-    await lock.release();
-  });
-
-  it('exits 2 naming a node URL that is not redis://', async () => {
-    const { code, stderr } = await distlock(['status', 'report', '--redis', 'http://x']).done;
+  it('echoes a node URL without its password', async () => {
+    const url = 'redis://user:s3cret@127.0.0.1:1';
+    const args = ['run', '--redis', url, '--redis', url, '--key', 'k', '--', 'true'];
+    const { code, stderr } = await distlock(args).done;
     expect(code).toBe(2);
-    expect(stderr).toMatch(
-      /`nodes\[0\]` to be a redis:\/\/ or rediss:\/\/ URL, got `"http:\/\/x"`/,
-    );
+    expect(stderr).toMatch(/`--redis` to be a node not listed before \(same as --redis #1/);
+    expect(stderr).toContain('redis://user:***@127.0.0.1:1');
+    expect(stderr).not.toContain('s3cret');
+  });
+
+  it('shows the top-level usage for an unknown subcommand', async () => {
+    const { code, stderr } = await distlock(['frobnicate']).done;
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/unknown command 'frobnicate'/);
+    expect(stderr).toMatch(/^Usage: distlock \[options\] \[command\]/m);
   });
 });
 
-describe('distlock cron', () => {
-  it('runs each tick on exactly one of two machines', async () => {
-    const file = join(dir, 'ticks');
-    const args = [
-      'cron',
-      '* * * * * *',
-      '--key',
-      'tick',
-      '--at-least',
-      '800ms',
-      ...redisArgs(),
-      '--',
-      'sh',
-      '-c',
-      `date +%s >> ${file}`,
-    ];
-    const fleet = [distlock(args), distlock(args)];
-    await delay(3_600);
-    for (const member of fleet) member.child.kill('SIGTERM');
-    const results = await Promise.all(fleet.map((m) => m.done));
-    expect(results.map((r) => r.code)).toEqual([143, 143]); // 128 + SIGTERM
-    const ticks = readFileSync(file, 'utf8').trim().split('\n');
-    expect(ticks.length).toBeGreaterThanOrEqual(2);
-    expect(new Set(ticks).size).toBe(ticks.length);
-  });
-
-  it('on SIGTERM stops the running job and what it started, and exits 143', async () => {
-    const file = join(dir, 'cron-grandchild');
-    const cron = distlock([
-      'cron',
-      '* * * * * *',
-      '--key',
-      'long-job',
-      ...redisArgs(),
-      '--',
-      'sh',
-      '-c',
-      withBackgroundSleep(file),
-    ]);
-    const grandchild = await pidWrittenTo(file);
-    cron.child.kill('SIGTERM');
-    const { code } = await cron.done;
-    expect(code).toBe(143);
-    expect(await stopsRunning(grandchild)).toBe(true);
-  });
-});
+/** A file with a shell script in it, but not executable. */
+function notExecutable(): string {
+  const file = join(dir, 'not-executable.sh');
+  writeFileSync(file, '#!/bin/sh\necho ran\n');
+  chmodSync(file, 0o644);
+  return file;
+}

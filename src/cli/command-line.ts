@@ -1,0 +1,70 @@
+import { InvalidArgumentError as BadOption, type Command, Option } from 'commander';
+import { InvalidArgumentError } from '../errors.js';
+import { Locker } from '../lock/locker.js';
+import { formatDuration, parseDuration } from './duration.js';
+import { EXIT } from './exit-codes.js';
+import { type NodeOptions, nodeOptions } from './node-options.js';
+import { type CliField, inCliTerms, UsageError } from './usage-errors.js';
+
+/** A duration option (a bare number is seconds) whose default shows as written (`30s`). */
+export function durationOption(
+  flags: string,
+  description: string,
+  defaultMs: number,
+  { zero = false } = {},
+): Option {
+  const parse = (text: string) => {
+    try {
+      return parseDuration(text, { zero });
+    } catch (error) {
+      throw new BadOption((error as Error).message);
+    }
+  };
+  return new Option(flags, description)
+    .argParser(parse)
+    .default(defaultMs, formatDuration(defaultMs));
+}
+
+/** Parses an exit code: an integer from 0 to 255. */
+export function exitCode(text: string): number {
+  if (!/^\d{1,3}$/.test(text) || Number(text) > 255) {
+    throw new BadOption('expected an integer from 0 to 255');
+  }
+  return Number(text);
+}
+
+/**
+ * Runs a subcommand's action on the nodes its options name, and sets the exit code it
+ * resolves. A bad argument, found by distlock or by the library (then named as the command
+ * line names it, through `fields`), is reported like commander's own errors: the message,
+ * then this subcommand's usage, and exit 2.
+ */
+export async function act(
+  command: Command,
+  fields: Readonly<Record<string, CliField>>,
+  action: (nodes: NodeOptions) => Promise<number>,
+): Promise<void> {
+  let nodes: NodeOptions | undefined;
+  try {
+    nodes = nodeOptions(command.opts());
+    process.exitCode = await action(nodes);
+  } catch (error) {
+    const usage =
+      error instanceof InvalidArgumentError ? inCliTerms(error, fields, nodes?.nodes ?? []) : error;
+    if (!(usage instanceof UsageError)) throw error;
+    command.error(`error: ${usage.message}`, { exitCode: EXIT.usage, code: 'distlock.usage' });
+  }
+}
+
+/** Runs `use` with a locker on `nodes`, and closes it after. */
+export async function withLocker(
+  nodes: NodeOptions,
+  use: (locker: Locker) => Promise<number>,
+): Promise<number> {
+  const locker = new Locker(nodes);
+  try {
+    return await use(locker);
+  } finally {
+    await locker.close();
+  }
+}

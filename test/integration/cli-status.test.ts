@@ -1,0 +1,100 @@
+import { describe, expect, it } from 'vitest';
+import { distlock, lockHeld, redisArgs } from '../support/cli.js';
+import { useLockers, useRedis } from '../support/redis.js';
+
+const fixture = useRedis(3);
+const locker = useLockers(fixture);
+const nodes = () => redisArgs(fixture());
+
+describe('distlock status', () => {
+  it('shows held or free, the remaining TTL and the fence, per node', async () => {
+    const lock = await locker().acquire('report', { ttlMs: 10_000, fencing: true });
+    const held = await distlock(['status', 'report', ...nodes()]).done;
+    expect(held.code).toBe(0);
+    expect(held.stdout).toMatch(/^report: held \(locked on 3 of 3 node\(s\)\)/);
+    expect(held.stdout).toMatch(/held, \d+ ms left, fence 1/);
+    await lock.release();
+    const free = await distlock(['status', 'report', '--json', ...nodes()]).done;
+    expect(JSON.parse(free.stdout)).toMatchObject({ resource: 'report', held: false, heldOn: 0 });
+  });
+
+  it('exits 0 while the lock is held and 1 once it is free, with the state in --json', async () => {
+    const lock = await locker().acquire('report', { ttlMs: 10_000 });
+    const held = await distlock(['status', 'report', '--json', ...nodes()]).done;
+    expect(held.code).toBe(0);
+    expect(JSON.parse(held.stdout)).toMatchObject({ state: 'held', held: true, heldOn: 3 });
+    await lock.release();
+    const free = await distlock(['status', 'report', '--json', ...nodes()]).done;
+    expect(free.code).toBe(1);
+    expect(JSON.parse(free.stdout)).toMatchObject({ state: 'free', held: false, heldOn: 0 });
+  });
+
+  it('still tells held from free with one node of three down', async () => {
+    const lock = await locker().acquire('report', { ttlMs: 10_000 });
+    await fixture().redis.nodes[2]?.kill();
+    const held = await distlock(['status', 'report', ...nodes()]).done;
+    expect(held.stdout).toMatch(/^report: held \(locked on 2 of 3 node\(s\), 1 unreachable\)/);
+    expect(held.code).toBe(0);
+    await lock.release();
+    const free = await distlock(['status', 'report', ...nodes()]).done;
+    expect(free.stdout).toMatch(/^report: free \(locked on 0 of 3 node\(s\), 1 unreachable\)/);
+    expect(free.code).toBe(1);
+  });
+
+  it.each([
+    ['down (connection refused)', 'kill', /ECONNREFUSED/, /is Redis running at/],
+    ['paused (no answer)', 'pause', /no answer within 2000 ms/, /did not answer in time/],
+  ] as const)(
+    'says unknown and exits 69, in seconds, when a majority of nodes is %s, with a hint',
+    async (_, fault, cause, hint) => {
+      await locker().acquire('report', { ttlMs: 10_000 });
+      const [first, second] = fixture().redis.nodes;
+      if (!first || !second) throw new Error('the fixture has 3 nodes');
+      for (const node of [first, second]) await (fault === 'kill' ? node.kill() : node.pause());
+      const startedAt = performance.now();
+      const { code, stdout, stderr } = await distlock(['status', 'report', ...nodes()]).done;
+      const elapsedMs = performance.now() - startedAt;
+      expect(stdout).toMatch(/^report: unknown \(locked on 1 of 3 node\(s\), 2 unreachable\)/);
+      for (const node of [first, second]) {
+        expect(stdout).toMatch(new RegExp(`127\\.0\\.0\\.1:${node.port}  unreachable: \\S`));
+      }
+      expect(stdout).toMatch(cause);
+      expect(stderr).toMatch(hint);
+      expect(stderr).toContain(`127.0.0.1:${first.port}, 127.0.0.1:${second.port}`);
+      expect(code).toBe(69);
+      expect(elapsedMs).toBeLessThan(6_000); // each node gets 2 s at most
+    },
+  );
+
+  it('reads the lock of lockers with another key prefix (--prefix)', async () => {
+    const lock = await locker({ prefix: 'app:' }).acquire('report', { ttlMs: 10_000 });
+    const args = ['status', 'report', ...nodes()];
+    expect((await distlock([...args, '--prefix', 'app:']).done).code).toBe(0);
+    expect((await distlock(args).done).code).toBe(1); // distlock:{report} is free
+    await lock.release();
+  });
+
+  it("shows the lock of a cron job's running tick with --cron", async () => {
+    const cron = distlock([
+      'cron',
+      '* * * * * *',
+      '--key',
+      'report',
+      '--at-least',
+      '0',
+      ...nodes(),
+      'sleep',
+      '30',
+    ]);
+    await lockHeld(fixture(), 'distlock:{schedule:report}');
+    const tick = await distlock(['status', '--cron', 'report', '--json', ...nodes()]).done;
+    expect(tick.code).toBe(0);
+    expect(JSON.parse(tick.stdout)).toMatchObject({ resource: 'schedule:report', state: 'held' });
+    // The cron job's lock is not the lock that `distlock run report` takes.
+    expect((await distlock(['status', 'report', ...nodes()]).done).code).toBe(1);
+    cron.child.kill('SIGTERM');
+    expect((await cron.done).code).toBe(143);
+    const after = await distlock(['status', '--cron', 'report', ...nodes()]).done;
+    expect(after.code).toBe(1); // released when the job was stopped (--at-least 0)
+  });
+});
