@@ -7,7 +7,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RedisNodes, startRedis } from '../../src/testing/index.js';
 import { until } from '../../src/testing/until.js';
 import { isRunning } from '../support/processes.js';
-import { consumerProject, IOREDIS_5, IOREDIS_6, packFreshCheckout } from './project.js';
+import {
+  consumerProject,
+  IOREDIS_5,
+  IOREDIS_6,
+  IOREDIS_OLDEST,
+  packFreshCheckout,
+} from './project.js';
 import { exampleFile, readmeExamples } from './readme-examples.js';
 
 /**
@@ -74,9 +80,10 @@ describe('the README', () => {
 for (const [label, ioredis] of [
   ['ioredis 5', IOREDIS_5],
   ['ioredis 6', IOREDIS_6],
+  ['ioredis 5.3', IOREDIS_OLDEST],
 ] as const) {
   describe(`a consumer project with ${label} (${ioredis})`, () => {
-    const project = join(dir, label.replace(' ', '-'));
+    const project = join(dir, label.replaceAll(' ', '-'));
 
     beforeAll(() => consumerProject(project, packed.tarball, ioredis), 120_000);
 
@@ -97,6 +104,10 @@ for (const [label, ioredis] of [
 
     it('type-checks the README examples with moduleResolution bundler', () => {
       tsc(project, 'tsconfig.bundler.json');
+    }, 60_000);
+
+    it('type-checks the CommonJS consumer with module commonjs and node10 resolution', () => {
+      tsc(project, 'tsconfig.node10.json');
     }, 60_000);
 
     it('runs the README runnable examples: they exit, and leave no key behind', async () => {

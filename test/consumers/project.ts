@@ -69,6 +69,7 @@ export function consumerProject(dir: string, tarball: string, ioredisVersion: st
     'consumer.cts',
     'tsconfig.node16.json',
     'tsconfig.bundler.json',
+    'tsconfig.node10.json',
   ]) {
     cpSync(join(FIXTURES, file), join(dir, file));
   }
@@ -82,3 +83,5 @@ export function consumerProject(dir: string, tarball: string, ioredisVersion: st
 export const IOREDIS_6 = installed('ioredis6');
 /** The ioredis version the repository builds against. */
 export const IOREDIS_5 = installed('ioredis');
+/** The oldest ioredis the peer dependency range allows (the first with a named `Redis` export). */
+export const IOREDIS_OLDEST = '5.3.0';

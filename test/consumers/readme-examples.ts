@@ -2,6 +2,7 @@
 export interface ReadmeExample {
   /** The line of its opening fence (1-based), which also names its file. */
   readonly line: number;
+  readonly language: 'ts' | 'js';
   readonly code: string;
   /**
    * Marked `<!-- example: runs -->` on the line before its fence: a whole program, executed
@@ -17,11 +18,13 @@ export function readmeExamples(markdown: string): ReadmeExample[] {
   const lines = markdown.split('\n');
   const examples: ReadmeExample[] = [];
   for (let i = 0; i < lines.length; i++) {
-    if (!/^```(ts|js)\s*$/.test(lines[i] ?? '')) continue;
+    const language = /^```(ts|js)\s*$/.exec(lines[i] ?? '')?.[1];
+    if (language !== 'ts' && language !== 'js') continue;
     const end = lines.findIndex((text, j) => j > i && text.startsWith('```'));
     if (end < 0) throw new Error(`README.md:${i + 1}: code block never closed`);
     examples.push({
       line: i + 1,
+      language,
       code: lines.slice(i + 1, end).join('\n'),
       runs: lines[i - 1]?.trim() === RUNS_MARK,
     });
@@ -30,7 +33,11 @@ export function readmeExamples(markdown: string): ReadmeExample[] {
   return examples;
 }
 
-/** The file an example is written to in a consumer project: `readme/line-0029.ts`. */
+/**
+ * The file an example is written to in a consumer project: `readme/line-0029.ts`, or `.mjs`
+ * for a JavaScript block (type-checked as JavaScript, so TypeScript syntax there fails).
+ */
 export function exampleFile(example: ReadmeExample): string {
-  return `readme/line-${String(example.line).padStart(4, '0')}.ts`;
+  const extension = example.language === 'ts' ? 'ts' : 'mjs';
+  return `readme/line-${String(example.line).padStart(4, '0')}.${extension}`;
 }

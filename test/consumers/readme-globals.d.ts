@@ -2,16 +2,14 @@
 // earlier example (`locker`, `redis`) or calls the reader's own code (`buildReport`).
 // Fragments are type-checked with these; blocks marked `<!-- example: runs -->` define
 // everything themselves, since they are executed.
-import type { Locker as DistlockLocker } from 'distlock';
-import type { Redis as IORedis } from 'ioredis';
+// Only values are declared here, never a class or a function of distlock: a block that uses
+// `Locker` must import it, as a reader copying it would have to.
+import type { Locker } from 'distlock';
+import type { Redis } from 'ioredis';
 
 declare global {
-  const Locker: typeof DistlockLocker;
-  type Locker = DistlockLocker;
-  const Redis: typeof IORedis;
-  type Redis = IORedis;
-  const locker: DistlockLocker;
-  const redis: IORedis;
+  const locker: Locker;
+  const redis: Redis;
   const password: string;
   function buildReport(options: { for?: Date; signal: AbortSignal }): Promise<void>;
   function sumInvoices(options: { signal: AbortSignal }): Promise<number>;
