@@ -50,7 +50,9 @@ export async function act(
     process.exitCode = await action(nodes);
   } catch (error) {
     const usage =
-      error instanceof InvalidArgumentError ? inCliTerms(error, fields, nodes?.nodes ?? []) : error;
+      error instanceof InvalidArgumentError
+        ? inCliTerms(error, fields, nodes ?? { nodes: [], from: 'default' })
+        : error;
     if (!(usage instanceof UsageError)) throw error;
     command.error(`error: ${usage.message}`, { exitCode: EXIT.usage, code: 'distlock.usage' });
   }

@@ -11,7 +11,7 @@ import { cronUnderLock } from './cron-command.js';
 import { DURATION_FORMS, formatDuration } from './duration.js';
 import { EXIT } from './exit-codes.js';
 import { withNodeOptions } from './node-options.js';
-import { runTarget } from './run-arguments.js';
+import { requireCommandAfterDashes, runTarget } from './run-arguments.js';
 import { runUnderLock } from './run-command.js';
 import { formatStatus, type LockState, lockStatus } from './status-command.js';
 import { hints } from './unreachable.js';
@@ -177,8 +177,8 @@ const cron = program
       5_000,
     ),
   )
-  .argument('<command>', 'the command to run')
-  .argument('[args...]', 'its arguments (after --)')
+  .argument('<command>', 'the command to run, after -- (so that its options stay its own)')
+  .argument('[args...]', 'its arguments')
   .addHelpText(
     'after',
     `\nDurations: ${DURATION_FORMS}.\n` +
@@ -195,6 +195,7 @@ withNodeOptions(cron).action(
         lockAtLeastFor: { name: '--at-least', given: formatDuration(opts.atLeast) },
       },
       (nodes) => {
+        requireCommandAfterDashes(process.argv.slice(2), command, args);
         // Each tick locks for --at-most: a lease too short to take fails every tick, later.
         validateTtl('lockAtMostFor', opts.atMost, lockerSettings({ nodes: nodes.nodes }));
         const request = {

@@ -7,7 +7,7 @@ export interface RunTarget {
   readonly args: readonly string[];
 }
 
-/** The shell that `-c` runs its command with, as flock does (not `$SHELL`). */
+/** The shell that `-c` runs its command with: always /bin/sh, unlike flock, which uses `$SHELL`. */
 export const SHELL = '/bin/sh';
 
 /**
@@ -59,4 +59,25 @@ export function runTarget(
     );
   }
   return { key, command, args };
+}
+
+/**
+ * `distlock cron` reads options anywhere after its expression, so the job's own options
+ * (`ls -la`, `backup --redis ...`) would be taken as distlock's, and the job would run
+ * without them. Its command must therefore follow `--`: throws unless `typed` (the command
+ * line as given) ends with `-- <command> [args...]`.
+ */
+export function requireCommandAfterDashes(
+  typed: readonly string[],
+  command: string,
+  args: readonly string[],
+): void {
+  const dashes = typed.indexOf('--');
+  const after = dashes < 0 ? [] : typed.slice(dashes + 1);
+  const expected = [command, ...args];
+  if (after.length !== expected.length || after.some((word, i) => word !== expected[i])) {
+    throw new UsageError(
+      'put the command after --: distlock cron <expression> --key <key> [options] -- <command> [args...]',
+    );
+  }
 }

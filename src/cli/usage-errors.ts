@@ -1,4 +1,5 @@
 import type { InvalidArgumentError } from '../errors.js';
+import type { NodeOptions } from './node-options.js';
 
 /**
  * A bad command line, found by distlock rather than commander: printed like commander's
@@ -20,38 +21,45 @@ export interface CliField {
 /**
  * `error` (the library's, naming fields such as `ttlMs` or `nodes[0]`) in the terms of the
  * command line: ``Expected `--ttl` to be ..., got 1ms``. `fields` maps the library's field
- * names to the options of the subcommand; `nodes` are the node URLs, in order (`nodes[i]` is
- * the i-th `--redis`), echoed without their passwords. An error that already names an option
- * (`--tls-ca`) is returned as it is.
+ * names to the options of the subcommand; `nodes[i]` is the i-th `--redis` (or entry of
+ * `$DISTLOCK_REDIS`, when the nodes came from there), echoed without its password. An error
+ * that already names an option (`--tls-ca`) is returned as it is.
  */
 export function inCliTerms(
   error: InvalidArgumentError,
   fields: Readonly<Record<string, CliField>>,
-  nodes: readonly string[],
+  { nodes, from }: Pick<NodeOptions, 'nodes' | 'from'>,
 ): UsageError {
   if (error.field.startsWith('--')) return new UsageError(error.message);
   const node = /^nodes\[(\d+)\]$/.exec(error.field);
   const named = (name: string) => (Object.hasOwn(fields, name) ? fields[name] : undefined);
+  const source = from === 'DISTLOCK_REDIS' ? '$DISTLOCK_REDIS' : '--redis';
   const field =
     node === null
       ? named(error.field)
-      : { name: '--redis', given: withoutPassword(nodes[Number(node[1])] ?? '') };
+      : {
+          name: from === 'DISTLOCK_REDIS' ? `${source} entry ${Number(node[1]) + 1}` : source,
+          given: withoutPassword(nodes[Number(node[1])] ?? ''),
+        };
   if (field === undefined) return new UsageError(error.message);
   // The expectation may name other fields: "an integer in [0, lockAtMostFor]".
   const expected = error.expected
-    .replace(/\bnodes\[(\d+)\]/g, (_, index: string) => `--redis #${Number(index) + 1}`)
+    .replace(/\bnodes\[(\d+)\]/g, (_, index: string) => `${source} #${Number(index) + 1}`)
     .replace(/\b[a-z]+[A-Z]\w*\b/g, (word) => named(word)?.name ?? word);
   const got = field.given === undefined ? '' : `, got ${field.given}`;
   return new UsageError(`Expected \`${field.name}\` to be ${expected}${got}`);
 }
 
+/**
+ * `url`, quoted, with its password as `***`. A URL that does not parse (the usual reason it
+ * is echoed at all) still has everything between `user:` and the last `@` masked.
+ */
 function withoutPassword(url: string): string {
   try {
     const parsed = new URL(url);
-    if (parsed.password === '') return JSON.stringify(url);
-    parsed.password = '***';
-    return JSON.stringify(parsed.href);
+    if (parsed.password !== '') parsed.password = '***';
+    return JSON.stringify(parsed.password === '' ? url : parsed.href);
   } catch {
-    return JSON.stringify(url);
+    return JSON.stringify(url.replace(/^([^:/]*:\/\/[^:@/]*:).*@/, '$1***@'));
   }
 }
