@@ -4,7 +4,7 @@
  * which hold within a run, rather than absolute numbers, which drift on shared machines.
  *
  *   npm run bench                              every scenario
- *   npm run bench -- --scenario uncontended    one scenario (uncontended|contention|faults|memory)
+ *   npm run bench -- --scenario uncontended    one scenario (uncontended|contention|faults|memory|waiters)
  *   npm run bench -- --seconds 1 --reps 3      shorter or longer runs
  *   npm run bench -- --contender distlock --contender floor    some contenders only
  */
@@ -17,6 +17,7 @@ import { faults } from './faults.js';
 import { memory } from './memory.js';
 import { report } from './report.js';
 import { uncontended } from './uncontended.js';
+import { waiters } from './waiters.js';
 
 const { values } = parseArgs({
   options: {
@@ -26,7 +27,9 @@ const { values } = parseArgs({
     contender: { type: 'string', multiple: true },
   },
 });
-const scenarios = new Set(values.scenario ?? ['uncontended', 'contention', 'faults', 'memory']);
+const scenarios = new Set(
+  values.scenario ?? ['uncontended', 'contention', 'faults', 'memory', 'waiters'],
+);
 const seconds = Number(values.seconds);
 const reps = Number(values.reps);
 const only = values.contender
@@ -61,6 +64,7 @@ try {
     results.faults = await faults(redis, { seconds, reps, ...(only ? { only } : {}) });
   if (scenarios.has('memory'))
     results.memory = await memory(redis, { reps, ...(only ? { only } : {}) });
+  if (scenarios.has('waiters')) results.waiters = await waiters(redis, { seconds, reps });
   const durationS = Math.round((performance.now() - startedAt) / 1_000);
   const sourceAtEnd = sourceState();
   const source =

@@ -5,6 +5,7 @@ import type { ContentionRow } from './contention.js';
 import type { FaultRow } from './faults.js';
 import type { MemoryRow } from './memory.js';
 import type { UncontendedRow } from './uncontended.js';
+import type { WaitersRow } from './waiters.js';
 
 const FLOOR = 'ioredis floor';
 /** distlock's rows, in any mode ('distlock', 'distlock fair'). */
@@ -31,6 +32,7 @@ export async function report(
   if (results.contention) sections.push(contentionTable(results.contention as ContentionRow[]));
   if (results.faults) sections.push(faultsTable(results.faults as FaultRow[]));
   if (results.memory) sections.push(memoryTable(results.memory as MemoryRow[]));
+  if (results.waiters) sections.push(waitersTable(results.waiters as WaitersRow[]));
   const markdown = `${sections.join('\n\n')}\n`;
   console.log(`\n${markdown}`);
   mkdirSync('bench/results', { recursive: true });
@@ -199,4 +201,21 @@ Redis: \`used_memory\` growth; client: \`heapUsed\` growth after a forced GC, bo
 the number of locks held. Lower is better; ratios are to the leanest peer.
 
 ${table(['library', 'locks', 'Redis B/lock', 'vs best peer', 'heap B/lock', 'vs best peer'], out)}`;
+}
+
+function waitersTable(rows: readonly WaitersRow[]): string {
+  const out = rows.map((r) => [
+    r.nodes,
+    r.fair ? 'fair' : 'plain',
+    r.waiters,
+    r.commandsPerWaiterPerSec,
+    r.heapBytesPerWaiter,
+  ]);
+  return `### 5. Waiting: N acquirers of one locker wait for one held key (distlock)
+
+Redis commands the waiters sent, summed over the nodes, per waiter per second (bounded: it
+must not grow with the number of waiters), and \`heapUsed\` growth per waiting acquirer after
+a forced GC.
+
+${table(['nodes', 'mode', 'waiters', 'commands/waiter/s', 'heap B/waiter'], out)}`;
 }
