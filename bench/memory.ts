@@ -27,8 +27,9 @@ async function redisUsedMemory(admin: Redis): Promise<number> {
   return Number(match[1]);
 }
 
-function settledHeap(): number {
-  if (!globalThis.gc) throw new Error('the memory scenario needs node --expose-gc');
+/** `heapUsed` after two forced GCs (the bench runs with `--expose-gc`). */
+export function settledHeap(): number {
+  if (!globalThis.gc) throw new Error('measuring the heap needs node --expose-gc');
   globalThis.gc();
   globalThis.gc();
   return process.memoryUsage().heapUsed;

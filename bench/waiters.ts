@@ -9,6 +9,7 @@ import { Redis } from 'ioredis';
 import { Locker } from '../src/index.js';
 import type { RedisNodes } from '../src/testing/index.js';
 import { closeClients, openClients } from './clients.js';
+import { settledHeap } from './memory.js';
 import { median, round } from './stats.js';
 
 export interface WaitersRow {
@@ -32,13 +33,6 @@ async function commandsProcessed(admins: readonly Redis[]): Promise<number> {
     }),
   );
   return counts.reduce((sum, n) => sum + n, 0);
-}
-
-function settledHeap(): number {
-  if (!globalThis.gc) throw new Error('the waiters scenario needs node --expose-gc');
-  globalThis.gc();
-  globalThis.gc();
-  return process.memoryUsage().heapUsed;
 }
 
 async function runOnce(urls: readonly string[], waiters: number, fair: boolean, seconds: number) {
