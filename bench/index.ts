@@ -4,7 +4,7 @@
  * which hold within a run, rather than absolute numbers, which drift on shared machines.
  *
  *   npm run bench                              every scenario
- *   npm run bench -- --scenario uncontended    one scenario (uncontended|contention|faults|memory|waiters)
+ *   npm run bench -- --scenario uncontended    one scenario (uncontended|contention|faults|memory|waiters|nodes)
  *   npm run bench -- --seconds 1 --reps 3      shorter or longer runs
  *   npm run bench -- --contender distlock --contender floor    some contenders only
  */
@@ -15,6 +15,7 @@ import type { ContenderSpec } from './contenders.js';
 import { contention } from './contention.js';
 import { faults } from './faults.js';
 import { memory } from './memory.js';
+import { NODE_COUNTS, nodes } from './nodes.js';
 import { report } from './report.js';
 import { uncontended } from './uncontended.js';
 import { waiters } from './waiters.js';
@@ -28,7 +29,7 @@ const { values } = parseArgs({
   },
 });
 const scenarios = new Set(
-  values.scenario ?? ['uncontended', 'contention', 'faults', 'memory', 'waiters'],
+  values.scenario ?? ['uncontended', 'contention', 'faults', 'memory', 'waiters', 'nodes'],
 );
 const seconds = Number(values.seconds);
 const reps = Number(values.reps);
@@ -53,7 +54,7 @@ function sourceState(): string {
 
 const sourceAtStart = sourceState();
 const startedAt = performance.now();
-const redis = await startRedis({ nodes: 5 });
+const redis = await startRedis({ nodes: Math.max(5, ...NODE_COUNTS) });
 try {
   const results: Record<string, unknown> = {};
   if (scenarios.has('uncontended'))
@@ -65,6 +66,7 @@ try {
   if (scenarios.has('memory'))
     results.memory = await memory(redis, { reps, ...(only ? { only } : {}) });
   if (scenarios.has('waiters')) results.waiters = await waiters(redis, { seconds, reps });
+  if (scenarios.has('nodes')) results.nodes = await nodes(redis, { seconds, reps });
   const durationS = Math.round((performance.now() - startedAt) / 1_000);
   const sourceAtEnd = sourceState();
   const source =

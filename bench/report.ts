@@ -4,6 +4,7 @@ import { cpus, totalmem } from 'node:os';
 import type { ContentionRow } from './contention.js';
 import type { FaultRow } from './faults.js';
 import type { MemoryRow } from './memory.js';
+import type { NodesRow } from './nodes.js';
 import type { UncontendedRow } from './uncontended.js';
 import type { WaitersRow } from './waiters.js';
 
@@ -33,6 +34,7 @@ export async function report(
   if (results.faults) sections.push(faultsTable(results.faults as FaultRow[]));
   if (results.memory) sections.push(memoryTable(results.memory as MemoryRow[]));
   if (results.waiters) sections.push(waitersTable(results.waiters as WaitersRow[]));
+  if (results.nodes) sections.push(nodesTable(results.nodes as NodesRow[]));
   const markdown = `${sections.join('\n\n')}\n`;
   console.log(`\n${markdown}`);
   mkdirSync('bench/results', { recursive: true });
@@ -218,4 +220,20 @@ must not grow with the number of waiters), and \`heapUsed\` growth per waiting a
 a forced GC.
 
 ${table(['nodes', 'mode', 'waiters', 'commands/waiter/s', 'heap B/waiter'], out)}`;
+}
+
+function nodesTable(rows: readonly NodesRow[]): string {
+  const out = rows.map((r) => [
+    r.concurrency,
+    name(r.contender),
+    r.nodes,
+    r.cyclesPerSec,
+    `${r.vsOneNode.toFixed(2)}×`,
+    r.p50Ms,
+  ]);
+  return `### 6. Cost growth with nodes: uncontended acquire + release (distinct keys)
+
+cycles/s on 1, 3, 5 and 7 nodes, and relative to the same library on one node.
+
+${table(['conc.', 'library', 'nodes', 'cycles/s', 'vs 1 node', 'p50 ms'], out)}`;
 }

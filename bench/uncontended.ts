@@ -18,7 +18,8 @@ export interface UncontendedRow {
 
 const TTL_MS = 10_000;
 
-async function runOnce(
+/** Cycles of `spec` on `urls` for `seconds`, `concurrency` at once: cycles/s and latencies. */
+export async function cycles(
   spec: ContenderSpec,
   urls: readonly string[],
   concurrency: number,
@@ -70,7 +71,7 @@ export async function uncontended(
       );
       for (let rep = 0; rep < options.reps; rep++) {
         for (const spec of specs) {
-          runs.get(spec.name)?.push(await runOnce(spec, urls, concurrency, options.seconds));
+          runs.get(spec.name)?.push(await cycles(spec, urls, concurrency, options.seconds));
         }
       }
       for (const spec of specs) {
