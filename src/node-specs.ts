@@ -115,18 +115,26 @@ function sameHost(name: string): string {
 }
 
 function urlNodeName(field: string, url: string): string {
-  let parsed: URL;
+  let parsed: URL | undefined;
   try {
     parsed = new URL(url);
   } catch {
-    throw new InvalidArgumentError(field, 'a redis:// or rediss:// URL', url);
+    // reported below
   }
-  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
-    throw new InvalidArgumentError(field, 'a redis:// or rediss:// URL', url);
+  // A host is required: `redis:/u:pw@host` parses with the password in its path, which the
+  // client would then use as a socket path (and print in its connection errors).
+  const valid = /^rediss?:\/\//.test(url) && parsed !== undefined && parsed.host !== '';
+  if (!valid || parsed === undefined) {
+    throw new InvalidArgumentError(field, 'a redis:// or rediss:// URL with a host', masked(url));
   }
   const db = Number(parsed.pathname.slice(1) || 0);
   const where = `${parsed.hostname || 'localhost'}:${parsed.port || 6379}`;
   return db ? `${where}/${db}` : where;
+}
+
+/** `url` with everything between `scheme://user:` and the last `@` as `***`. */
+function masked(url: string): string {
+  return url.replace(/^((?:[^:/@]*:\/\/)?[^:/@]*:).*@/s, '$1***@');
 }
 
 function objectIdentity(field: string, spec: unknown): string | object {

@@ -157,6 +157,7 @@ const cron = program
   .description(
     'run a command on every tick of a cron expression, on exactly one machine of a fleet',
   )
+  .usage('[options] <expression> -- <command> [args...]')
   .argument('<expression>', 'cron expression, e.g. "*/5 * * * *" (a 6th leading field = seconds)')
   .requiredOption('--key <key>', 'name of the job (the same on every machine)')
   .addOption(
@@ -177,13 +178,25 @@ const cron = program
       5_000,
     ),
   )
-  .argument('<command>', 'the command to run, after -- (so that its options stay its own)')
+  .argument('<command>', 'the command to run, after --')
   .argument('[args...]', 'its arguments')
   .addHelpText(
     'after',
     `\nDurations: ${DURATION_FORMS}.\n` +
+      '\nThe command goes after -- (even without arguments): distlock reads options anywhere\n' +
+      "before it, so that without -- the command's own options would be taken as distlock's.\n" +
       '\nWhile a tick runs, `distlock status --cron <key>` shows its lock as held.',
-  );
+  )
+  .configureOutput({
+    // An unknown option before -- is most likely the command's (`ls -la`).
+    outputError: (message, write) =>
+      write(
+        message.replace(
+          /^(error: unknown option '.*')$/m,
+          "$1 (if it is the command's, put the command after --)",
+        ),
+      ),
+  });
 withNodeOptions(cron).action(
   (expression: string, command: string, args: string[], opts, self: Command) =>
     act(

@@ -65,17 +65,16 @@ export function runTarget(
  * `distlock cron` reads options anywhere after its expression, so the job's own options
  * (`ls -la`, `backup --redis ...`) would be taken as distlock's, and the job would run
  * without them. Its command must therefore follow `--`: throws unless `typed` (the command
- * line as given) ends with `-- <command> [args...]`.
+ * line as given) ends with `--`, `command`, then `args`, just as commander read them.
  */
 export function requireCommandAfterDashes(
   typed: readonly string[],
   command: string,
   args: readonly string[],
 ): void {
-  const dashes = typed.indexOf('--');
-  const after = dashes < 0 ? [] : typed.slice(dashes + 1);
-  const expected = [command, ...args];
-  if (after.length !== expected.length || after.some((word, i) => word !== expected[i])) {
+  const expected = ['--', command, ...args];
+  const tail = typed.slice(-expected.length);
+  if (tail.length !== expected.length || tail.some((word, i) => word !== expected[i])) {
     throw new UsageError(
       'put the command after --: distlock cron <expression> --key <key> [options] -- <command> [args...]',
     );

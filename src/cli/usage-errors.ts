@@ -33,33 +33,46 @@ export function inCliTerms(
   if (error.field.startsWith('--')) return new UsageError(error.message);
   const node = /^nodes\[(\d+)\]$/.exec(error.field);
   const named = (name: string) => (Object.hasOwn(fields, name) ? fields[name] : undefined);
-  const source = from === 'DISTLOCK_REDIS' ? '$DISTLOCK_REDIS' : '--redis';
+  // The i-th node, as the command line gave it: `--redis #2`, or `$DISTLOCK_REDIS entry 2`.
+  const nodeName = (index: string) =>
+    from === 'DISTLOCK_REDIS'
+      ? `$DISTLOCK_REDIS entry ${Number(index) + 1}`
+      : `--redis #${Number(index) + 1}`;
   const field =
-    node === null
+    node?.[1] === undefined
       ? named(error.field)
       : {
-          name: from === 'DISTLOCK_REDIS' ? `${source} entry ${Number(node[1]) + 1}` : source,
+          name: from === 'DISTLOCK_REDIS' ? nodeName(node[1]) : '--redis',
           given: withoutPassword(nodes[Number(node[1])] ?? ''),
         };
   if (field === undefined) return new UsageError(error.message);
   // The expectation may name other fields: "an integer in [0, lockAtMostFor]".
   const expected = error.expected
-    .replace(/\bnodes\[(\d+)\]/g, (_, index: string) => `${source} #${Number(index) + 1}`)
+    .replace(/\bnodes\[(\d+)\]/g, (_, index: string) => nodeName(index))
     .replace(/\b[a-z]+[A-Z]\w*\b/g, (word) => named(word)?.name ?? word);
   const got = field.given === undefined ? '' : `, got ${field.given}`;
   return new UsageError(`Expected \`${field.name}\` to be ${expected}${got}`);
 }
 
 /**
- * `url`, quoted, with its password as `***`. A URL that does not parse (the usual reason it
- * is echoed at all) still has everything between `user:` and the last `@` masked.
+ * `url`, quoted, with its password as `***`. A URL that does not parse (the usual reason a
+ * node is echoed at all: `redis://u:pw@host:notaport`), or parses without a host (`u:pw@host`,
+ * its scheme forgotten, parses with `u:` as the scheme), is masked by its text instead:
+ * everything from the first `:` after the scheme to the last `@`.
  */
 function withoutPassword(url: string): string {
   try {
     const parsed = new URL(url);
-    if (parsed.password !== '') parsed.password = '***';
-    return JSON.stringify(parsed.password === '' ? url : parsed.href);
+    if (parsed.password !== '') {
+      parsed.password = '***';
+      return JSON.stringify(parsed.href);
+    }
+    if (parsed.host !== '') return JSON.stringify(url); // a host, and no password to hide
   } catch {
-    return JSON.stringify(url.replace(/^([^:/]*:\/\/[^:@/]*:).*@/, '$1***@'));
+    // Not a URL: masked by its text below.
   }
+  return JSON.stringify(url.replace(USER_AND_PASSWORD, '$1***@'));
 }
+
+/** `[scheme://]user:` (kept), then the password, up to the last `@`. */
+const USER_AND_PASSWORD = /^((?:[^:/@]*:\/\/)?[^:/@]*:).*@/s;

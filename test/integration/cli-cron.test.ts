@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -42,13 +42,38 @@ describe('distlock cron', () => {
       `date +%s >> ${file}`,
     ];
     const fleet = [distlock(args), distlock(args)];
-    await delay(3_600);
+    await linesIn(file, 3); // three ticks, however slowly the two started
     for (const member of fleet) member.child.kill('SIGTERM');
     const results = await Promise.all(fleet.map((m) => m.done));
     expect(results.map((r) => r.code)).toEqual([143, 143]); // 128 + SIGTERM
     const ticks = readFileSync(file, 'utf8').trim().split('\n');
-    expect(ticks.length).toBeGreaterThanOrEqual(2);
+    expect(ticks.length).toBeGreaterThanOrEqual(3);
     expect(new Set(ticks).size).toBe(ticks.length);
+  });
+
+  it("keeps the job's own options, even those named like distlock's, after --", async () => {
+    const file = join(dir, 'job-args');
+    const cron = distlock([
+      'cron',
+      '* * * * * *',
+      '--key',
+      'own-options',
+      ...nodes(),
+      '--',
+      'sh',
+      '-c',
+      `printf '%s\\n' "$@" > ${file}.tmp && mv ${file}.tmp ${file}`,
+      'sh',
+      '--grace',
+      '1',
+      '--redis',
+      'redis://elsewhere',
+      '-la',
+    ]);
+    await linesIn(file, 1);
+    cron.child.kill('SIGTERM');
+    expect((await cron.done).code).toBe(143);
+    expect(readFileSync(file, 'utf8')).toBe('--grace\n1\n--redis\nredis://elsewhere\n-la\n');
   });
 
   it('on SIGTERM stops the running job and what it started, and exits 143', async () => {
@@ -120,6 +145,17 @@ describe('distlock cron', () => {
     expect((await cron.done).code).toBe(143);
   });
 });
+
+/** Resolves once `file` has at least `count` lines. */
+async function linesIn(file: string, count: number, withinMs = 15_000): Promise<void> {
+  const deadline = performance.now() + withinMs;
+  const lines = () => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').length - 1 : 0);
+  while (lines() < count) {
+    if (performance.now() > deadline)
+      throw new Error(`${file}: not ${count} lines in ${withinMs} ms`);
+    await delay(50);
+  }
+}
 
 /** A file with a shell script in it, but not executable. */
 function notExecutable(): string {

@@ -1,6 +1,7 @@
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import {
   distlock,
@@ -10,6 +11,7 @@ import {
   pidWrittenTo,
   redisArgs,
   stopsRunning,
+  watchKey,
   withBackgroundSleep,
 } from '../support/cli.js';
 import { useLockers, useRedis } from '../support/redis.js';
@@ -82,13 +84,11 @@ describe('distlock run', () => {
   it.each([
     ['after the key (flock)', ['nightly', '-c']],
     ['as an option, with --key', ['--key', 'nightly', '-c']],
-  ])('runs -c <shell-command> through /bin/sh, %s', async (_, form) => {
-    const { code, stdout } = await distlock([
-      'run',
-      ...nodes(),
-      ...form,
-      'echo "$0"; echo a | tr a b; exit 4',
-    ]).done;
+  ])('runs -c <shell-command> through /bin/sh, not $SHELL, %s', async (_, form) => {
+    const { code, stdout } = await distlock(
+      ['run', ...nodes(), ...form, 'echo "$0"; echo a | tr a b; exit 4'],
+      { SHELL: '/no/such/shell' },
+    ).done;
     expect(stdout).toBe('/bin/sh\nb\n');
     expect(code).toBe(4);
   });
@@ -102,14 +102,13 @@ describe('distlock run', () => {
 
   it.each([['-w'], ['--wait']])('waits %s 5 seconds, not 5 ms', async (flag) => {
     const held = await locker().acquire('job', { ttlMs: 10_000 });
-    // Released well after distlock has started and tried (it starts in well under 2.5 s), so
-    // a wait of 5 ms would have ended in exit 75 by then.
-    const startedAt = performance.now();
-    setTimeout(() => void held.release(), 2_500);
-    const { code } = await distlock(['run', flag, '5', '--key', 'job', ...nodes(), '--', 'true'])
-      .done;
-    expect(code).toBe(0); // got the lock once it was released
-    expect(performance.now() - startedAt).toBeGreaterThanOrEqual(2_500);
+    const tried = await watchKey(fixture(), 'distlock:{job}');
+    const run = distlock(['run', flag, '5', '--key', 'job', ...nodes(), '--', 'true']);
+    await tried(); // distlock found the lock busy: a wait of 5 ms ends here, in exit 75
+    await delay(1_000);
+    expect(run.child.exitCode).toBe(null); // still waiting
+    await held.release();
+    expect((await run.done).code).toBe(0); // got the lock once it was released
   });
 
   it.each([[['--no-wait']], [['-n']], [['--nonblock']], [['--wait', '0']], [['-w', '0']]])(
@@ -122,7 +121,7 @@ describe('distlock run', () => {
       const { code, stderr } = await run.done;
       expect(code).toBe(75);
       expect(stderr).toMatch(/locked by another holder/);
-      expect(performance.now() - startedAt).toBeLessThan(5_000); // not the 10 s default wait
+      expect(performance.now() - startedAt).toBeLessThan(8_000); // not the 10 s default wait
       expect(() => readFileSync(marker)).toThrow();
       await held.release();
     },
@@ -181,9 +180,13 @@ describe('distlock run', () => {
     const script =
       "process.on('SIGTERM', () => { console.log('got TERM'); process.exit(7); }); setInterval(() => {}, 1000); console.log('ready');";
     const run = distlock(['run', '--key', 'job', ...nodes(), '--', process.execPath, '-e', script]);
-    await new Promise<void>((resolve) =>
+    const ready = new Promise<void>((resolve) =>
       run.child.stdout?.on('data', (c: Buffer) => c.toString().includes('ready') && resolve()),
     );
+    const exited = run.done.then(({ code, stderr }) => {
+      throw new Error(`distlock exited (${code}) before the command was ready: ${stderr}`);
+    });
+    await Promise.race([ready, exited]);
     run.child.kill('SIGTERM');
     const { code, stdout } = await run.done;
     expect(stdout).toContain('got TERM');
@@ -274,10 +277,14 @@ describe('distlock run when Redis cannot be reached', () => {
   it('waits for nodes that are only paused, and gets the lock once they answer', async () => {
     const paused = fixture().redis.nodes.slice(0, 2);
     for (const node of paused) node.pause();
-    setTimeout(() => {
-      for (const node of paused) node.resume();
-    }, 1_500);
+    const tried = await watchKey(fixture(), 'distlock:{job}', 2); // the node still answering
     const run = distlock(['run', '--key', 'job', '--wait', '8s', ...nodes(), '--', 'true']);
+    await tried();
+    // Several attempts time out on the paused nodes (150 ms each, for the default 30 s TTL);
+    // taking them for down nodes would end in exit 69 at the first.
+    await delay(1_000);
+    expect(run.child.exitCode).toBe(null);
+    for (const node of paused) node.resume();
     const { code, stderr } = await run.done;
     expect(stderr).toBe('');
     expect(code).toBe(0);
@@ -321,6 +328,7 @@ describe('distlock --version and usage errors', () => {
     // Without --, "--grace 1" would be distlock's, and the job a bare "echo".
     [['cron', '--key', 'k', '* * * * *', 'echo', '--grace', '1'], /put the command after --/],
     [['cron', '--key', 'k', '* * * * *', 'true'], /put the command after --/],
+    [['cron', '--key', 'k', '* * * * *', 'ls', '-la'], /'-la' \(if it is the command's, put/],
   ])(
     'exits 2 with a one-line error and the usage of the subcommand for %j',
     async (args, message) => {
@@ -348,18 +356,34 @@ describe('distlock --version and usage errors', () => {
     'redis://user:s3cret@127.0.0.1:notaport',
     'redis://user:s3cret@[bad',
     'redis://:s3@cret@127.0.0.1:x',
+    'REDIS://user:s3/cret@127.0.0.1:x',
+    'user:s3cret@127.0.0.1:6379', // no scheme: parses, with "user:" as the scheme
   ])('echoes a node URL that does not parse without its password: %s', async (url) => {
-    const { code, stdout, stderr } = await distlock(['status', 'k', '--redis', url]).done;
-    expect(code).toBe(2);
-    expect(stderr).toMatch(/^error: Expected `--redis` to be .*:\*\*\*@/);
-    expect(`${stdout}${stderr}`).not.toMatch(/s3|cret/);
+    for (const [args, env, name] of [
+      [['--redis', url], {}, '--redis'],
+      [[], { DISTLOCK_REDIS: url }, '$DISTLOCK_REDIS entry 1'],
+    ] as const) {
+      const { code, stdout, stderr } = await distlock(['status', 'k', ...args], env).done;
+      expect(code).toBe(2);
+      expect(stderr.split('\n')[0]).toMatch(`Expected \`${name}\` to be a redis://`);
+      expect(stderr).toMatch(/^error: .*, got "[^"]*:\*\*\*@[^"]*"$/m);
+      expect(`${stdout}${stderr}`).not.toMatch(/s3|cret/);
+    }
   });
 
-  it('names $DISTLOCK_REDIS, not --redis, for a bad node that came from there', async () => {
-    const env = { DISTLOCK_REDIS: 'redis://127.0.0.1:1,foo://x' };
-    const { code, stderr } = await distlock(['status', 'k'], env).done;
+  it.each([
+    ['a bad node', 'redis://127.0.0.1:1,foo://x', /entry 2` to be a redis:.*, got "foo:\/\/x"/],
+    [
+      'a duplicate',
+      'redis://127.0.0.1:1 redis://127.0.0.1:1',
+      /entry 2` .*same as \$DIS\w+ entry 1/,
+    ],
+  ])('names $DISTLOCK_REDIS, not --redis, for %s that came from there', async (_, env, message) => {
+    const { code, stderr } = await distlock(['status', 'k'], { DISTLOCK_REDIS: env }).done;
     expect(code).toBe(2);
-    expect(stderr).toMatch(/^error: Expected `\$DISTLOCK_REDIS entry 2` to be .*"foo:\/\/x"/);
+    expect(stderr).toMatch(/^error: Expected `\$DISTLOCK_REDIS entry 2` /);
+    expect(stderr.split('\n')[0]).toMatch(message);
+    expect(stderr).not.toMatch(/--redis #/);
   });
 
   it('shows the top-level usage for an unknown subcommand', async () => {

@@ -57,6 +57,37 @@ export async function nodesWith(fixture: RedisFixture, key: string): Promise<num
   return found.reduce((sum: number, n) => sum + n, 0);
 }
 
+/**
+ * Starts watching node `index` of `fixture` (MONITOR) for commands on `key`. The function it
+ * resolves waits for the first one, within `withinMs` of the start, and stops watching: proof
+ * that, say, a `distlock` started since has tried to take the key (any client counts, so
+ * start watching once the test's own commands on `key` are done).
+ */
+export async function watchKey(
+  fixture: RedisFixture,
+  key: string,
+  index = 0,
+  withinMs = 10_000,
+): Promise<() => Promise<void>> {
+  const client = fixture.admin[index];
+  if (!client) throw new Error(`the fixture has no node ${index}`);
+  const monitor = await client.monitor();
+  monitor.on('error', () => {});
+  const seen = new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`no command on ${key} within ${withinMs} ms`)),
+      withinMs,
+    );
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (!args.includes(key)) return;
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+  seen.catch(() => {}); // a timeout before anyone waits is not unhandled: the waiter gets it
+  return () => seen.finally(() => monitor.disconnect());
+}
+
 /** Resolves once `run` printed something matching `pattern` on stderr. */
 export async function printed(run: Run, pattern: RegExp, withinMs = 10_000): Promise<void> {
   const deadline = performance.now() + withinMs;
@@ -90,7 +121,7 @@ export async function pidWrittenTo(
 }
 
 /** Whether `pid` stops running within `withinMs`. */
-export async function stopsRunning(pid: number, withinMs = 2_000): Promise<boolean> {
+export async function stopsRunning(pid: number, withinMs = 5_000): Promise<boolean> {
   const deadline = performance.now() + withinMs;
   while (isRunning(pid)) {
     if (performance.now() > deadline) return false;

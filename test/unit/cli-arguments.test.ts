@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { formatDuration, parseDuration } from '../../src/cli/duration.js';
-import { runTarget } from '../../src/cli/run-arguments.js';
+import { requireCommandAfterDashes, runTarget } from '../../src/cli/run-arguments.js';
 
 describe('CLI durations', () => {
   it.each([
@@ -69,5 +69,30 @@ describe("distlock run's arguments (flock's forms)", () => {
     [['nightly', '--wait', '5', './backup.sh'], {}, /"--wait" follows the key/],
   ] as const)('rejects %j with %j', (positionals, options, message) => {
     expect(() => runTarget(positionals, options)).toThrow(message);
+  });
+});
+
+describe("distlock cron's command, after --", () => {
+  // [the command line as typed, then the command and arguments as commander read them]
+  it.each([
+    [['cron', '* * * * *', '--key', 'k', '--', 'ls', '-la'], 'ls', ['-la']],
+    [['cron', '--key', 'k', '* * * * *', '--', 'true'], 'true', []],
+    [['cron', '* * * * *', '--key', 'k', '--', 'a', '--', 'b'], 'a', ['--', 'b']],
+    [['cron', '* * * * *', '--key', '--', '--', 'true'], 'true', []], // a key named "--"
+  ] as const)('takes %j', (typed, command, args) => {
+    expect(() => requireCommandAfterDashes(typed, command, args)).not.toThrow();
+  });
+
+  it.each([
+    // "--grace 1" taken as distlock's: the job would be a bare echo.
+    [['cron', '* * * * *', '--key', 'k', 'echo', '--grace', '1'], 'echo', []],
+    [['cron', '* * * * *', '--key', 'k', 'true'], 'true', []],
+    [['cron', '* * * * *', '--key', 'k', 'echo', '--', 'a'], 'echo', ['a']],
+    [['cron', '* * * * *', '--key', 'k', 'true', '--'], 'true', []],
+    [['cron', '--key', 'k', '--', '* * * * *', 'true'], 'true', []],
+  ] as const)('refuses %j', (typed, command, args) => {
+    expect(() => requireCommandAfterDashes(typed, command, args)).toThrow(
+      /put the command after --/,
+    );
   });
 });

@@ -99,6 +99,22 @@ describe('bad input is rejected synchronously, naming the field and the value', 
     expect(thrown(() => new Locker(options as never)).field).toBe(field);
   });
 
+  it.each([
+    'redis:/u:s3cret@[bad', // parses with the password in the path: a socket path to ioredis
+    'redis:u:s3cret@host',
+    'http://u:s3cret@127.0.0.1:6379',
+    'redis://u:s3cret@127.0.0.1:notaport',
+    'redis://',
+  ])(
+    'a node URL without a host, or not a URL, is rejected without echoing its password: %s',
+    (url) => {
+      const error = thrown(() => new Locker({ nodes: [url] }));
+      expect(error.field).toBe('nodes[0]');
+      expect(error.message).toContain('a redis:// or rediss:// URL with a host');
+      expect(error.message).not.toMatch(/s3cret/);
+    },
+  );
+
   it('the same client object twice', () => {
     const connection = { name: 'a:1', send: async () => 0, close: async () => {} };
     const error = thrown(() => new Locker({ nodes: [connection, connection] }));
