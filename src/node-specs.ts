@@ -125,15 +125,22 @@ function urlNodeName(field: string, url: string): string {
   // client would then use as a socket path (and print in its connection errors).
   const valid = /^rediss?:\/\//.test(url) && parsed !== undefined && parsed.host !== '';
   if (!valid || parsed === undefined) {
-    throw new InvalidArgumentError(field, 'a redis:// or rediss:// URL with a host', masked(url));
+    throw new InvalidArgumentError(
+      field,
+      'a redis:// or rediss:// URL with a host',
+      maskedUrl(url),
+    );
   }
   const db = Number(parsed.pathname.slice(1) || 0);
   const where = `${parsed.hostname || 'localhost'}:${parsed.port || 6379}`;
   return db ? `${where}/${db}` : where;
 }
 
-/** `url` with everything between `scheme://user:` and the last `@` as `***`. */
-function masked(url: string): string {
+/**
+ * `url` with everything between `[scheme://]user:` and the last `@` as `***`: for echoing a
+ * URL that may not parse, so that its password cannot be told apart from the rest.
+ */
+export function maskedUrl(url: string): string {
   return url.replace(/^((?:[^:/@]*:\/\/)?[^:/@]*:).*@/s, '$1***@');
 }
 

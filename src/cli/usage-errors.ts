@@ -1,4 +1,5 @@
 import type { InvalidArgumentError } from '../errors.js';
+import { maskedUrl } from '../node-specs.js';
 import type { NodeOptions } from './node-options.js';
 
 /**
@@ -71,8 +72,5 @@ function withoutPassword(url: string): string {
   } catch {
     // Not a URL: masked by its text below.
   }
-  return JSON.stringify(url.replace(USER_AND_PASSWORD, '$1***@'));
+  return JSON.stringify(maskedUrl(url));
 }
-
-/** `[scheme://]user:` (kept), then the password, up to the last `@`. */
-const USER_AND_PASSWORD = /^((?:[^:/@]*:\/\/)?[^:/@]*:).*@/s;
