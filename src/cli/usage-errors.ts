@@ -56,21 +56,10 @@ export function inCliTerms(
 }
 
 /**
- * `url`, quoted, with its password as `***`. A URL that does not parse (the usual reason a
- * node is echoed at all: `redis://u:pw@host:notaport`), or parses without a host (`u:pw@host`,
- * its scheme forgotten, parses with `u:` as the scheme), is masked by its text instead:
- * everything from the first `:` after the scheme to the last `@`.
+ * `url`, quoted, with its password as `***`, by its text: also a URL that does not parse
+ * (the usual reason a node is echoed at all: `redis://u:pw@host:notaport`) or that parses
+ * oddly (`u:pw@host`, its scheme forgotten, parses with `u:` as the scheme).
  */
 function withoutPassword(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password !== '') {
-      parsed.password = '***';
-      return JSON.stringify(parsed.href);
-    }
-    if (parsed.host !== '') return JSON.stringify(url); // a host, and no password to hide
-  } catch {
-    // Not a URL: masked by its text below.
-  }
   return JSON.stringify(maskedUrl(url));
 }
