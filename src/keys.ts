@@ -8,23 +8,25 @@ export function lockKey(prefix: string, resource: string): string {
   return `${prefix}{${resource}}`;
 }
 
-/** The pub/sub channel on which releases of the lock at `key` are announced. */
-export function releaseChannel(key: string): string {
-  return `${key}:released`;
+/**
+ * The pub/sub channel on which one locker hears that a release handed it a lock: one per
+ * locker (`id` is random), subscribed once, whatever the resources it waits for. Each message
+ * names the waiter by its ticket.
+ */
+export function wakeChannel(prefix: string, id: string): string {
+  return `${prefix}wake:${id}`;
 }
 
 /**
- * The channel on which a fair waiter holding `ticket` hears that it is first in line and the
- * lock is free. Redis names the ticket (a sorted-set score) with "%.17g", which for these
- * integers below 2^53 is the plain decimal that `String` gives too.
+ * Keys of the waiting line next to the lock at `key` (same hash tag): the waiters' tokens by
+ * ticket, by deadline, and each one's wake-up channel.
  */
-export function turnChannel(key: string, ticket: number): string {
-  return `${releaseChannel(key)}:${ticket}`;
-}
-
-/** Keys of the waiting line of fair acquisition, next to the lock at `key` (same hash tag). */
-export function queueKeys(key: string): { queue: string; deadlines: string } {
-  return { queue: `${key}:queue`, deadlines: `${key}:queue-deadlines` };
+export function queueKeys(key: string): { queue: string; deadlines: string; channels: string } {
+  return {
+    queue: `${key}:queue`,
+    deadlines: `${key}:queue-deadlines`,
+    channels: `${key}:queue-wake`,
+  };
 }
 
 /** The fence counter of the lock at `key`: never expires, only grows. */

@@ -56,14 +56,17 @@ export interface RedisConnection {
   connect?(timeoutMs: number): Promise<void>;
   /**
    * Opens a separate connection for pub/sub, used to wake waiters when a lock is released.
-   * Optional: without it, waiters poll. `onMessage` gets the channel of each message (its
-   * payload is never used). `onReady` is called each time the connection is (re)established:
+   * Optional: without it, waiters poll. `onMessage` gets the channel and the payload of each
+   * message (without the payload, every waiter of the locker retries). `onReady` is called each time the connection is (re)established:
    * the caller then subscribes again to every channel it wants, so the subscriber need not
    * remember its channels across reconnects (nor those whose subscribe failed while it was
    * down); a channel subscribed twice must be harmless. Opening never throws: a subscriber
    * whose node is down keeps trying in the background until closed.
    */
-  openSubscriber?(onMessage: (channel: string) => void, onReady?: () => void): Subscriber;
+  openSubscriber?(
+    onMessage: (channel: string, message?: string) => void,
+    onReady?: () => void,
+  ): Subscriber;
   /**
    * Optional, for adapters that hold commands back after a failure (until the node proves it
    * answers again): sends at once anyway. Used only for compare-and-delete of distlock's own

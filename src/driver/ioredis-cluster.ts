@@ -105,7 +105,10 @@ export class IORedisClusterConnection implements RedisConnection {
    * A second cluster connection in subscriber mode: a release published on any master
    * reaches subscribers on every node of the cluster.
    */
-  openSubscriber(onMessage: (channel: string) => void, onReady?: () => void): Subscriber {
+  openSubscriber(
+    onMessage: (channel: string, message?: string) => void,
+    onReady?: () => void,
+  ): Subscriber {
     const subscriber = this.#cluster.duplicate([], { enableOfflineQueue: true });
     type ClusterSubscriber = Parameters<typeof IORedisConnection.subscriberOver>[0];
     return IORedisConnection.subscriberOver(

@@ -38,7 +38,7 @@ export interface IORedisLike {
 export interface IORedisSubscriberLike extends IORedisLike {
   on(event: 'error', listener: (error: Error) => void): unknown;
   on(event: 'ready', listener: () => void): unknown;
-  on(event: 'message', listener: (channel: string) => void): unknown;
+  on(event: 'message', listener: (channel: string, message: string) => void): unknown;
   subscribe(channel: string): Promise<unknown>;
   unsubscribe(channel: string): Promise<unknown>;
 }
@@ -144,7 +144,10 @@ export class IORedisConnection implements RedisConnection {
    * A second connection in subscriber mode. The caller resubscribes on `onReady`, so ioredis's
    * own resubscription (which forgets channels whose subscribe failed) is off.
    */
-  openSubscriber(onMessage: (channel: string) => void, onReady?: () => void): Subscriber {
+  openSubscriber(
+    onMessage: (channel: string, message?: string) => void,
+    onReady?: () => void,
+  ): Subscriber {
     const subscriber = this.#client.duplicate({ enableOfflineQueue: true, autoResubscribe: false });
     return IORedisConnection.subscriberOver(subscriber, onMessage, onReady);
   }
@@ -152,11 +155,11 @@ export class IORedisConnection implements RedisConnection {
   /** A {@link Subscriber} over a client (or cluster) of its own, closed with it. */
   static subscriberOver(
     subscriber: IORedisSubscriberLike,
-    onMessage: (channel: string) => void,
+    onMessage: (channel: string, message?: string) => void,
     onReady?: () => void,
   ): Subscriber {
     subscriber.on('error', () => {}); // a lost subscriber only means waiters fall back to polling
-    subscriber.on('message', (channel: string) => onMessage(channel));
+    subscriber.on('message', (channel: string, message: string) => onMessage(channel, message));
     if (onReady) subscriber.on('ready', onReady);
     const owned = new IORedisConnection(subscriber, 'subscriber');
     return {

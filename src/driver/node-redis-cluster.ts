@@ -221,7 +221,10 @@ export class NodeRedisClusterConnection implements RedisConnection {
    * master reaches subscribers on every node. node-redis subscribes again by itself after its
    * pub/sub connection comes back; `onReady` follows each time the cluster is opened.
    */
-  openSubscriber(onMessage: (channel: string) => void, onReady?: () => void): Subscriber {
+  openSubscriber(
+    onMessage: (channel: string, message?: string) => void,
+    onReady?: () => void,
+  ): Subscriber {
     return new NodeRedisClusterSubscriber(this.#caller, onMessage, onReady);
   }
 
@@ -353,13 +356,13 @@ class NodeRedisClusterSubscriber implements Subscriber {
 
   constructor(
     caller: NodeRedisClusterLike,
-    onMessage: (channel: string) => void,
+    onMessage: (channel: string, message?: string) => void,
     onReady?: () => void,
   ) {
     // Only the pub/sub connection: no connection to each master.
     this.#cluster = caller.duplicate({ minimizeConnections: true }) as OwnedCluster;
     this.#cluster.on('error', () => {}); // a lost subscriber only means waiters poll
-    this.#listener = (_message, channel) => onMessage(channel);
+    this.#listener = (message, channel) => onMessage(channel, message);
     this.#onReady = onReady;
     this.#opened().catch(() => undefined); // tried again after a pause
   }

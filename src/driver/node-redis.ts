@@ -148,11 +148,14 @@ export class NodeRedisConnection implements RedisConnection {
    * one that waited in its queue through a failed connection attempt, and then drops every
    * message on its channel.
    */
-  openSubscriber(onMessage: (channel: string) => void, onReady?: () => void): Subscriber {
+  openSubscriber(
+    onMessage: (channel: string, message?: string) => void,
+    onReady?: () => void,
+  ): Subscriber {
     const subscriber = this.#client.duplicate();
     subscriber.on('error', () => {}); // a lost subscriber only means waiters fall back to polling
     if (onReady) subscriber.on('ready', onReady);
-    const listener = (_message: string, channel: string) => onMessage(channel);
+    const listener = (message: string, channel: string) => onMessage(channel, message);
     // It retries by itself until closed; a failed attempt surfaces as an 'error' event.
     subscriber.connect().catch(() => undefined);
     return {

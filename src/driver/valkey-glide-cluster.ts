@@ -88,7 +88,7 @@ type SlotRows = readonly (readonly [number, number, readonly [string, number, ..
 export class GlideClusterConnection implements RedisConnection {
   readonly name: string;
   readonly openSubscriber?: (
-    onMessage: (channel: string) => void,
+    onMessage: (channel: string, message?: string) => void,
     onReady?: () => void,
   ) => Subscriber;
   readonly #open: () => Promise<GlideClusterClientLike>;

@@ -37,6 +37,7 @@ interface GlideSettings {
 /** A message as valkey-glide hands it to a subscriber's callback. */
 interface GlideMessage {
   readonly channel: unknown;
+  readonly message: unknown;
 }
 
 /** True when `value` looks like a valkey-glide standalone client (not a `GlideClusterClient`). */
@@ -84,7 +85,7 @@ const REOPEN_DELAY_MS = 1_000;
 export class GlideConnection implements RedisConnection {
   readonly name: string;
   readonly openSubscriber?: (
-    onMessage: (channel: string) => void,
+    onMessage: (channel: string, message?: string) => void,
     onReady?: () => void,
   ) => Subscriber;
   readonly #client: GlideClientLike;
@@ -115,7 +116,8 @@ export class GlideConnection implements RedisConnection {
             lazyConnect: false,
             pubsubSubscriptions: {
               channelsAndPatterns: {},
-              callback: (message: GlideMessage) => onMessage(String(message.channel)),
+              callback: (message: GlideMessage) =>
+                onMessage(String(message.channel), String(message.message)),
             },
           });
         return new GlideSubscriber(open, onReady);

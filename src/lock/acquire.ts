@@ -6,19 +6,19 @@ import {
   LockerClosedError,
   NoQuorumError,
 } from '../errors.js';
-import { lockKey, releaseChannel, turnChannel } from '../keys.js';
+import { lockKey } from '../keys.js';
 import type { AcquireSettings } from '../options.js';
 import { quorumOf } from '../quorum/tally.js';
 import { driftMs } from '../quorum/validity.js';
 import { type AcquireRequest, type Attempt, attemptAcquire } from './attempt.js';
 import type { LockContext } from './context.js';
 import { nodeTimeoutFor } from './every-node.js';
-import { PlaceInLine } from './fair-queue.js';
 import type { Lease } from './lease.js';
 import { Lock, type LockLifecycle } from './lock.js';
 import { deleteIfOwned } from './release.js';
 import { sleep, stopped, type WaitStops } from './sleep.js';
 import { newToken } from './token.js';
+import { PlaceInLine } from './waiting-line.js';
 import { Waiter } from './wake-ups.js';
 
 /**
@@ -42,13 +42,18 @@ export async function acquireLock(
   if (context.shutdown.closed) throw new LockerClosedError(stops.what);
   const key = lockKey(context.settings.prefix, resource);
   const token = newToken();
-  const line = settings.fair ? new PlaceInLine(context, { key, token, ttlMs }) : undefined;
+  // An acquisition that may wait takes a place in line: a release hands the lock over to the
+  // first waiter. One that may not (tryAcquire) never joins, so never needs to leave.
+  const line =
+    settings.fair || waitMs > 0
+      ? new PlaceInLine(context, { key, token, ttlMs }, settings.fair)
+      : undefined;
   const request: AcquireRequest = {
     key,
     token,
     ttlMs,
     fencing: settings.fencing,
-    ...(line ? { fair: { ticket: line.ticket, waiterTimeoutMs: line.waiterTimeoutMs } } : {}),
+    ...(line ? { line } : {}),
   };
   let waiter: Waiter | undefined; // from the first busy attempt on
   const startedAt = clock.now();
@@ -64,6 +69,7 @@ export async function acquireLock(
       waiter?.attemptBegins();
       const identifying = context.identities.check(context, ttlMs); // no server counts twice
       if (identifying) await identifying;
+      const listening = context.wakeUps.listening;
       const attempt = await attemptAcquire(context, request);
       if (attempt.kind === 'acquired') {
         line?.granted(attempt.results);
@@ -85,18 +91,21 @@ export async function acquireLock(
         throw failure(resource, attempt, { ttlMs, waitMs, attempts, context, startedAt });
       }
       const { kind: reason, results: nodes } = attempt;
+      if (reason === 'busy') context.busyKeys.mark(key);
       const retry = (delayMs: number) => ({ resource, attempt: attempts, delayMs, reason, nodes });
-      if (reason === 'busy' && !waiter) {
-        // From now on a release wakes us at once. Subscribing took a moment in which the
-        // holder may have released, so try again right away rather than pause.
-        // A fair waiter listens on its own channel: it is woken only when it is its turn.
-        const channel = line ? turnChannel(key, line.ticket) : releaseChannel(key);
-        waiter = new Waiter(context.wakeUps, channel);
-        await sleep(Math.min(left, nodeTimeoutFor(context, ttlMs)), stops, waiter.listen());
-        context.events.report('retry', () => retry(0));
-        continue;
+      if (reason === 'busy' && line && !waiter) {
+        // From now on the release that hands us the lock wakes us at once (see WakeUps).
+        waiter = new Waiter(context.wakeUps, line.ticket);
+        const subscribed = waiter.listen();
+        if (!listening) {
+          // The locker's first wait: a hand-off may have come before the subscription did,
+          // so try again right away rather than pause.
+          await sleep(Math.min(left, nodeTimeoutFor(context, ttlMs)), stops, subscribed);
+          context.events.report('retry', () => retry(0));
+          continue;
+        }
       }
-      const delayMs = retryDelay(context.settings.retryDelayMs, attempt, left);
+      const delayMs = retryDelay(pollingMs(context, waiter && line), attempt, left);
       context.events.report('retry', () => retry(delayMs));
       await pause(delayMs, stops, waiter);
     }
@@ -195,6 +204,18 @@ function misconfigured(attempt: Exclude<Attempt, { kind: 'acquired' }>): boolean
   const { results } = attempt;
   const broken = results.filter((r) => r.outcome === 'error' && isConfigurationError(r.error));
   return broken.length > 0 && results.length - broken.length < quorumOf(results.length);
+}
+
+/**
+ * How often to try again. A waiter in line that the locker's channel reaches is handed the
+ * lock by the release and woken: it asks only to keep its place (and in case a message was
+ * lost while a subscriber reconnected), 4 times per waiter timeout. Others poll every
+ * `retryDelayMs`.
+ */
+function pollingMs(context: LockContext, line: PlaceInLine | undefined): number {
+  const { retryDelayMs } = context.settings;
+  if (!line?.joined || !context.wakeUps.listening) return retryDelayMs;
+  return Math.max(retryDelayMs, line.waiterTimeoutMs / 4);
 }
 
 /** A random pause around `meanMs`, cut short by the holder's expiry and by the deadline. */

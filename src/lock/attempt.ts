@@ -4,8 +4,12 @@ import type { Judgement } from '../quorum/fan-out.js';
 import type { NodeResult } from '../quorum/node-result.js';
 import { quorumOf } from '../quorum/tally.js';
 import { validityMs } from '../quorum/validity.js';
-import { acquireFairScript, type FairAcquisition } from '../scripts/acquire-fair.js';
 import { acquireFencedScript, type FencedReply } from '../scripts/acquire-fenced.js';
+import {
+  acquireInLineScript,
+  type LineAcquisition,
+  type LineTicket,
+} from '../scripts/acquire-in-line.js';
 import { reclaimScript } from '../scripts/reclaim.js';
 import type { LockContext } from './context.js';
 import { askEveryNode } from './every-node.js';
@@ -44,8 +48,12 @@ export interface AcquireRequest {
   readonly key: string;
   readonly token: string;
   readonly ttlMs: number;
-  /** Fair mode: wait in line. `ticket` orders the line, identically on every node. */
-  readonly fair?: { readonly ticket: number; readonly waiterTimeoutMs: number };
+  /**
+   * The acquisition's place in the waiting line, when it may wait. A fair acquisition is in
+   * line from its first attempt; a plain one joins when it finds the lock taken, and marks
+   * `joined` then (see PlaceInLine).
+   */
+  readonly line?: LineTicket & { joined: boolean };
   /** Draw a fencing token with the lock. */
   readonly fencing: boolean;
 }
@@ -73,19 +81,24 @@ function writeOnNode(
   request: AcquireRequest,
   timeoutMs: number,
 ): Promise<FencedReply> {
-  if (isFair(request)) return acquireFairScript.run(node, request, timeoutMs);
+  if (inLine(request) && (request.line.joined || request.fencing)) {
+    request.line.joined = true;
+    return acquireInLineScript.run(node, request, timeoutMs);
+  }
   if (request.fencing) return acquireFencedScript.run(node, request, timeoutMs);
   const { key, token, ttlMs } = request;
   // Plain SET NX PX, as the algorithm specifies: one round trip, no script. Only when the key
-  // is taken does a second command check whether the holder is this very acquisition (an
-  // earlier attempt landed unseen) and, if not, how long the holder's lease still runs.
-  return node
-    .send('SET', [key, token, 'PX', ttlMs, 'NX'], timeoutMs)
-    .then((reply) =>
-      reply === 'OK'
-        ? NOT_FENCED
-        : reclaimScript.run(node, request, timeoutMs).then((state) => ({ state, fence: '' })),
-    );
+  // is taken does a second command join the line (or, for an acquisition that does not wait,
+  // check whether the holder is this very acquisition, an earlier attempt that landed unseen,
+  // and how long the holder's lease still runs).
+  return node.send('SET', [key, token, 'PX', ttlMs, 'NX'], timeoutMs).then((reply) => {
+    if (reply === 'OK') return NOT_FENCED;
+    if (inLine(request)) {
+      request.line.joined = true;
+      return acquireInLineScript.run(node, request, timeoutMs);
+    }
+    return reclaimScript.run(node, request, timeoutMs).then((state) => ({ state, fence: '' }));
+  });
 }
 
 /** Why nothing was sent to a node that has not said which server it is: its own cause. */
@@ -94,8 +107,8 @@ function unidentified(name: string, cause: Error | undefined): NotSentError {
   return new NotSentError(`${name} has not said which server it is yet${why}`, { cause });
 }
 
-function isFair(request: AcquireRequest): request is AcquireRequest & FairAcquisition {
-  return request.fair !== undefined;
+function inLine(request: AcquireRequest): request is AcquireRequest & LineAcquisition {
+  return request.line !== undefined;
 }
 
 const NOT_FENCED: FencedReply = { state: 0, fence: '' };

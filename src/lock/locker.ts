@@ -3,6 +3,7 @@ import type { RedisConnection } from '../driver/connection.js';
 import { CONNECT_WAIT_MS } from '../driver/connection.js';
 import { StallGuard } from '../driver/stall-guard.js';
 import { InvalidArgumentError, LockBusyError } from '../errors.js';
+import { wakeChannel } from '../keys.js';
 import { resolveNodes } from '../node-specs.js';
 import {
   type AcquireOptions,
@@ -17,6 +18,8 @@ import { evictionCheck } from './eviction.js';
 import type { Lock } from './lock.js';
 import { NodeIdentities } from './node-identity.js';
 import { Shutdown } from './shutdown.js';
+import { newLockerId } from './token.js';
+import { BusyKeys } from './waiting-line.js';
 import { WakeUps } from './wake-ups.js';
 import { withLock } from './with-lock.js';
 
@@ -51,7 +54,7 @@ export class Locker {
     const settings = lockerSettings(options);
     const { connections, owned } = resolveNodes(options.nodes, options.tls, settings.replicaAcks);
     const nodes = connections.map((connection) => new StallGuard(connection));
-    const wakeUps = new WakeUps(connections);
+    const wakeUps = new WakeUps(connections, wakeChannel(settings.prefix, newLockerId()));
     let connecting: Promise<void> | undefined;
     let isConnected = false;
     // Once settled, the hot path skips even the await of a resolved promise.
@@ -68,6 +71,7 @@ export class Locker {
       clock: monotonicClock,
       events: this.events,
       wakeUps,
+      busyKeys: new BusyKeys(monotonicClock.now),
       shutdown: new Shutdown(),
       identities: new NodeIdentities(
         nodes.length,

@@ -1,4 +1,4 @@
-import { randomFillSync } from 'node:crypto';
+import { randomBytes, randomFillSync } from 'node:crypto';
 
 const TOKEN_BYTES = 16;
 /** Random bytes are drawn in blocks: one `getrandom` call per 256 tokens instead of per token. */
@@ -14,4 +14,9 @@ export function newToken(): string {
   const token = pool.toString('base64url', offset, offset + TOKEN_BYTES);
   offset += TOKEN_BYTES;
   return token;
+}
+
+/** A locker's id, which names its wake-up channel: 72 random bits, not a secret. */
+export function newLockerId(): string {
+  return randomBytes(9).toString('base64url');
 }

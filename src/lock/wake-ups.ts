@@ -1,14 +1,14 @@
 import type { RedisConnection, Subscriber } from '../driver/connection.js';
 
-/** A waiter's interest in one release channel. */
+/** A waiter's interest in the wake-ups for its ticket. */
 export interface Watch {
-  /** Resolves once the channel is subscribed on every node that could be (or failed). */
+  /** Resolves once the locker's channel is subscribed on every node that could be (or failed). */
   readonly ready: Promise<void>;
-  /** Releases seen so far on the channel. */
+  /** Wake-ups seen so far for the ticket. */
   seen(): number;
-  /** Resolves when more than `seen` releases were announced; `cancel` drops the interest. */
+  /** Resolves when more than `seen` wake-ups came; `cancel` drops the interest. */
   next(seen: number): { wake: Promise<void>; cancel: () => void };
-  /** Ends the interest; the last one out unsubscribes. */
+  /** Ends the interest. */
   dispose(): void;
 }
 
@@ -20,55 +20,76 @@ const POLLING_ONLY: Watch = {
   dispose: () => {},
 };
 
-interface Channel {
-  refs: number;
-  releases: number;
+interface Ticket {
+  wakes: number;
   readonly wakers: Set<() => void>;
-  readonly ready: Promise<void>;
 }
 
 /**
- * Wakes waiting acquirers the moment a lock is released, instead of letting them sleep out
- * their retry delay: one shared subscriber connection per node (opened on first need), one
- * subscription per resource that someone waits for, dropped when the last waiter leaves, and
- * renewed whenever a subscriber reconnects. A missed message costs at most the polling
- * delay, which never exceeds the holder's lease.
+ * Wakes a waiting acquirer the moment a release hands it the lock, instead of letting it
+ * sleep out its retry delay. The locker has one channel of its own (see `wakeChannel`),
+ * subscribed on one subscriber connection per node when it first waits and renewed whenever
+ * a subscriber reconnects; each message names the waiter by its ticket, so no subscription
+ * is made or dropped per wait. A missed message costs at most the polling delay, which never
+ * exceeds the holder's lease.
  */
 export class WakeUps {
   readonly #nodes: readonly RedisConnection[];
+  readonly #channel: string;
   #subscribers: Subscriber[] | undefined;
-  readonly #channels = new Map<string, Channel>();
+  #ready: Promise<void> | undefined;
+  #listening = false;
+  readonly #tickets = new Map<string, Ticket>();
+  /**
+   * Tickets woken before their waiter started watching: the hand-off can overtake the reply
+   * to the attempt that joined the line. Tickets are never reused, so a few suffice.
+   */
+  readonly #unclaimed = new Set<string>();
   #closed = false;
 
-  constructor(nodes: readonly RedisConnection[]) {
+  /** `channel`: the locker's own wake-up channel. */
+  constructor(nodes: readonly RedisConnection[], channel: string) {
     this.#nodes = nodes;
+    this.#channel = channel;
   }
 
-  watch(name: string): Watch {
+  /** The channel a release names to wake this locker's waiters. */
+  get channel(): string {
+    return this.#channel;
+  }
+
+  /**
+   * Whether the channel was subscribed on every node: a hand-off from now on reaches a waiter
+   * that watches its ticket, even one that starts watching only after the hand-off. (A
+   * subscriber that drops later loses the messages sent until it is back: a waiter's polling
+   * covers those.)
+   */
+  get listening(): boolean {
+    return this.#listening;
+  }
+
+  watch(ticket: number): Watch {
     if (this.#closed) return POLLING_ONLY;
-    const channel = this.#channels.get(name) ?? this.#open(name);
-    channel.refs++;
+    const name = String(ticket); // as Redis prints a score below 2^53
+    const entry: Ticket = { wakes: this.#unclaimed.delete(name) ? 1 : 0, wakers: new Set() };
+    this.#tickets.set(name, entry);
     let disposed = false;
     return {
-      ready: channel.ready,
-      seen: () => channel.releases,
+      ready: this.#opened(),
+      seen: () => entry.wakes,
       next: (seen) => {
-        if (channel.releases > seen) return { wake: Promise.resolve(), cancel: () => {} };
+        if (entry.wakes > seen) return { wake: Promise.resolve(), cancel: () => {} };
         let waker!: () => void;
         const wake = new Promise<void>((resolve) => {
           waker = resolve;
         });
-        channel.wakers.add(waker);
-        return { wake, cancel: () => channel.wakers.delete(waker) };
+        entry.wakers.add(waker);
+        return { wake, cancel: () => entry.wakers.delete(waker) };
       },
       dispose: () => {
         if (disposed) return;
         disposed = true;
-        if (--channel.refs > 0 || this.#channels.get(name) !== channel) return;
-        this.#channels.delete(name);
-        for (const subscriber of this.#subscribers ?? []) {
-          subscriber.unsubscribe(name).catch(() => undefined); // a dead subscriber has none
-        }
+        if (this.#tickets.get(name) === entry) this.#tickets.delete(name);
       },
     };
   }
@@ -77,83 +98,96 @@ export class WakeUps {
     this.#closed = true;
     const subscribers = this.#subscribers ?? [];
     this.#subscribers = undefined;
-    this.#channels.clear();
+    this.#tickets.clear();
+    this.#unclaimed.clear();
     await Promise.all(subscribers.map((subscriber) => subscriber.close()));
   }
 
-  #open(name: string): Channel {
-    this.#subscribers ??= this.#nodes.flatMap((node) => {
+  #opened(): Promise<void> {
+    if (this.#ready) return this.#ready;
+    this.#subscribers = this.#nodes.flatMap((node) => {
       if (!node.openSubscriber) return [];
       const subscriber = node.openSubscriber(
-        (channel) => this.#announce(channel),
+        (channel, message) => this.#announce(channel, message),
         () => this.#resubscribe(subscriber),
       );
       return [subscriber];
     });
-    const ready = Promise.allSettled(this.#subscribers.map((s) => s.subscribe(name))).then(
-      () => {},
-    );
-    const channel: Channel = { refs: 0, releases: 0, wakers: new Set(), ready };
-    this.#channels.set(name, channel);
-    return channel;
+    const subscribing = this.#subscribers.map((s) => s.subscribe(this.#channel));
+    this.#ready = Promise.allSettled(subscribing).then((outcomes) => {
+      this.#listening = outcomes.every((outcome) => outcome.status === 'fulfilled');
+    });
+    return this.#ready;
   }
 
   /**
-   * Subscribes a (re)connected subscriber to every channel someone waits on, including those
-   * whose subscribe failed while it was down. A channel subscribed twice is harmless.
+   * Subscribes a (re)connected subscriber to the locker's channel, also when its subscribe
+   * failed while it was down. A channel subscribed twice is harmless.
    */
   #resubscribe(subscriber: Subscriber): void {
     if (this.#closed) return;
-    for (const name of this.#channels.keys()) {
-      subscriber.subscribe(name).catch(() => undefined); // retried at the next reconnect
+    subscriber.subscribe(this.#channel).catch(() => undefined); // retried at the next reconnect
+  }
+
+  /** Wakes the waiter named by `message`; every waiter when the adapter gives no payload. */
+  #announce(channel: string, message: string | undefined): void {
+    if (channel !== this.#channel) return;
+    const named = message === undefined ? undefined : this.#tickets.get(message);
+    if (message !== undefined && !named) return this.#keepUnclaimed(message);
+    for (const ticket of named ? [named] : this.#tickets.values()) {
+      ticket.wakes++;
+      for (const wake of ticket.wakers) wake();
+      ticket.wakers.clear();
     }
   }
 
-  #announce(name: string): void {
-    const channel = this.#channels.get(name);
-    if (!channel) return;
-    channel.releases++;
-    for (const wake of channel.wakers) wake();
-    channel.wakers.clear();
+  #keepUnclaimed(ticket: string): void {
+    this.#unclaimed.add(ticket);
+    if (this.#unclaimed.size <= UNCLAIMED_KEPT) return;
+    const [oldest] = this.#unclaimed;
+    if (oldest !== undefined) this.#unclaimed.delete(oldest);
   }
 }
 
+/** At most this many unclaimed wake-ups are kept (the oldest goes first). */
+const UNCLAIMED_KEPT = 256;
+
 /**
  * One acquisition's use of wake-ups, from its first busy attempt on: each pause ends early
- * when a release was announced since the attempt began.
+ * when the lock was handed to it since the attempt began.
  */
 export class Waiter {
   readonly #wakeUps: WakeUps;
-  readonly #channel: string;
+  readonly #ticket: number;
   #watch: Watch | undefined;
   #seen = 0;
 
-  /** `channel`: the resource's release channel, or a fair waiter's own turn channel. */
-  constructor(wakeUps: WakeUps, channel: string) {
+  /** `ticket`: the acquisition's place in line, which wake-up messages name. */
+  constructor(wakeUps: WakeUps, ticket: number) {
     this.#wakeUps = wakeUps;
-    this.#channel = channel;
+    this.#ticket = ticket;
   }
 
-  /** Call as an attempt begins: a release announced from now on cuts the next pause short. */
+  /** Call as an attempt begins: a wake-up from now on cuts the next pause short. */
   attemptBegins(): void {
     this.#seen = this.#watch?.seen() ?? 0;
   }
 
   /** Starts listening; resolves once subscribed (or subscribing failed). */
   listen(): Promise<void> {
-    this.#watch ??= this.#wakeUps.watch(this.#channel);
+    this.#watch ??= this.#wakeUps.watch(this.#ticket);
     return this.#watch.ready;
   }
 
   /**
-   * What ends the next pause early: a release announced since the attempt began. `cancel`
-   * must follow the pause.
+   * What ends the next pause early: a wake-up since the attempt began. `cancel` must follow
+   * the pause.
    */
   nextRelease(): { wake: Promise<void>; cancel: () => void } | undefined {
     return this.#watch?.next(this.#seen);
   }
 
-  /** Stops listening (the last listener of a channel unsubscribes). */
+  /** Stops listening. */
   dispose(): void {
     this.#watch?.dispose();
   }

@@ -1,7 +1,7 @@
 import { fenceKey } from '../keys.js';
 import { defineScript } from './script.js';
 
-/** Reply of the acquisition scripts: `state` as in acquire-fair, and the node's fence. */
+/** Reply of the acquisition scripts: `state` as in acquire-in-line, and the node's fence. */
 export interface FencedReply {
   state: number;
   /** The node's fence counter after this acquisition (decimal), '' when not acquired. */

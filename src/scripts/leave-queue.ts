@@ -1,38 +1,47 @@
-import { queueKeys, releaseChannel } from '../keys.js';
-import { FAIR_LINE } from './lua-fragments.js';
+import { queueKeys } from '../keys.js';
+import { WAITING_LINE } from './lua-fragments.js';
 import { defineScript, integerReply } from './script.js';
 
 /**
- * leave-queue — take a waiter out of the line (it got the lock elsewhere, or gave up). When
- * the lock is free, the waiter now first in line is told on its own channel.
+ * leave-queue — take a waiter out of the line: it gave up, or got the lock on a majority
+ * elsewhere. When the lock was handed to a waiter that gave up, or is free, it goes to the
+ * waiter now first in line (see `handOver`), so that nobody waits for a place that will not
+ * be taken. A waiter that got the lock keeps it here too when it holds it (its acquisition
+ * landed here after the verdict, or a hand-over did): its release deletes it.
  *
  * KEYS[1]  lock key
- * KEYS[2]  queue (see acquire-fair)
- * KEYS[3]  waiter deadlines (see acquire-fair)
+ * KEYS[2]  queue, KEYS[3] waiter deadlines, KEYS[4] waiter channels (see acquire-in-line)
  * ARGV[1]  token
- * ARGV[2]  release channel (see release)
+ * ARGV[2]  '1' when the waiter got the lock, '0' when it gave up
  *
- * Returns 1 when the waiter was in line, 0 otherwise.
+ * Returns 1 when the waiter was in line or had been handed the lock, 0 otherwise.
  */
 export const leaveQueueScript = defineScript({
   name: 'leave-queue',
-  keys: ({ key }: { key: string; token: string }) => {
-    const { queue, deadlines } = queueKeys(key);
-    return [key, queue, deadlines];
+  keys: ({ key }: { key: string; token: string; granted: boolean }) => {
+    const { queue, deadlines, channels } = queueKeys(key);
+    return [key, queue, deadlines, channels];
   },
-  args: ({ key, token }) => [token, releaseChannel(key)],
+  args: ({ token, granted }) => [token, granted ? '1' : '0'],
   parse: integerReply('leave-queue'),
-  lua: `${FAIR_LINE}
-local lockKey, queue, deadlines = KEYS[1], KEYS[2], KEYS[3]
-local token, channel = ARGV[1], ARGV[2]
+  lua: `${WAITING_LINE}
+local lockKey, token, granted = KEYS[1], ARGV[1], ARGV[2] == '1'
 
-redis.call('ZREM', deadlines, token)
-if redis.call('ZREM', queue, token) == 0 then
-  return 0
+local wasInLine = redis.call('ZREM', queue, token) == 1
+leaveLine(token)
+local holder = redis.call('GET', lockKey)
+if holder == token then
+  if granted then
+    return 1
+  end
+  if not handOver(lockKey) then
+    redis.call('DEL', lockKey)
+  end
+  return 1
 end
-if redis.call('EXISTS', lockKey) == 0 then
-  wakeFirstWaiter(queue, channel)
+if not holder then
+  handOver(lockKey)
 end
-return 1
+return wasInLine and 1 or 0
 `,
 });

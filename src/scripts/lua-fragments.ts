@@ -15,25 +15,67 @@ end
 `;
 
 /**
- * The fair line (see acquire-fair): `firstWaiter(queue)` returns the first waiter's token and
- * ticket (its score), or nil when the line is empty; `wakeWaiter(channel, ticket)` tells the
- * waiter holding `ticket` that the lock is free and it is first, on its own channel
- * `<release channel>:<ticket>` (see keys.ts `turnChannel`); `wakeFirstWaiter` does both.
- * A wake-up that fails (a user without access to the channel) only makes waiters poll: it
- * never fails the script around it, whose writes are done by then.
+ * The waiting line of a lock (see acquire-in-line), in three keys: `queue` (waiting tokens
+ * scored by ticket, the arrival order), `deadlines` (the same tokens scored by when they
+ * count as gone) and `channels` (each waiting token's wake-up channel: its locker's), as
+ * local functions:
+ * - `serverMs()`: the server's clock in ms (waiter deadlines never use a client's clock);
+ * - `leaveLine(waiter)`, `dropGone(now)`;
+ * - `firstWaiter()`: the first waiter's token and ticket, or nil;
+ * - `wakeWaiter(waiter, ticket)`: tells the waiter on its channel, naming its ticket;
+ * - `handOver(lockKey)`: gives the lock to the first waiter whose deadline has not passed,
+ *   set to expire at that waiter's deadline (a waiter that died blocks the lock no longer
+ *   than it would keep its place), takes it out of the line and wakes it; false when nobody
+ *   waits. The waiter then confirms with a request of its own, which renews the key to its
+ *   TTL: its validity counts from that request, never from the message.
+ * The script sets the locals `queue`, `deadlines` and `channels` first. A wake-up that fails
+ * (a user without access to the channel) only makes waiters poll: it never fails the script
+ * around it, whose writes are done by then.
  */
-export const FAIR_LINE = `
-local function firstWaiter(queue)
+export const WAITING_LINE = `
+local queue, deadlines, channels = KEYS[2], KEYS[3], KEYS[4]
+local function serverMs()
+  local time = redis.call('TIME')
+  return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+end
+local function leaveLine(waiter)
+  redis.call('ZREM', queue, waiter)
+  redis.call('ZREM', deadlines, waiter)
+  redis.call('HDEL', channels, waiter)
+end
+local function dropGone(now)
+  for _, gone in ipairs(redis.call('ZRANGEBYSCORE', deadlines, '-inf', now)) do
+    leaveLine(gone)
+  end
+end
+local function firstWaiter()
   local first = redis.call('ZRANGE', queue, 0, 0, 'WITHSCORES')
   return first[1], first[2]
 end
-local function wakeWaiter(channel, ticket)
-  redis.pcall('PUBLISH', channel .. ':' .. ticket, '')
-end
-local function wakeFirstWaiter(queue, channel)
-  local _, ticket = firstWaiter(queue)
-  if ticket then
-    wakeWaiter(channel, ticket)
+local function wakeWaiter(waiter, ticket)
+  local channel = redis.call('HGET', channels, waiter)
+  if channel then
+    redis.pcall('PUBLISH', channel, ticket)
   end
+end
+local function handOver(lockKey)
+  if redis.call('EXISTS', queue) == 0 then
+    return false
+  end
+  local now = serverMs()
+  dropGone(now)
+  local first, ticket = firstWaiter()
+  while first do
+    local deadline = tonumber(redis.call('ZSCORE', deadlines, first))
+    if deadline and deadline > now then
+      wakeWaiter(first, ticket)
+      leaveLine(first)
+      redis.call('SET', lockKey, first, 'PX', deadline - now)
+      return true
+    end
+    leaveLine(first)
+    first, ticket = firstWaiter()
+  end
+  return false
 end
 `;

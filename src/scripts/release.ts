@@ -1,38 +1,40 @@
-import { queueKeys, releaseChannel } from '../keys.js';
-import { FAIR_LINE } from './lua-fragments.js';
+import { queueKeys } from '../keys.js';
+import { WAITING_LINE } from './lua-fragments.js';
 import { defineScript, integerReply } from './script.js';
 
 /**
- * release — compare-and-delete: delete the lock key only if it still holds our token, and
- * (unless told to be silent) announce it: on the resource's channel (plain waiters race for
- * the lock) and, when fair waiters are in line, on the first one's own channel (only it may
- * take the lock next). Undoing a failed attempt is silent: the node goes back to how it was,
- * and a waiter woken by its own undo would retry at once, again and again.
+ * release — compare-and-delete, or hand over: when the lock key still holds our token and
+ * someone waits in line (see acquire-in-line), the lock goes straight to the first waiter,
+ * who alone is woken (no thundering herd, and the releaser cannot barge back in ahead of the
+ * line); otherwise the key is deleted. Undoing a failed attempt is silent (a plain delete):
+ * the node goes back to how it was, and handing over there would split the line's order
+ * across nodes.
  *
  * KEYS[1]  lock key
- * KEYS[2]  fair waiting line (see acquire-fair); usually absent
+ * KEYS[2]  queue, KEYS[3] waiter deadlines, KEYS[4] waiter channels (see acquire-in-line);
+ *          usually absent
  * ARGV[1]  token
- * ARGV[2]  release channel
- * ARGV[3]  '1' to announce the release, '0' to delete silently
+ * ARGV[2]  '1' to hand over to a waiter, '0' to delete silently
  *
- * Returns 1 when deleted, 0 when the key is gone or holds another token.
+ * Returns 1 when released (deleted or handed over), 0 when the key is gone or holds another
+ * token.
  */
 export const releaseScript = defineScript({
   name: 'release',
-  keys: ({ key }: { key: string; token: string; announce: boolean }) => [key, queueKeys(key).queue],
-  args: ({ key, token, announce }) => [token, releaseChannel(key), announce ? '1' : '0'],
+  keys: ({ key }: { key: string; token: string; announce: boolean }) => {
+    const { queue, deadlines, channels } = queueKeys(key);
+    return [key, queue, deadlines, channels];
+  },
+  args: ({ token, announce }) => [token, announce ? '1' : '0'],
   parse: integerReply('release'),
-  lua: `${FAIR_LINE}
-local lockKey, queue = KEYS[1], KEYS[2]
-local token, channel, announce = ARGV[1], ARGV[2], ARGV[3] == '1'
+  lua: `${WAITING_LINE}
+local lockKey, token, announce = KEYS[1], ARGV[1], ARGV[2] == '1'
 
 if redis.call('GET', lockKey) ~= token then
   return 0
 end
-redis.call('DEL', lockKey)
-if announce then
-  redis.pcall('PUBLISH', channel, '') -- may fail (no channel access): the delete stands
-  wakeFirstWaiter(queue, channel)
+if not (announce and handOver(lockKey)) then
+  redis.call('DEL', lockKey)
 end
 return 1
 `,

@@ -6,7 +6,7 @@ import { useLockers, useRedis } from '../support/redis.js';
 const fixture = useRedis(3);
 const locker = useLockers(fixture);
 const QUEUE = 'distlock:{printer}:queue';
-const FAIR_WAITER = new URL('../support/fair-waiter.ts', import.meta.url).pathname;
+const WAITER = new URL('../support/waiter-process.ts', import.meta.url).pathname;
 
 /** Starts `count` fair waiters 30 ms apart; resolves the order in which they got the lock. */
 async function servedOrder(count: number, urls: readonly string[]): Promise<number[]> {
@@ -102,9 +102,13 @@ describe('fair acquisition', () => {
   it('drops a waiter that was killed within about a second, whatever the TTL', async () => {
     const urls = fixture().redis.urls;
     const holder = await locker().acquire('printer', { ttlMs: 100_000 });
-    const waiter = spawn(process.execPath, ['--import', 'tsx', FAIR_WAITER, 'printer', ...urls], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const waiter = spawn(
+      process.execPath,
+      ['--import', 'tsx', WAITER, 'printer', 'fair', ...urls],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
     await new Promise((resolve) => waiter.stdout.once('data', resolve)); // in line
     waiter.kill('SIGKILL');
     await new Promise((resolve) => waiter.once('exit', resolve));

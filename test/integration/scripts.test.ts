@@ -2,8 +2,10 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { IORedisConnection } from '../../src/driver/ioredis.js';
-import { acquireFairScript } from '../../src/scripts/acquire-fair.js';
 import { acquireFencedScript } from '../../src/scripts/acquire-fenced.js';
+import { acquireInLineScript } from '../../src/scripts/acquire-in-line.js';
+import { leaveQueueScript } from '../../src/scripts/leave-queue.js';
+import { releaseScript } from '../../src/scripts/release.js';
 import { useRedis } from '../support/redis.js';
 
 const fixture = useRedis(1);
@@ -23,18 +25,86 @@ describe('acquisition scripts, when an earlier attempt with the same token alrea
     expect(await admin.pttl('k')).toBeGreaterThan(9_000);
   });
 
-  it('acquire-fair renews the TTL and leaves the line', async () => {
+  it('acquire-in-line renews the TTL and leaves the line', async () => {
     const admin = fixture().admin[0] as Redis;
     await admin.set('k', 'tok', 'PX', 300);
     await delay(200);
     const node = new IORedisConnection(admin);
     // KEYS: k, k:queue, k:queue-deadlines, k:fence; channel k:released.
     const acquisition = { key: 'k', token: 'tok', ttlMs: 10_000, fencing: false };
-    const fair = { ticket: 1, waiterTimeoutMs: 1_000 };
-    const reply = await acquireFairScript.run(node, { ...acquisition, fair }, 1_000);
+    const line = { ticket: 1, waiterTimeoutMs: 1_000, fair: true, wakeChannel: 'w' };
+    const reply = await acquireInLineScript.run(node, { ...acquisition, line }, 1_000);
     expect(reply.state).toBe(0);
     expect(await admin.pttl('k')).toBeGreaterThan(9_000);
     expect(await admin.zcard('k:queue')).toBe(0);
     expect(await admin.zcard('k:queue-deadlines')).toBe(0);
+  });
+});
+
+describe('the waiting line', () => {
+  const line = (ticket: number) => ({
+    ticket,
+    waiterTimeoutMs: 1_000,
+    fair: false,
+    wakeChannel: 'w',
+  });
+  const request = (token: string, ticket: number) => ({
+    key: 'k',
+    token,
+    ttlMs: 10_000,
+    fencing: false,
+    line: line(ticket),
+  });
+
+  it('release hands the lock to the first waiter, for no longer than its deadline', async () => {
+    const admin = fixture().admin[0] as Redis;
+    const node = new IORedisConnection(admin);
+    await admin.set('k', 'holder', 'PX', 10_000);
+    for (const [token, ticket] of [
+      ['second', 2],
+      ['first', 1],
+    ] as const) {
+      expect(
+        (await acquireInLineScript.run(node, request(token, ticket), 1_000)).state,
+      ).toBeGreaterThan(0);
+    }
+    expect(
+      await releaseScript.run(node, { key: 'k', token: 'holder', announce: true }, 1_000),
+    ).toBe(1);
+    expect(await admin.get('k')).toBe('first');
+    expect(await admin.pttl('k')).toBeLessThanOrEqual(1_000); // the waiter's deadline
+    expect(await admin.zrange('k:queue', 0, -1)).toEqual(['second']);
+    // The waiter's next attempt confirms it, renewing the key to its own TTL.
+    expect((await acquireInLineScript.run(node, request('first', 1), 1_000)).state).toBe(0);
+    expect(await admin.pttl('k')).toBeGreaterThan(9_000);
+    await admin.flushall();
+  });
+
+  it('a waiter that leaves after the lock was handed to it passes it on', async () => {
+    const admin = fixture().admin[0] as Redis;
+    const node = new IORedisConnection(admin);
+    await admin.set('k', 'holder', 'PX', 10_000);
+    await acquireInLineScript.run(node, request('first', 1), 1_000);
+    await acquireInLineScript.run(node, request('second', 2), 1_000);
+    await releaseScript.run(node, { key: 'k', token: 'holder', announce: true }, 1_000);
+    expect(
+      await leaveQueueScript.run(node, { key: 'k', token: 'first', granted: false }, 1_000),
+    ).toBe(1);
+    expect(await admin.get('k')).toBe('second');
+    expect(
+      await leaveQueueScript.run(node, { key: 'k', token: 'second', granted: false }, 1_000),
+    ).toBe(1);
+    expect(await admin.keys('*')).toEqual([]); // nobody left: deleted, line gone
+  });
+
+  it('an undo deletes silently: it hands nothing over', async () => {
+    const admin = fixture().admin[0] as Redis;
+    const node = new IORedisConnection(admin);
+    await admin.set('k', 'holder', 'PX', 10_000);
+    await acquireInLineScript.run(node, request('first', 1), 1_000);
+    await releaseScript.run(node, { key: 'k', token: 'holder', announce: false }, 1_000);
+    expect(await admin.exists('k')).toBe(0);
+    expect(await admin.zrange('k:queue', 0, -1)).toEqual(['first']);
+    await admin.flushall();
   });
 });

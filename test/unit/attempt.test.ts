@@ -7,6 +7,7 @@ import type { LockContext } from '../../src/lock/context.js';
 import { LockerEmitter } from '../../src/lock/events.js';
 import { NodeIdentities } from '../../src/lock/node-identity.js';
 import { Shutdown } from '../../src/lock/shutdown.js';
+import { BusyKeys } from '../../src/lock/waiting-line.js';
 import { WakeUps } from '../../src/lock/wake-ups.js';
 import { lockerSettings } from '../../src/options.js';
 import { acquireFencedScript } from '../../src/scripts/acquire-fenced.js';
@@ -81,7 +82,8 @@ async function contextOver(
     settings: lockerSettings({ nodes: ['redis://unused:1'], nodeTimeoutMs }),
     clock,
     events: new LockerEmitter(),
-    wakeUps: new WakeUps([]),
+    wakeUps: new WakeUps([], 'distlock:wake:test'),
+    busyKeys: new BusyKeys(() => clock.now()),
     shutdown: new Shutdown(),
     identities: new NodeIdentities(connections.length),
     connected: () => undefined,

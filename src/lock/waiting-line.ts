@@ -1,0 +1,130 @@
+import type { NodeResult } from '../quorum/node-result.js';
+import type { LineTicket } from '../scripts/acquire-in-line.js';
+import { leaveQueueScript } from '../scripts/leave-queue.js';
+import type { LockContext } from './context.js';
+import { askEveryNode } from './every-node.js';
+
+let lastTicket = 0;
+
+/**
+ * A waiter's place in line: its arrival time in µs (plus a random tiebreak), chosen once
+ * by the client so that every node orders the same waiters the same way. Strictly increasing
+ * within this process.
+ */
+function newTicket(): number {
+  const ticket = Math.max(Date.now() * 1_000 + Math.floor(Math.random() * 1_000), lastTicket + 1);
+  lastTicket = ticket;
+  return ticket;
+}
+
+/**
+ * How long a waiter that stopped asking keeps its place: max(1 s, 5 × `retryDelayMs`),
+ * whatever the TTL, so that a waiter that died holds up a free lock that long at most. A live
+ * waiter asks every 1.5 × `retryDelayMs` at the latest, plus the attempt itself; one that was
+ * dropped because its nodes answered slowly takes its old place back on its next attempt
+ * (the line is ordered by its ticket), so a drop costs it nothing.
+ */
+function waiterTimeoutMs(context: LockContext): number {
+  return Math.max(1_000, 5 * context.settings.retryDelayMs);
+}
+
+/**
+ * Takes `token` out of the line on every node, except those whose acquisition answer was yes
+ * (the script already did). With `acquireResults` the lock was granted: a node that holds it
+ * (its yes came after the verdict) keeps it. A node that misses this drops the waiter at its
+ * deadline anyway.
+ */
+function leaveQueue(
+  context: LockContext,
+  { key, token, ttlMs }: { key: string; token: string; ttlMs: number },
+  acquireResults?: readonly (NodeResult | undefined)[],
+) {
+  const granted = acquireResults !== undefined;
+  return askEveryNode(context, ttlMs, (node, timeoutMs, index) =>
+    acquireResults?.[index]?.outcome === 'yes'
+      ? Promise.resolve(0)
+      : leaveQueueScript.run(node, { key, token, granted }, timeoutMs),
+  );
+}
+
+/**
+ * An acquisition's place in the waiting line, from the attempt that joined it (a fair
+ * acquisition's first; a plain one's first busy one) until it got the lock (then the nodes
+ * that granted it took it out of their line, and the others must too) or gave up (then it
+ * leaves the line everywhere at once, so that a release does not hand the lock to a waiter
+ * that is gone).
+ */
+export class PlaceInLine implements LineTicket {
+  readonly ticket = newTicket();
+  readonly waiterTimeoutMs: number;
+  readonly wakeChannel: string;
+  /** Whether an attempt may have put this acquisition in line on some node. */
+  joined: boolean;
+
+  /**
+   * `fair`: in line from the first attempt. A plain acquisition is too when its key was busy
+   * moments ago (see {@link BusyKeys}): its first attempt then joins the line in one round
+   * trip, rather than failing a `SET NX` first.
+   */
+  constructor(
+    private readonly context: LockContext,
+    private readonly request: {
+      readonly key: string;
+      readonly token: string;
+      readonly ttlMs: number;
+    },
+    readonly fair: boolean,
+  ) {
+    this.waiterTimeoutMs = waiterTimeoutMs(context);
+    this.wakeChannel = context.wakeUps.channel;
+    this.joined = fair || context.busyKeys.has(request.key);
+  }
+
+  /** The lock was granted: the nodes that said no take us out of their line too. */
+  granted(acquireResults: readonly (NodeResult | undefined)[]): void {
+    if (!this.joined) return;
+    this.joined = false;
+    const { context, request } = this;
+    void context.shutdown.track(() => leaveQueue(context, request, acquireResults).settled);
+  }
+
+  /** Leaves the line on every node, unless the lock was granted. */
+  async leave(): Promise<void> {
+    if (!this.joined) return;
+    this.joined = false;
+    await leaveQueue(this.context, this.request).settled;
+  }
+}
+
+/**
+ * Keys that this locker found held by another in the last second: a worker that releases a
+ * lock others wait for, and asks for it again, finds it handed over, and had better join the
+ * line at once. Bounded: the oldest entries go first.
+ */
+export class BusyKeys {
+  readonly #seenAt = new Map<string, number>();
+  readonly #now: () => number;
+
+  constructor(now: () => number) {
+    this.#now = now;
+  }
+
+  mark(key: string): void {
+    this.#seenAt.delete(key); // re-inserted last: the map stays in age order
+    this.#seenAt.set(key, this.#now());
+    if (this.#seenAt.size <= BUSY_KEYS_KEPT) return;
+    const [oldest] = this.#seenAt.keys();
+    if (oldest !== undefined) this.#seenAt.delete(oldest);
+  }
+
+  has(key: string): boolean {
+    const seenAt = this.#seenAt.get(key);
+    if (seenAt === undefined) return false;
+    if (this.#now() - seenAt < BUSY_FOR_MS) return true;
+    this.#seenAt.delete(key);
+    return false;
+  }
+}
+
+const BUSY_FOR_MS = 1_000;
+const BUSY_KEYS_KEPT = 1_000;

@@ -1,0 +1,119 @@
+import { fenceKey, queueKeys } from '../keys.js';
+import { fencedReply } from './acquire-fenced.js';
+import { WAITING_LINE } from './lua-fragments.js';
+import { defineScript } from './script.js';
+
+/** A place in the waiting line of one acquisition, the same on every node. */
+export interface LineTicket {
+  /** The caller's place in line (its arrival order), the same on every node. */
+  readonly ticket: number;
+  /** How long a waiter that stopped asking keeps its place (ms). */
+  readonly waiterTimeoutMs: number;
+  /** Fair: take a free lock only when first in line. Otherwise a free lock is anyone's. */
+  readonly fair: boolean;
+  /** The channel on which the waiter's locker hears that it was handed the lock. */
+  readonly wakeChannel: string;
+}
+
+/** What an acquisition that waits in line asks one node for. */
+export interface LineAcquisition {
+  readonly key: string;
+  readonly token: string;
+  readonly ttlMs: number;
+  /** Draw a fencing token on acquisition. */
+  readonly fencing: boolean;
+  readonly line: LineTicket;
+}
+
+/**
+ * acquire-in-line — take the lock, or wait for it in line. A release hands the lock to the
+ * first waiter in line (see `handOver`); that waiter's next call here confirms it.
+ *
+ * KEYS[1]  lock key
+ * KEYS[2]  queue: sorted set of waiting tokens, scored by ticket (arrival order)
+ * KEYS[3]  waiter deadlines: sorted set of waiting tokens, scored by when they count as gone
+ * KEYS[4]  waiter channels: hash of waiting token to the channel that wakes it
+ * KEYS[5]  fence counter (see acquire-fenced)
+ * ARGV[1]  token
+ * ARGV[2]  ttl in milliseconds
+ * ARGV[3]  ticket: the caller's arrival order, the same on every node
+ * ARGV[4]  ms after which a waiter that stopped asking is dropped from the line
+ * ARGV[5]  the caller's wake-up channel (its locker's)
+ * ARGV[6]  '1' to draw a fencing token on acquisition, '0' not to
+ * ARGV[7]  '1' fair: a free lock goes only to the first in line; '0': to anyone
+ *
+ * Drops waiters whose deadline passed. When the key holds the caller's token (handed over,
+ * or an earlier attempt landed unseen), renews it to the TTL this attempt's validity counts
+ * on. When held by another, (re)joins the line at the caller's ticket and renews its
+ * deadline. Both line keys expire (never sooner than any waiter's deadline), so a line whose
+ * waiters all died leaves nothing behind. Returns { state, fence }: state 0 when the lock is
+ * ours (and the caller left the line), the holder's remaining TTL in ms (> 0) when held, -1
+ * when held without expiry, -2 (fair only) when free but another waiter is first (who is
+ * then nudged on its channel, in case it slept through its turn); fence as in acquire-fenced
+ * ('' unless acquired with ARGV[6] = '1'; a confirmed hand-over draws a new one).
+ */
+export const acquireInLineScript = defineScript({
+  name: 'acquire-in-line',
+  keys: ({ key }: LineAcquisition) => {
+    const { queue, deadlines, channels } = queueKeys(key);
+    return [key, queue, deadlines, channels, fenceKey(key)];
+  },
+  args: ({ token, ttlMs, line, fencing }) => [
+    token,
+    ttlMs,
+    line.ticket,
+    line.waiterTimeoutMs,
+    line.wakeChannel,
+    fencing ? '1' : '0',
+    line.fair ? '1' : '0',
+  ],
+  parse: fencedReply('acquire-in-line'),
+  lua: `${WAITING_LINE}
+local lockKey, fenceCounter = KEYS[1], KEYS[5]
+local token, ttl, ticket = ARGV[1], ARGV[2], ARGV[3]
+local patience, channel = tonumber(ARGV[4]), ARGV[5]
+local fenced, fair = ARGV[6] == '1', ARGV[7] == '1'
+
+local function joinLine(now)
+  redis.call('ZADD', queue, 'NX', ticket, token)
+  redis.call('ZADD', deadlines, now + patience, token)
+  redis.call('HSET', channels, token, channel)
+  for _, lineKey in ipairs({queue, deadlines, channels}) do
+    if redis.call('PTTL', lineKey) < patience then
+      redis.call('PEXPIRE', lineKey, patience)
+    end
+  end
+end
+
+local function granted()
+  leaveLine(token)
+  if fenced then
+    redis.call('INCR', fenceCounter)
+    return {0, redis.call('GET', fenceCounter)}
+  end
+  return {0, ''}
+end
+
+local now = serverMs()
+dropGone(now)
+local holder = redis.call('GET', lockKey)
+if holder == token then
+  redis.call('PEXPIRE', lockKey, ttl)
+  return granted()
+end
+if holder then
+  joinLine(now)
+  return {redis.call('PTTL', lockKey), ''}
+end
+if fair then
+  joinLine(now)
+  local first, firstTicket = firstWaiter()
+  if first ~= token then
+    wakeWaiter(first, firstTicket)
+    return {-2, ''}
+  end
+end
+redis.call('SET', lockKey, token, 'PX', ttl)
+return granted()
+`,
+});

@@ -1,0 +1,135 @@
+import { spawn } from 'node:child_process';
+import { setTimeout as delay } from 'node:timers/promises';
+import type { Redis } from 'ioredis';
+import { describe, expect, it } from 'vitest';
+import { useLockers, useRedis } from '../support/redis.js';
+
+const fixture = useRedis(3);
+const locker = useLockers(fixture);
+const WAITER = new URL('../support/waiter-process.ts', import.meta.url).pathname;
+
+/** Calls of `command` the node has served so far. */
+async function calls(admin: Redis, command: string): Promise<number> {
+  const stats = String(await admin.info('commandstats'));
+  return Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
+}
+
+describe('a release hands the lock to the first waiter', () => {
+  for (const nodes of [1, 3]) {
+    it(`serves plain waiters in arrival order, and the releaser cannot barge back in (${nodes} node(s))`, async () => {
+      const urls = fixture().redis.urls.slice(0, nodes);
+      const holderLocker = locker({ nodes: urls });
+      const holder = await holderLocker.acquire('report', { ttlMs: 10_000 });
+      const order: number[] = [];
+      const waits: Promise<void>[] = [];
+      for (let i = 0; i < 4; i++) {
+        const lock = locker({ nodes: urls, retryDelayMs: 2_000 }).acquire('report', {
+          ttlMs: 5_000,
+          waitMs: 8_000,
+        });
+        waits.push(lock.then((l) => (order.push(i), l.release()).then(() => {})));
+        await delay(40);
+      }
+      await holder.release();
+      // Before: the key was deleted, and the releaser, asking at once, took it again.
+      expect(await holderLocker.tryAcquire('report', { ttlMs: 5_000 })).toBeNull();
+      await Promise.all(waits);
+      expect(order).toEqual([0, 1, 2, 3]);
+      const left = await Promise.all(fixture().admin.map((a) => a.keys('distlock:{report}*')));
+      expect(left.flat()).toEqual([]);
+    });
+  }
+
+  it('wakes one waiter per release, not all of them', async () => {
+    const urls = fixture().redis.urls.slice(0, 1);
+    const admin = fixture().admin[0] as Redis;
+    const holderLocker = locker({ nodes: urls });
+    await (await holderLocker.acquire('warm-up', { ttlMs: 10_000 })).release(); // scripts loaded
+    const holder = await holderLocker.acquire('report', { ttlMs: 10_000 });
+    const slow = locker({ nodes: urls, retryDelayMs: 5_000 });
+    const waits = Array.from({ length: 20 }, () =>
+      slow.acquire('report', { ttlMs: 5_000, waitMs: 10_000 }),
+    );
+    await delay(300); // all in line, sleeping out their polling delay
+    const before = await calls(admin, 'evalsha');
+    await holder.release();
+    const first = await Promise.race(waits);
+    await delay(100);
+    const after = await calls(admin, 'evalsha');
+    // The release, and the woken waiter's confirmation. Before: all 20 retried (SET, then a
+    // script each).
+    expect(after - before).toBe(2);
+    await first.release();
+    await Promise.all(waits.map((wait) => wait.then((lock) => lock.release()))); // one by one
+  });
+
+  it('listens on one channel per locker, however many resources it waits for', async () => {
+    const admin = fixture().admin[0] as Redis;
+    const urls = fixture().redis.urls.slice(0, 1);
+    const holder = locker({ nodes: urls });
+    const held = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => holder.acquire(`r${i}`, { ttlMs: 10_000 })),
+    );
+    const waiter = locker({ nodes: urls });
+    const subscribesBefore = await calls(admin, 'subscribe');
+    const waits = Array.from({ length: 20 }, (_, i) =>
+      waiter.acquire(`r${i}`, { ttlMs: 5_000, waitMs: 8_000 }),
+    );
+    await delay(200);
+    expect(await admin.pubsub('CHANNELS', 'distlock:wake:*')).toHaveLength(1);
+    // Once, and once more as its new connection reports ready (harmless).
+    expect((await calls(admin, 'subscribe')) - subscribesBefore).toBeLessThanOrEqual(2);
+    await Promise.all(held.map((l) => l.release()));
+    await Promise.all((await Promise.all(waits)).map((l) => l.release()));
+  });
+
+  it('draws a new fencing token for the waiter it hands the lock to', async () => {
+    const holder = await locker().acquire('ledger', { ttlMs: 10_000, fencing: true });
+    const waiting = locker({ retryDelayMs: 5_000 }).acquire('ledger', {
+      ttlMs: 5_000,
+      waitMs: 8_000,
+      fencing: true,
+    });
+    await delay(150);
+    const releasedAt = performance.now();
+    await holder.release();
+    const next = await waiting;
+    expect(performance.now() - releasedAt).toBeLessThan(1_000); // woken, not polling
+    expect(next.fence).toBeGreaterThan(holder.fence ?? Number.POSITIVE_INFINITY);
+    await next.release();
+  });
+
+  it('gives a lock handed to a waiter that died back no later than its deadline in line', async () => {
+    const urls = fixture().redis.urls;
+    const holder = await locker().acquire('report', { ttlMs: 30_000 });
+    const child = spawn(process.execPath, ['--import', 'tsx', WAITER, 'report', 'plain', ...urls], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
+    await delay(100); // its attempt that joined the line has landed everywhere
+    child.kill('SIGKILL');
+    const next = locker().acquire('report', { ttlMs: 5_000, waitMs: 10_000 });
+    await delay(50);
+    const releasedAt = performance.now();
+    await holder.release(); // handed to the dead waiter, first in line
+    const ttls = await Promise.all(fixture().admin.map((a) => a.pttl('distlock:{report}')));
+    for (const ttl of ttls) expect(ttl).toBeLessThanOrEqual(1_000); // its deadline, not a TTL
+    await (await next).release();
+    expect(performance.now() - releasedAt).toBeLessThan(2_000);
+  });
+
+  it('leaves the lock on the nodes whose yes came after the verdict', async () => {
+    // A fenced acquisition waits in line from its first attempt; the line is left on every
+    // node that had not said yes when the majority was reached. Before: that deleted the
+    // lock on the third node, which had granted it a moment later.
+    for (let i = 0; i < 20; i++) {
+      const lock = await locker().acquire(`ledger:${i}`, { ttlMs: 10_000, fencing: true });
+      await delay(20);
+      const held = await Promise.all(
+        fixture().admin.map((a) => a.exists(`distlock:{ledger:${i}}`)),
+      );
+      expect(held).toEqual([1, 1, 1]);
+      await lock.release();
+    }
+  });
+});
