@@ -71,8 +71,8 @@ async function scenario(
   return report;
 }
 
-/** SIGSTOPs a worker while it holds the lock, for twice the TTL. */
-async function pauseAWorker({ holders, done }: Targets): Promise<void> {
+/** SIGSTOPs a worker while it holds the lock (`intoMs` into its holding), for twice the TTL. */
+async function pauseAWorker({ holders, done }: Targets, intoMs = 0): Promise<void> {
   await delay(200);
   let worker = holders()[0];
   while (!worker && !done()) {
@@ -80,6 +80,7 @@ async function pauseAWorker({ holders, done }: Targets): Promise<void> {
     worker = holders()[0];
   }
   if (!worker) return;
+  if (intoMs > 0) await delay(intoMs);
   worker.kill('SIGSTOP');
   await delay(2 * TTL_MS);
   worker.kill('SIGCONT');
@@ -159,7 +160,14 @@ describe('negative controls: the checker must catch these', { timeout }, () => {
   });
 
   it('a worker paused past its TTL without fencing: lost writes', async () => {
-    const r = await scenario('pause worker past TTL, no fencing (control)', false, pauseAWorker);
+    // Holdings last 50 ms and the pause lands 10 ms into one: after the worker read, before
+    // it wrote (a pause before the read loses nothing, which left the control to chance).
+    const r = await scenario(
+      'pause worker past TTL, no fencing (control)',
+      false,
+      (t) => pauseAWorker(t, 10),
+      50,
+    );
     expect(r.lostWrites.length).toBeGreaterThan(0);
   });
 });
