@@ -8,6 +8,7 @@ import { Mutex, RedlockMutex } from 'redis-semaphore';
 import NodeRedlock from 'redlock';
 // The built package, as users run it (not the TypeScript sources through a loader).
 import { Locker } from '../dist/esm/index.js';
+import { handOffFloor } from './handoff-floor.js';
 
 /** A held lock, as far as the benchmark is concerned. */
 export interface Held {
@@ -134,9 +135,10 @@ function semaphore(name: string, kind: 'Mutex' | 'RedlockMutex'): ContenderSpec 
   };
 }
 
-/** Every contender, floor first. */
+/** Every contender, floors first. */
 export const CONTENDERS: readonly ContenderSpec[] = [
   floor,
+  handOffFloor,
   distlock,
   distlockFair,
   redlockLike('redlock 5.0.0-beta.2', NodeRedlock),

@@ -18,6 +18,8 @@ const HOLD_MS = 1;
 const SETUP_TIMEOUT_MS = 30_000;
 const REPORT_GRACE_MS = 5_000;
 const WORKER_FILE = new URL('./contention-worker.ts', import.meta.url);
+/** Reference rows: no retry settings to tune. */
+const REFERENCES = new Set(['ioredis floor', 'ioredis hand-off floor']);
 
 /** Figures of one run; the scenario's rows hold the median of each over repetitions. */
 export interface ContentionFigures {
@@ -155,7 +157,7 @@ export async function contention(
   const url = redis.urls[0] as string;
   const cells: { spec: ContenderSpec; tuning: Tuning; label: ContentionRow['tuning'] }[] = [];
   for (const spec of CONTENDERS.filter((s) => s.singleNode && (options.only?.(s) ?? true))) {
-    if (spec.name === 'ioredis floor') cells.push({ spec, tuning: 'defaults', label: 'n/a' });
+    if (REFERENCES.has(spec.name)) cells.push({ spec, tuning: 'defaults', label: 'n/a' });
     else
       for (const tuning of ['defaults', 'tuned'] as const)
         cells.push({ spec, tuning, label: tuning });

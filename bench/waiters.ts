@@ -1,10 +1,13 @@
 /**
  * Scenario 5: what waiting costs. One client holds a key; 10, 100 or 1,000 acquirers of one
- * locker wait for it for a few seconds. Measures the Redis commands the waiters send per
- * waiter per second (`total_commands_processed`, summed over the nodes, minus the holder's
- * and this scenario's own reads), which must stay bounded as waiters are added, and the
- * heap each waiting acquirer takes (after a forced GC). distlock only: the peers poll.
+ * locker wait for it for a few seconds. Measures, per waiter per second and summed over the
+ * nodes, the requests the waiters send (EVALSHA/EVAL calls: a waiter in line sends nothing
+ * else) and the commands Redis runs for them (`total_commands_processed`, which counts the
+ * commands inside scripts too, minus this scenario's own reads); both must stay bounded as
+ * waiters are added. Also the heap each waiting acquirer takes (after a forced GC).
+ * distlock only: the peers poll.
  */
+import { setMaxListeners } from 'node:events';
 import { Redis } from 'ioredis';
 import { Locker } from '../src/index.js';
 import type { RedisNodes } from '../src/testing/index.js';
@@ -16,6 +19,7 @@ export interface WaitersRow {
   readonly nodes: number;
   readonly waiters: number;
   readonly fair: boolean;
+  readonly requestsPerWaiterPerSec: number;
   readonly commandsPerWaiterPerSec: number;
   readonly heapBytesPerWaiter: number;
 }
@@ -24,15 +28,23 @@ const WAITER_COUNTS = [10, 100, 1_000];
 const NODE_COUNTS = [1, 3];
 const TTL_MS = 60_000;
 
-async function commandsProcessed(admins: readonly Redis[]): Promise<number> {
+/** Commands processed and script calls so far, summed over the nodes (two INFO reads each). */
+async function served(admins: readonly Redis[]): Promise<{ commands: number; scripts: number }> {
   const counts = await Promise.all(
     admins.map(async (admin) => {
-      const match = /^total_commands_processed:(\d+)/m.exec(await admin.info('stats'));
+      const stats = String(await admin.info('stats'));
+      const commandStats = String(await admin.info('commandstats'));
+      const match = /^total_commands_processed:(\d+)/m.exec(stats);
       if (!match?.[1]) throw new Error('INFO stats has no total_commands_processed');
-      return Number(match[1]);
+      const calls = (name: string) =>
+        Number(new RegExp(`^cmdstat_${name}:calls=(\\d+)`, 'm').exec(commandStats)?.[1] ?? 0);
+      return { commands: Number(match[1]), scripts: calls('evalsha') + calls('eval') };
     }),
   );
-  return counts.reduce((sum, n) => sum + n, 0);
+  return counts.reduce((a, b) => ({
+    commands: a.commands + b.commands,
+    scripts: a.scripts + b.scripts,
+  }));
 }
 
 async function runOnce(urls: readonly string[], waiters: number, fair: boolean, seconds: number) {
@@ -43,6 +55,7 @@ async function runOnce(urls: readonly string[], waiters: number, fair: boolean, 
   const holder = await locker.acquire(resource, { ttlMs: TTL_MS });
   const heapBefore = settledHeap();
   const stop = new AbortController();
+  setMaxListeners(Number.POSITIVE_INFINITY, stop.signal); // one signal for every waiter
   const waiting = Array.from({ length: waiters }, () =>
     locker
       .acquire(resource, { ttlMs: TTL_MS, waitMs: TTL_MS, fair, signal: stop.signal })
@@ -52,11 +65,12 @@ async function runOnce(urls: readonly string[], waiters: number, fair: boolean, 
   // Let every waiter make its first attempts and subscribe before counting.
   await new Promise((resolve) => setTimeout(resolve, 1_000));
   const heapWaiting = settledHeap();
-  const before = await commandsProcessed(admins);
+  const before = await served(admins);
   const startedAt = performance.now();
   await new Promise((resolve) => setTimeout(resolve, seconds * 1_000));
-  // The INFO reads themselves are one command per node each.
-  const sent = (await commandsProcessed(admins)) - before - admins.length;
+  const after = await served(admins);
+  // The INFO reads themselves are two commands per node.
+  const commands = after.commands - before.commands - 2 * admins.length;
   const elapsedS = (performance.now() - startedAt) / 1_000;
   stop.abort();
   await Promise.all(waiting);
@@ -65,7 +79,8 @@ async function runOnce(urls: readonly string[], waiters: number, fair: boolean, 
   for (const admin of admins) admin.disconnect();
   closeClients(clients);
   return {
-    commandsPerWaiterPerSec: sent / waiters / elapsedS,
+    requestsPerWaiterPerSec: (after.scripts - before.scripts) / waiters / elapsedS,
+    commandsPerWaiterPerSec: commands / waiters / elapsedS,
     heapBytesPerWaiter: (heapWaiting - heapBefore) / waiters,
   };
 }
@@ -87,6 +102,7 @@ export async function waiters(
           nodes,
           waiters: count,
           fair,
+          requestsPerWaiterPerSec: round(median(runs.map((r) => r.requestsPerWaiterPerSec)), 2),
           commandsPerWaiterPerSec: round(median(runs.map((r) => r.commandsPerWaiterPerSec)), 2),
           heapBytesPerWaiter: round(median(runs.map((r) => r.heapBytesPerWaiter)), 0),
         });

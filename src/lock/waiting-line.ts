@@ -84,6 +84,7 @@ export class PlaceInLine implements LineTicket {
   granted(acquireResults: readonly (NodeResult | undefined)[]): void {
     if (!this.joined) return;
     this.joined = false;
+    if (acquireResults.every((result) => result?.outcome === 'yes')) return; // all left already
     const { context, request } = this;
     void context.shutdown.track(() => leaveQueue(context, request, acquireResults).settled);
   }

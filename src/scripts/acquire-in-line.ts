@@ -42,10 +42,10 @@ export interface LineAcquisition {
  * ARGV[6]  '1' to draw a fencing token on acquisition, '0' not to
  * ARGV[7]  '1' fair: a free lock goes only to the first in line; '0': to anyone
  *
- * Drops waiters whose deadline passed. When the key holds the caller's token (handed over,
- * or an earlier attempt landed unseen), renews it to the TTL this attempt's validity counts
- * on. When held by another, (re)joins the line at the caller's ticket and renews its
- * deadline. Both line keys expire (never sooner than any waiter's deadline), so a line whose
+ * When the key holds the caller's token (handed over, or an earlier attempt landed unseen),
+ * renews it to the TTL this attempt's validity counts on. Otherwise drops waiters whose
+ * deadline passed and, when the lock is held by another, (re)joins the line at the caller's
+ * ticket and renews its deadline. The line's keys expire (never sooner than any waiter's deadline), so a line whose
  * waiters all died leaves nothing behind. Returns { state, fence }: state 0 when the lock is
  * ours (and the caller left the line), the holder's remaining TTL in ms (> 0) when held, -1
  * when held without expiry, -2 (fair only) when free but another waiter is first (who is
@@ -94,13 +94,13 @@ local function granted()
   return {0, ''}
 end
 
-local now = serverMs()
-dropGone(now)
 local holder = redis.call('GET', lockKey)
 if holder == token then
   redis.call('PEXPIRE', lockKey, ttl)
   return granted()
 end
+local now = serverMs()
+dropGone(now)
 if holder then
   joinLine(now)
   return {redis.call('PTTL', lockKey), ''}

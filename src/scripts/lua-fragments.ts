@@ -23,8 +23,8 @@ end
  * - `leaveLine(waiter)`, `dropGone(now)`;
  * - `firstWaiter()`: the first waiter's token and ticket, or nil;
  * - `wakeWaiter(waiter, ticket)`: tells the waiter on its channel, naming its ticket;
- * - `handOver(lockKey)`: gives the lock to the first waiter whose deadline has not passed,
- *   set to expire at that waiter's deadline (a waiter that died blocks the lock no longer
+ * - `handOver(lockKey)`: gives the lock to the first waiter whose deadline has not passed
+ *   (dropping those ahead of it whose deadline passed), set to expire at that waiter's deadline (a waiter that died blocks the lock no longer
  *   than it would keep its place), takes it out of the line and wakes it; false when nobody
  *   waits. The waiter then confirms with a request of its own, which renews the key to its
  *   TTL: its validity counts from that request, never from the message.
@@ -63,7 +63,6 @@ local function handOver(lockKey)
     return false
   end
   local now = serverMs()
-  dropGone(now)
   local first, ticket = firstWaiter()
   while first do
     local deadline = tonumber(redis.call('ZSCORE', deadlines, first))
