@@ -133,7 +133,10 @@ export class WakeUps {
   #announce(channel: string, message: string | undefined): void {
     if (channel !== this.#channel) return;
     const named = message === undefined ? undefined : this.#tickets.get(message);
-    if (message !== undefined && !named) return this.#keepUnclaimed(message);
+    if (message !== undefined && !named) {
+      this.#keepUnclaimed(message);
+      return;
+    }
     for (const ticket of named ? [named] : this.#tickets.values()) {
       ticket.wakes++;
       for (const wake of ticket.wakers) wake();

@@ -130,7 +130,7 @@ describe('release never fails silently (ACL users)', () => {
 /** The least each feature needs, as the README's Deployments section lists it. */
 const ACL = {
   base:
-    '+set +get +del +pttl +pexpire +eval +evalsha +publish +subscribe +unsubscribe ' +
+    '+set +get +del +pttl +pexpire +eval +evalsha +publish +subscribe ' +
     '+zadd +zrem +zrange +zrangebyscore +zscore +time +exists +hset +hget +hdel',
   fencing: '+incr',
 } as const;

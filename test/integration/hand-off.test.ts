@@ -27,7 +27,12 @@ describe('a release hands the lock to the first waiter', () => {
           ttlMs: 5_000,
           waitMs: 8_000,
         });
-        waits.push(lock.then((l) => (order.push(i), l.release()).then(() => {})));
+        waits.push(
+          lock.then(async (l) => {
+            order.push(i);
+            await l.release();
+          }),
+        );
         await delay(40);
       }
       await holder.release();
