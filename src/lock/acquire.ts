@@ -69,7 +69,7 @@ export async function acquireLock(
       waiter?.attemptBegins();
       const identifying = context.identities.check(context, ttlMs); // no server counts twice
       if (identifying) await identifying;
-      const listening = context.wakeUps.listening;
+      const subscribed = context.wakeUps.subscribed;
       const attempt = await attemptAcquire(context, request);
       if (attempt.kind === 'acquired') {
         line?.granted(attempt.results);
@@ -96,11 +96,11 @@ export async function acquireLock(
       if (reason === 'busy' && line && !waiter) {
         // From now on the release that hands us the lock wakes us at once (see WakeUps).
         waiter = new Waiter(context.wakeUps, line.ticket);
-        const subscribed = waiter.listen();
-        if (!listening) {
+        const subscribing = waiter.listen();
+        if (!subscribed) {
           // The locker's first wait: a hand-off may have come before the subscription did,
           // so try again right away rather than pause.
-          await sleep(Math.min(left, nodeTimeoutFor(context, ttlMs)), stops, subscribed);
+          await sleep(Math.min(left, nodeTimeoutFor(context, ttlMs)), stops, subscribing);
           context.events.report('retry', () => retry(0));
           continue;
         }

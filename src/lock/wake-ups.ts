@@ -39,6 +39,7 @@ export class WakeUps {
   #subscribers: Subscriber[] | undefined;
   #ready: Promise<void> | undefined;
   #listening = false;
+  #subscribed = false;
   readonly #tickets = new Map<string, Ticket>();
   /**
    * Tickets woken before their waiter started watching: the hand-off can overtake the reply
@@ -66,6 +67,14 @@ export class WakeUps {
    */
   get listening(): boolean {
     return this.#listening;
+  }
+
+  /**
+   * Whether the first subscription round is over, subscribed or not: from then on, a waiter
+   * that starts watching cannot have missed a message that the subscription would bring.
+   */
+  get subscribed(): boolean {
+    return this.#subscribed;
   }
 
   watch(ticket: number): Watch {
@@ -116,6 +125,7 @@ export class WakeUps {
     const subscribing = this.#subscribers.map((s) => s.subscribe(this.#channel));
     this.#ready = Promise.allSettled(subscribing).then((outcomes) => {
       this.#listening = outcomes.every((outcome) => outcome.status === 'fulfilled');
+      this.#subscribed = true;
     });
     return this.#ready;
   }
