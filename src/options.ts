@@ -61,9 +61,11 @@ export interface AcquireOptions {
    */
   minHoldMs?: number;
   /**
-   * Wait in line: fair waiters get the lock in arrival order (a queue in Redis); a waiter
-   * that gave up leaves the line, one that died is dropped after max(1 s, 5 × retryDelayMs).
-   * Plain (unfair) acquirers do not look at the line. @default false
+   * Strict arrival order. Every waiter waits in a line in Redis and a release hands the lock
+   * to the first one, in either mode; without `fair` a newcomer takes a free lock at once,
+   * with it a newcomer queues behind the line even while the lock is free. A waiter that gave
+   * up leaves the line, one that died is dropped after max(1 s, 5 × retryDelayMs).
+   * @default false
    */
   fair?: boolean;
   /**

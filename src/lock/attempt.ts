@@ -60,7 +60,7 @@ export interface AcquireRequest {
 
 /**
  * Asks one node for the lock. `state` is 0 when it is now ours, else the holder's remaining
- * TTL (> 0), -1 (held without expiry) or -2 (free, but another fair waiter is first in line);
+ * TTL (> 0), -1 (held without expiry) or -2 (free, but another waiter is first in line, fair mode);
  * `fence` is the node's fence counter after a fenced acquisition.
  */
 async function takeOnNode(

@@ -140,7 +140,7 @@ export class Locker {
 
   /**
    * Shuts the locker down, in this order:
-   * - every wait still running rejects with `LockerClosedError` (a fair waiter leaves the line
+   * - every wait still running rejects with `LockerClosedError` (a waiter in line leaves it
    *   first), and so does every later `acquire`, `tryAcquire`, `withLock` or `extend`;
    * - every lock it still holds is released (a `released` event each), and its `signal` fires
    *   with a `LockLostError`, since another client may now take the resource: work still

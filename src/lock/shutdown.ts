@@ -11,7 +11,7 @@ export interface HeldLock {
 /**
  * How a locker closes: it stops every wait still running, ends every lock it still holds,
  * and waits for every operation still talking to the nodes (acquisitions undoing attempts
- * or leaving fair lines, releases, extensions) before the connections may close.
+ * or leaving waiting lines, releases, extensions) before the connections may close.
  */
 export class Shutdown {
   readonly #controller = new AbortController();
