@@ -8,6 +8,7 @@ import {
 } from '../errors.js';
 import { lockKey } from '../keys.js';
 import type { AcquireSettings } from '../options.js';
+import type { NodeResult } from '../quorum/node-result.js';
 import { quorumOf } from '../quorum/tally.js';
 import { driftMs } from '../quorum/validity.js';
 import { type AcquireRequest, type Attempt, attemptAcquire } from './attempt.js';
@@ -72,10 +73,19 @@ export async function acquireLock(
       const subscribed = context.wakeUps.subscribed;
       const attempt = await attemptAcquire(context, request);
       if (attempt.kind === 'acquired') {
+        // In line, a node that said no may still hand us the lock later: count it as one
+        // that may hold our token, so that release and extension reach it.
+        const handOvers = line?.joined ? mayBeHandedOver(attempt.results) : attempt.results;
         line?.granted(attempt.results);
         const undoing = undoIfStopped(context, request, attempt, stops);
         if (undoing) await undoing;
-        const lock = grant(context, resource, request, attempt, settings);
+        const lock = grant(
+          context,
+          resource,
+          request,
+          { ...attempt, results: handOvers },
+          settings,
+        );
         context.events.report('acquired', () => ({
           resource,
           attempts,
@@ -189,6 +199,13 @@ function grant(
     status: 'held',
   };
   return new Lock(context, lease, lifecycle.autoExtend ? lifecycle : undefined);
+}
+
+/** The round's results with each "no" unknown: a later hand-over may give that node to us. */
+function mayBeHandedOver(
+  results: readonly (NodeResult | undefined)[],
+): readonly (NodeResult | undefined)[] {
+  return results.map((result) => (result?.outcome === 'no' ? undefined : result));
 }
 
 /** What a first acquisition allows for opening connections, however short its wait. */

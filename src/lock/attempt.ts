@@ -53,7 +53,7 @@ export interface AcquireRequest {
    * line from its first attempt; a plain one joins when it finds the lock taken, and marks
    * `joined` then (see PlaceInLine).
    */
-  readonly line?: LineTicket & { joined: boolean };
+  readonly line?: LineTicket & { joined: boolean; readonly done: boolean };
   /** Draw a fencing token with the lock. */
   readonly fencing: boolean;
 }
@@ -93,7 +93,8 @@ function writeOnNode(
   // and how long the holder's lease still runs).
   return node.send('SET', [key, token, 'PX', ttlMs, 'NX'], timeoutMs).then((reply) => {
     if (reply === 'OK') return NOT_FENCED;
-    if (inLine(request)) {
+    // A straggler answering after the acquisition ended must not join the line any more.
+    if (inLine(request) && !request.line.done) {
       request.line.joined = true;
       return acquireInLineScript.run(node, request, timeoutMs);
     }

@@ -60,6 +60,8 @@ export class PlaceInLine implements LineTicket {
   readonly wakeChannel: string;
   /** Whether an attempt may have put this acquisition in line on some node. */
   joined: boolean;
+  /** The acquisition got the lock or gave up: no request may join the line any more. */
+  done = false;
 
   /**
    * `fair`: in line from the first attempt. A plain acquisition is too when its key was busy
@@ -82,6 +84,7 @@ export class PlaceInLine implements LineTicket {
 
   /** The lock was granted: the nodes that said no take us out of their line too. */
   granted(acquireResults: readonly (NodeResult | undefined)[]): void {
+    this.done = true;
     if (!this.joined) return;
     this.joined = false;
     if (acquireResults.every((result) => result?.outcome === 'yes')) return; // all left already
@@ -91,6 +94,7 @@ export class PlaceInLine implements LineTicket {
 
   /** Leaves the line on every node, unless the lock was granted. */
   async leave(): Promise<void> {
+    this.done = true;
     if (!this.joined) return;
     this.joined = false;
     await leaveQueue(this.context, this.request).settled;

@@ -38,7 +38,8 @@ export class WakeUps {
   readonly #channel: string;
   #subscribers: Subscriber[] | undefined;
   #ready: Promise<void> | undefined;
-  #listening = false;
+  /** Subscribers whose last subscribe succeeded. */
+  readonly #listeningOn = new Set<Subscriber>();
   #subscribed = false;
   readonly #tickets = new Map<string, Ticket>();
   /**
@@ -66,7 +67,8 @@ export class WakeUps {
    * covers those.)
    */
   get listening(): boolean {
-    return this.#listening;
+    const all = this.#subscribers?.length ?? 0;
+    return all === this.#nodes.length && this.#listeningOn.size === all;
   }
 
   /**
@@ -109,6 +111,7 @@ export class WakeUps {
     this.#subscribers = undefined;
     this.#tickets.clear();
     this.#unclaimed.clear();
+    this.#listeningOn.clear();
     await Promise.all(subscribers.map((subscriber) => subscriber.close()));
   }
 
@@ -122,9 +125,8 @@ export class WakeUps {
       );
       return [subscriber];
     });
-    const subscribing = this.#subscribers.map((s) => s.subscribe(this.#channel));
-    this.#ready = Promise.allSettled(subscribing).then((outcomes) => {
-      this.#listening = outcomes.every((outcome) => outcome.status === 'fulfilled');
+    const subscribing = this.#subscribers.map((s) => this.#subscribe(s));
+    this.#ready = Promise.allSettled(subscribing).then(() => {
       this.#subscribed = true;
     });
     return this.#ready;
@@ -136,7 +138,20 @@ export class WakeUps {
    */
   #resubscribe(subscriber: Subscriber): void {
     if (this.#closed) return;
-    subscriber.subscribe(this.#channel).catch(() => undefined); // retried at the next reconnect
+    this.#subscribe(subscriber).catch(() => undefined); // retried at the next reconnect
+  }
+
+  #subscribe(subscriber: Subscriber): Promise<unknown> {
+    return subscriber.subscribe(this.#channel).then(
+      (reply) => {
+        this.#listeningOn.add(subscriber);
+        return reply;
+      },
+      (error: unknown) => {
+        this.#listeningOn.delete(subscriber);
+        throw error;
+      },
+    );
   }
 
   /** Wakes the waiter named by `message`; every waiter when the adapter gives no payload. */

@@ -1,4 +1,5 @@
 import { fenceKey } from '../keys.js';
+import { HOLDER_TTL } from './lua-fragments.js';
 import { defineScript } from './script.js';
 
 /** Reply of the acquisition scripts: `state` as in acquire-in-line, and the node's fence. */
@@ -38,7 +39,7 @@ export const acquireFencedScript = defineScript({
   keys: ({ key }: { key: string; token: string; ttlMs: number }) => [key, fenceKey(key)],
   args: ({ token, ttlMs }) => [token, ttlMs],
   parse: fencedReply('acquire-fenced'),
-  lua: `
+  lua: `${HOLDER_TTL}
 local lockKey, fenceCounter = KEYS[1], KEYS[2]
 local token, ttl = ARGV[1], ARGV[2]
 
@@ -50,6 +51,6 @@ if redis.call('GET', lockKey) == token then
   redis.call('PEXPIRE', lockKey, ttl)
   return {0, redis.call('GET', fenceCounter) or '0'}
 end
-return {redis.call('PTTL', lockKey), ''}
+return {holderTtl(lockKey), ''}
 `,
 });

@@ -1,6 +1,6 @@
 import { fenceKey, queueKeys } from '../keys.js';
 import { fencedReply } from './acquire-fenced.js';
-import { WAITING_LINE } from './lua-fragments.js';
+import { HOLDER_TTL, WAITING_LINE } from './lua-fragments.js';
 import { defineScript } from './script.js';
 
 /** A place in the waiting line of one acquisition, the same on every node. */
@@ -32,7 +32,7 @@ export interface LineAcquisition {
  * KEYS[1]  lock key
  * KEYS[2]  queue: sorted set of waiting tokens, scored by ticket (arrival order)
  * KEYS[3]  waiter deadlines: sorted set of waiting tokens, scored by when they count as gone
- * KEYS[4]  waiter channels: hash of waiting token to the channel that wakes it
+ * KEYS[4]  waiter channels: hash of waiting token to `<ticket> <channel that wakes it>`
  * KEYS[5]  fence counter (see acquire-fenced)
  * ARGV[1]  token
  * ARGV[2]  ttl in milliseconds
@@ -68,7 +68,7 @@ export const acquireInLineScript = defineScript({
     line.fair ? '1' : '0',
   ],
   parse: fencedReply('acquire-in-line'),
-  lua: `${WAITING_LINE}
+  lua: `${HOLDER_TTL}${WAITING_LINE}
 local lockKey, fenceCounter = KEYS[1], KEYS[5]
 local token, ttl, ticket = ARGV[1], ARGV[2], ARGV[3]
 local patience, channel = tonumber(ARGV[4]), ARGV[5]
@@ -77,7 +77,7 @@ local fenced, fair = ARGV[6] == '1', ARGV[7] == '1'
 local function joinLine(now)
   redis.call('ZADD', queue, 'NX', ticket, token)
   redis.call('ZADD', deadlines, now + patience, token)
-  redis.call('HSET', channels, token, channel)
+  redis.call('HSET', channels, token, ticket .. ' ' .. channel)
   for _, lineKey in ipairs({queue, deadlines, channels}) do
     if redis.call('PTTL', lineKey) < patience then
       redis.call('PEXPIRE', lineKey, patience)
@@ -103,13 +103,13 @@ local now = serverMs()
 dropGone(now)
 if holder then
   joinLine(now)
-  return {redis.call('PTTL', lockKey), ''}
+  return {holderTtl(lockKey), ''}
 end
 if fair then
   joinLine(now)
-  local first, firstTicket = firstWaiter()
+  local first = firstWaiter()
   if first ~= token then
-    wakeWaiter(first, firstTicket)
+    wakeWaiter(first)
     return {-2, ''}
   end
 end

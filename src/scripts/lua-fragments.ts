@@ -15,14 +15,30 @@ end
 `;
 
 /**
+ * `holderTtl(lockKey)`: the PTTL of a key held by another, never 0. In its last millisecond
+ * a key still exists (GET returns it) while PTTL says 0, which the acquisition scripts would
+ * otherwise report as "the lock is now ours".
+ */
+export const HOLDER_TTL = `
+local function holderTtl(lockKey)
+  local ttl = redis.call('PTTL', lockKey)
+  if ttl == 0 then
+    return 1
+  end
+  return ttl
+end
+`;
+
+/**
  * The waiting line of a lock (see acquire-in-line), in three keys: `queue` (waiting tokens
  * scored by ticket, the arrival order), `deadlines` (the same tokens scored by when they
- * count as gone) and `channels` (each waiting token's wake-up channel: its locker's), as
+ * count as gone) and `channels` (each waiting token's ticket, as its client wrote it, and
+ * wake-up channel, its locker's: `<ticket> <channel>`), as
  * local functions:
  * - `serverMs()`: the server's clock in ms (waiter deadlines never use a client's clock);
  * - `leaveLine(waiter)`, `dropGone(now)`;
  * - `firstWaiter()`: the first waiter's token and ticket, or nil;
- * - `wakeWaiter(waiter, ticket)`: tells the waiter on its channel, naming its ticket;
+ * - `wakeWaiter(waiter)`: tells the waiter on its channel, naming its ticket;
  * - `handOver(lockKey)`: gives the lock to the first waiter whose deadline has not passed
  *   (dropping those ahead of it whose deadline passed), set to expire at that waiter's deadline (a waiter that died blocks the lock no longer
  *   than it would keep its place), takes it out of the line and wakes it; false when nobody
@@ -52,8 +68,9 @@ local function firstWaiter()
   local first = redis.call('ZRANGE', queue, 0, 0, 'WITHSCORES')
   return first[1], first[2]
 end
-local function wakeWaiter(waiter, ticket)
-  local channel = redis.call('HGET', channels, waiter)
+local function wakeWaiter(waiter)
+  local entry = redis.call('HGET', channels, waiter)
+  local ticket, channel = string.match(entry or '', '^(%S+) (.+)$')
   if channel then
     redis.pcall('PUBLISH', channel, ticket)
   end
@@ -63,17 +80,17 @@ local function handOver(lockKey)
     return false
   end
   local now = serverMs()
-  local first, ticket = firstWaiter()
+  local first = firstWaiter()
   while first do
     local deadline = tonumber(redis.call('ZSCORE', deadlines, first))
     if deadline and deadline > now then
-      wakeWaiter(first, ticket)
+      wakeWaiter(first)
       leaveLine(first)
       redis.call('SET', lockKey, first, 'PX', deadline - now)
       return true
     end
     leaveLine(first)
-    first, ticket = firstWaiter()
+    first = firstWaiter()
   end
   return false
 end

@@ -1,3 +1,4 @@
+import { HOLDER_TTL } from './lua-fragments.js';
 import { defineScript, integerReply } from './script.js';
 
 /**
@@ -17,7 +18,7 @@ export const reclaimScript = defineScript({
   keys: ({ key }: { key: string; token: string; ttlMs: number }) => [key],
   args: ({ token, ttlMs }) => [token, ttlMs],
   parse: integerReply('reclaim'),
-  lua: `
+  lua: `${HOLDER_TTL}
 local lockKey = KEYS[1]
 local token, ttl = ARGV[1], ARGV[2]
 
@@ -25,6 +26,6 @@ if redis.call('GET', lockKey) == token then
   redis.call('PEXPIRE', lockKey, ttl)
   return 0
 end
-return redis.call('PTTL', lockKey)
+return holderTtl(lockKey)
 `,
 });
