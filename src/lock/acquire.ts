@@ -73,19 +73,11 @@ export async function acquireLock(
       const subscribed = context.wakeUps.subscribed;
       const attempt = await attemptAcquire(context, request);
       if (attempt.kind === 'acquired') {
-        // In line, a node that said no may still hand us the lock later: count it as one
-        // that may hold our token, so that release and extension reach it.
-        const handOvers = line?.joined ? mayBeHandedOver(attempt.results) : attempt.results;
+        const inLine = line?.joined ?? false;
         line?.granted(attempt.results);
         const undoing = undoIfStopped(context, request, attempt, stops);
         if (undoing) await undoing;
-        const lock = grant(
-          context,
-          resource,
-          request,
-          { ...attempt, results: handOvers },
-          settings,
-        );
+        const lock = grant(context, resource, request, attempt, settings, inLine);
         context.events.report('acquired', () => ({
           resource,
           attempts,
@@ -115,7 +107,7 @@ export async function acquireLock(
           continue;
         }
       }
-      const delayMs = retryDelay(pollingMs(context, waiter && line), attempt, left);
+      const delayMs = retryDelay(pollingMs(context, waiter ? line : undefined), attempt, left);
       context.events.report('retry', () => retry(delayMs));
       await pause(delayMs, stops, waiter);
     }
@@ -185,6 +177,7 @@ function grant(
   { key, token, ttlMs }: AcquireRequest,
   attempt: Extract<Attempt, { kind: 'acquired' }>,
   lifecycle: LockLifecycle & { readonly minHoldMs: number },
+  inLine: boolean,
 ): Lock {
   const lease: Lease = {
     resource,
@@ -194,7 +187,9 @@ function grant(
     acquiredAt: attempt.startedAt,
     deadline: attempt.deadline,
     keepUntil: attempt.startedAt + lifecycle.minHoldMs,
-    acquireResults: attempt.results,
+    // In line, a node that said no may still hand us the lock later: count it as one that
+    // may hold our token, so that release and extension reach it.
+    acquireResults: inLine ? mayBeHandedOver(attempt.results) : attempt.results,
     fence: attempt.fence,
     status: 'held',
   };

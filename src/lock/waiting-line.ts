@@ -19,10 +19,11 @@ function newTicket(): number {
 
 /**
  * How long a waiter that stopped asking keeps its place: max(1 s, 5 × `retryDelayMs`),
- * whatever the TTL, so that a waiter that died holds up a free lock that long at most. A live
- * waiter asks every 1.5 × `retryDelayMs` at the latest, plus the attempt itself; one that was
- * dropped because its nodes answered slowly takes its old place back on its next attempt
- * (the line is ordered by its ticket), so a drop costs it nothing.
+ * whatever the TTL, so that a waiter that died holds up the lock that long at most. A live
+ * waiter asks every 1.5 × max(`retryDelayMs`, this / 4) at the latest (see `pollingMs`), plus
+ * the attempt itself; one that was dropped because its nodes answered slowly takes its old
+ * place back on its next attempt (the line is ordered by its ticket), so a drop costs it
+ * nothing.
  */
 function waiterTimeoutMs(context: LockContext): number {
   return Math.max(1_000, 5 * context.settings.retryDelayMs);
