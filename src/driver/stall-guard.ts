@@ -32,6 +32,7 @@ export class StallGuard implements RedisConnection {
       name: inner.name,
       send: (command, args, timeoutMs) => this.#track(command, args, timeoutMs, true),
       close: () => inner.close(),
+      shardOf: (command, args) => this.shardOf(command, args),
     };
   }
 
@@ -68,8 +69,13 @@ export class StallGuard implements RedisConnection {
     return this.#inner.close();
   }
 
+  /** The server of a Cluster connection that `command` goes to; `undefined` for one server. */
+  shardOf(command: string, args: readonly (string | number)[]): string | undefined {
+    return this.#inner.shardOf?.(command, args);
+  }
+
   #shardOf(command: string, args: readonly (string | number)[]): string {
-    return this.#inner.shardOf?.(command, args) ?? '';
+    return this.shardOf(command, args) ?? '';
   }
 
   #track(

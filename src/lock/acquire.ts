@@ -73,11 +73,11 @@ export async function acquireLock(
       const subscribed = context.wakeUps.subscribed;
       const attempt = await attemptAcquire(context, request);
       if (attempt.kind === 'acquired') {
-        const inLine = line?.joined ?? false;
+        const mayHold = line?.joined ? mayBeHandedOver(attempt.results) : attempt.results;
+        const undoing = undoIfStopped(context, request, mayHold, stops);
+        if (undoing) await undoing; // rejects; then the line is left as by a waiter giving up
         line?.granted(attempt.results);
-        const undoing = undoIfStopped(context, request, attempt, stops);
-        if (undoing) await undoing;
-        const lock = grant(context, resource, request, attempt, settings, inLine);
+        const lock = grant(context, resource, request, attempt, settings, mayHold);
         context.events.report('acquired', () => ({
           resource,
           attempts,
@@ -148,12 +148,11 @@ function throwIfStopped(stops: WaitStops): void {
 function undoIfStopped(
   context: LockContext,
   { key, token, ttlMs }: AcquireRequest,
-  attempt: Extract<Attempt, { kind: 'acquired' }>,
+  acquireResults: readonly (NodeResult | undefined)[],
   stops: WaitStops,
 ): Promise<never> | undefined {
   const late = stopped(stops);
   if (!late) return undefined;
-  const acquireResults = attempt.results;
   const undo = deleteIfOwned(context, { key, token, ttlMs, acquireResults, announce: true });
   return undo.settled.then(() => {
     throw late;
@@ -177,7 +176,7 @@ function grant(
   { key, token, ttlMs }: AcquireRequest,
   attempt: Extract<Attempt, { kind: 'acquired' }>,
   lifecycle: LockLifecycle & { readonly minHoldMs: number },
-  inLine: boolean,
+  acquireResults: readonly (NodeResult | undefined)[],
 ): Lock {
   const lease: Lease = {
     resource,
@@ -187,20 +186,23 @@ function grant(
     acquiredAt: attempt.startedAt,
     deadline: attempt.deadline,
     keepUntil: attempt.startedAt + lifecycle.minHoldMs,
-    // In line, a node that said no may still hand us the lock later: count it as one that
-    // may hold our token, so that release and extension reach it.
-    acquireResults: inLine ? mayBeHandedOver(attempt.results) : attempt.results,
+    acquireResults,
     fence: attempt.fence,
     status: 'held',
   };
   return new Lock(context, lease, lifecycle.autoExtend ? lifecycle : undefined);
 }
 
-/** The round's results with each "no" unknown: a later hand-over may give that node to us. */
+/**
+ * The round's results of an acquisition in line, with only its yes known: any other node may
+ * hand us the lock later, so that release, extension and undo must reach it. That includes a
+ * node that refused, and one that this round did not reach (it had stopped answering) but an
+ * earlier round put us in line on.
+ */
 function mayBeHandedOver(
   results: readonly (NodeResult | undefined)[],
 ): readonly (NodeResult | undefined)[] {
-  return results.map((result) => (result?.outcome === 'no' ? undefined : result));
+  return results.map((result) => (result?.outcome === 'yes' ? result : undefined));
 }
 
 /** What a first acquisition allows for opening connections, however short its wait. */

@@ -32,8 +32,10 @@ function waiterTimeoutMs(context: LockContext): number {
 /**
  * Takes `token` out of the line on every node, except those whose acquisition answer was yes
  * (the script already did). With `acquireResults` the lock was granted: a node that holds it
- * (its yes came after the verdict) keeps it. A node that misses this drops the waiter at its
- * deadline anyway.
+ * (its yes came after the verdict) keeps it. Always sent, like the deletes of our own keys,
+ * also to a node that stopped answering: an earlier attempt may have put us in line there,
+ * and a release there would hand the lock to a waiter that is gone. A node that misses this
+ * anyway drops the waiter at its deadline.
  */
 function leaveQueue(
   context: LockContext,
@@ -44,7 +46,7 @@ function leaveQueue(
   return askEveryNode(context, ttlMs, (node, timeoutMs, index) =>
     acquireResults?.[index]?.outcome === 'yes'
       ? Promise.resolve(0)
-      : leaveQueueScript.run(node, { key, token, granted }, timeoutMs),
+      : leaveQueueScript.run(node.forced, { key, token, granted }, timeoutMs),
   );
 }
 

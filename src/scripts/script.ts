@@ -10,8 +10,9 @@ export interface Script<Input, Result> {
   readonly lua: string;
   readonly sha1: string;
   /**
-   * Runs the script on one node: EVALSHA first, and EVAL when the node does not know the
-   * script yet (NOSCRIPT after a restart or `SCRIPT FLUSH`). The only place that runs Lua.
+   * Runs the script on one node: EVAL the first time on a connection (which loads it), then
+   * EVALSHA; EVAL again after a NOSCRIPT (a restart or `SCRIPT FLUSH`). The only place that
+   * runs Lua.
    */
   run(connection: RedisConnection, input: Input, timeoutMs: number): Promise<Result>;
 }
@@ -44,14 +45,41 @@ export function defineScript<Input, Result>(
       const failed = (error: unknown): never => {
         throw withCommandNamed(error, lua);
       };
+      const loaded = loadedOn(connection);
+      const script = `${connection.shardOf?.('EVALSHA', [sha1, ...tail]) ?? ''} ${sha1}`;
+      const evaluate = () =>
+        connection.send('EVAL', [lua, ...tail], timeoutMs).then((reply) => {
+          loaded.add(script);
+          return parse(reply);
+        }, failed);
+      if (!loaded.has(script)) return evaluate();
       return connection
         .send('EVALSHA', [sha1, ...tail], timeoutMs)
         .then(parse, (error: unknown) => {
           if (!isNoScript(error)) failed(error);
-          return connection.send('EVAL', [lua, ...tail], timeoutMs).then(parse, failed);
+          loaded.clear(); // the server lost its scripts: each is loaded again by its next EVAL
+          return evaluate();
         });
     },
   };
+}
+
+/**
+ * The scripts that each connection's server (each shard of a Cluster connection) has run, so
+ * that a script's first call there is an EVAL. Not an EVALSHA and, on NOSCRIPT, an EVAL: the
+ * commands sent behind it on the same connection run before that EVAL, out of the order they
+ * were sent in, and the lock's commands count on that order (a waiter's leaving the line
+ * must run before its release, an acquisition's `SET` before its undo).
+ */
+const scriptsRun = new WeakMap<RedisConnection, Set<string>>();
+
+function loadedOn(connection: RedisConnection): Set<string> {
+  let loaded = scriptsRun.get(connection);
+  if (!loaded) {
+    loaded = new Set();
+    scriptsRun.set(connection, loaded);
+  }
+  return loaded;
 }
 
 /**

@@ -92,7 +92,14 @@ async function leftoverLockKeys(urls: readonly string[]): Promise<string[]> {
     const client = new Redis(url, { maxRetriesPerRequest: 1, connectTimeout: 500 });
     client.on('error', () => {});
     const keys = await client.keys(`distlock:{${RESOURCE}}`).catch(() => [] as string[]);
-    found.push(...keys.map((k) => `${url} ${k}`));
+    for (const key of keys) {
+      const [holder, ttl, line] = await Promise.all([
+        client.get(key),
+        client.pttl(key),
+        client.zrange(`${key}:queue`, 0, -1, 'WITHSCORES'),
+      ]);
+      found.push(`${url} ${key} held by ${holder} for ${ttl} ms more; line: [${line.join(' ')}]`);
+    }
     client.disconnect();
   }
   return found;

@@ -193,7 +193,8 @@ describe.each(LIBRARIES)('$name', (library) => {
       /^MYCODE went wrong$/,
     );
 
-    // The scripts' own path: EVALSHA, NOSCRIPT (the cache was flushed before the test), EVAL.
+    // The scripts' own path: EVAL on a connection's first call, then EVALSHA; after a SCRIPT
+    // FLUSH, EVALSHA, NOSCRIPT, EVAL.
     const echo = defineScript({
       name: 'echo',
       lua: 'return {KEYS[1], ARGV[1]}',
@@ -203,6 +204,9 @@ describe.each(LIBRARIES)('$name', (library) => {
     });
     expect(await admin().script('EXISTS', echo.sha1)).toEqual([0]);
     expect(await echo.run(node(), { key: 'a', value: 'b' }, TIMEOUT_MS)).toEqual(['a', 'b']);
+    expect(await admin().script('EXISTS', echo.sha1)).toEqual([1]);
+    await admin().script('FLUSH');
+    expect(await echo.run(node(), { key: 'a', value: 'c' }, TIMEOUT_MS)).toEqual(['a', 'c']);
     expect(await admin().script('EXISTS', echo.sha1)).toEqual([1]);
   });
 

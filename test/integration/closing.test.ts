@@ -130,8 +130,9 @@ describe('Locker.close()', () => {
 
   it('waits for a release still in flight before closing the connections', async () => {
     const l = locker();
+    await (await l.acquire('warm-up', { ttlMs: 30_000 })).release(); // the release script loaded
     const lock = await l.acquire('a', { ttlMs: 30_000 });
-    // An empty script cache: the release needs a second round trip (NOSCRIPT, then EVAL).
+    // A script cache emptied since: the release needs a second round trip (NOSCRIPT, EVAL).
     await Promise.all(fixture().admin.map((client) => client.script('FLUSH')));
     const releasing = lock.release();
     await l.close();

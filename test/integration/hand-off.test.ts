@@ -123,6 +123,27 @@ describe('a release hands the lock to the first waiter', () => {
     expect(performance.now() - releasedAt).toBeLessThan(2_000);
   });
 
+  it('leaves the line, and releases, on a node that had stopped answering', async () => {
+    // The waiter joined the line on every node; then node 0 stopped answering, so its locker
+    // sent node 0 nothing more, and it got the lock on the other two. Before: it did not
+    // leave node 0's line, nor release there; once node 0 answered again, the holder's
+    // release there handed the lock to the waiter that was done, and node 0 kept it for the
+    // waiter's deadline in line (up to 1 s), nobody's.
+    const [stopped] = fixture().redis.nodes;
+    const admin = fixture().admin[0] as Redis;
+    const holder = await locker().acquire('report', { ttlMs: 30_000 });
+    const waiting = locker().acquire('report', { ttlMs: 5_000, waitMs: 10_000 });
+    await delay(100); // in line on every node
+    stopped?.pause();
+    await delay(800); // a poll to node 0 outlived its timeout: node 0 counts as stalled
+    const releasing = holder.release(); // handed over on nodes 1 and 2
+    await (await waiting).release();
+    await releasing;
+    stopped?.resume();
+    await delay(200);
+    expect(await admin.keys('distlock:{report}*')).toEqual([]);
+  });
+
   it('leaves the lock on the nodes whose yes came after the verdict', async () => {
     // A fenced acquisition waits in line from its first attempt; the line is left on every
     // node that had not said yes when the majority was reached. Before: that deleted the

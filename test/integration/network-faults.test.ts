@@ -111,8 +111,8 @@ describe('Redlock through a fault proxy', () => {
   });
 
   it('counts reset connections as failed votes, with the cause', async () => {
-    // A busy node answers in three round trips here (SET, then the reclaim script's NOSCRIPT
-    // and EVAL after the per-test SCRIPT FLUSH): more than the 25 ms default on a loaded host.
+    // A busy node answers in two round trips here (SET, then the reclaim script's first call,
+    // an EVAL): more than the 25 ms default on a loaded host.
     const l = proxiedLocker({ nodeTimeoutMs: 200 });
     await warm(l);
     setAll({ mode: 'reset' }, [0, 1]);

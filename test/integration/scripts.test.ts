@@ -108,3 +108,18 @@ describe('the waiting line', () => {
     await admin.flushall();
   });
 });
+
+describe('running a script', () => {
+  it('keeps the commands sent behind its first call on a connection in order', async () => {
+    const admin = fixture().admin[0] as Redis;
+    await admin.set('k', 'tok');
+    const node = new IORedisConnection(admin);
+    const releasing = releaseScript.run(node, { key: 'k', token: 'tok', announce: false }, 1_000);
+    const taking = node.send('SET', ['k', 'next', 'NX'], 1_000);
+    expect(await releasing).toBe(1);
+    // Before: the EVALSHA failed with NOSCRIPT, the SET ran (the key was still held), and
+    // then the EVAL deleted the key.
+    expect(await taking).toBe('OK');
+    expect(await admin.get('k')).toBe('next');
+  });
+});

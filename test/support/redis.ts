@@ -11,7 +11,8 @@ export interface RedisFixture {
 
 /**
  * Starts `count` nodes before the file's tests and stops them after. Before every test each
- * node is emptied and its script cache flushed, so the NOSCRIPT -> EVAL path always runs.
+ * node is emptied and its script cache flushed: no test depends on scripts an earlier one
+ * loaded.
  */
 export function useRedis(count: number): () => RedisFixture {
   let fixture: RedisFixture | undefined;
