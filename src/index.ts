@@ -33,3 +33,4 @@ export {
   type Tick,
   type TickOutcome,
 } from './schedule/schedule.js';
+export { type PermitOptions, Semaphore, type SemaphoreOptions } from './semaphore/semaphore.js';

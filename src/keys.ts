@@ -9,6 +9,14 @@ export function lockKey(prefix: string, resource: string): string {
 }
 
 /**
+ * The holders of the semaphore `name`: a sorted set of tokens by expiry. Its suffix keeps it
+ * apart from a lock on the same name, whose keys are `{name}` and `{name}:queue...`.
+ */
+export function permitKey(prefix: string, name: string): string {
+  return `${lockKey(prefix, name)}:permits`;
+}
+
+/**
  * The pub/sub channel on which one locker hears that a release handed it a lock: one per
  * locker (`id` is random), subscribed once, whatever the resources it waits for. Each message
  * names the waiter by its ticket.

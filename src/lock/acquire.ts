@@ -9,18 +9,31 @@ import {
 import { lockKey } from '../keys.js';
 import type { AcquireSettings } from '../options.js';
 import type { NodeResult } from '../quorum/node-result.js';
-import { quorumOf } from '../quorum/tally.js';
 import { driftMs } from '../quorum/validity.js';
 import { type AcquireRequest, type Attempt, attemptAcquire } from './attempt.js';
 import type { LockContext } from './context.js';
 import { nodeTimeoutFor } from './every-node.js';
+import type { HoldKind } from './hold-kind.js';
 import type { Lease } from './lease.js';
 import { Lock, type LockLifecycle } from './lock.js';
+import { mutexKind } from './mutex-kind.js';
 import { deleteIfOwned } from './release.js';
 import { sleep, stopped, type WaitStops } from './sleep.js';
 import { newToken } from './token.js';
 import { PlaceInLine } from './waiting-line.js';
 import { Waiter } from './wake-ups.js';
+
+/** What an acquisition asks for: the kind of hold, on which resource, under which key. */
+export interface HoldTarget {
+  readonly kind: HoldKind;
+  readonly resource: string;
+  readonly key: string;
+}
+
+/** A lock on `resource` (see {@link mutexKind}). */
+export function lockTarget(context: LockContext, resource: string): HoldTarget {
+  return { kind: mutexKind, resource, key: lockKey(context.settings.prefix, resource) };
+}
 
 /**
  * Acquires `resource`: attempts until one succeeds, pausing a random delay between attempts
@@ -30,10 +43,11 @@ import { Waiter } from './wake-ups.js';
  */
 export async function acquireLock(
   context: LockContext,
-  resource: string,
+  target: HoldTarget,
   settings: AcquireSettings,
 ): Promise<Lock> {
   const { clock } = context;
+  const { kind, resource, key } = target;
   const { ttlMs, waitMs, signal } = settings;
   const stops: WaitStops = {
     what: `Acquiring "${resource}"`,
@@ -41,15 +55,15 @@ export async function acquireLock(
     closed: context.shutdown.signal,
   };
   if (context.shutdown.closed) throw new LockerClosedError(stops.what);
-  const key = lockKey(context.settings.prefix, resource);
   const token = newToken();
   // An acquisition that may wait takes a place in line: a release hands the lock over to the
   // first waiter. One that may not (tryAcquire) never joins, so never needs to leave.
   const line =
     settings.fair || waitMs > 0
-      ? new PlaceInLine(context, { key, token, ttlMs }, settings.fair)
+      ? new PlaceInLine(context, { kind, key, token, ttlMs }, settings.fair)
       : undefined;
   const request: AcquireRequest = {
+    kind,
     key,
     token,
     ttlMs,
@@ -89,8 +103,8 @@ export async function acquireLock(
       }
       const left = deadline - clock.now();
       // A wrong password or a certificate that does not verify will not heal by waiting.
-      if (left <= 0 || misconfigured(attempt)) {
-        throw failure(resource, attempt, { ttlMs, waitMs, attempts, context, startedAt });
+      if (left <= 0 || misconfigured(attempt, target)) {
+        throw failure(target, attempt, { ttlMs, waitMs, attempts, context, startedAt });
       }
       const { kind: reason, results: nodes } = attempt;
       if (reason === 'busy') context.busyKeys.mark(key);
@@ -147,13 +161,20 @@ function throwIfStopped(stops: WaitStops): void {
  */
 function undoIfStopped(
   context: LockContext,
-  { key, token, ttlMs }: AcquireRequest,
+  { kind, key, token, ttlMs }: AcquireRequest,
   acquireResults: readonly (NodeResult | undefined)[],
   stops: WaitStops,
 ): Promise<never> | undefined {
   const late = stopped(stops);
   if (!late) return undefined;
-  const undo = deleteIfOwned(context, { key, token, ttlMs, acquireResults, announce: true });
+  const undo = deleteIfOwned(context, {
+    kind,
+    key,
+    token,
+    ttlMs,
+    acquireResults,
+    announce: true,
+  });
   return undo.settled.then(() => {
     throw late;
   });
@@ -173,12 +194,13 @@ async function pause(delayMs: number, stops: WaitStops, waiter: Waiter | undefin
 function grant(
   context: LockContext,
   resource: string,
-  { key, token, ttlMs }: AcquireRequest,
+  { kind, key, token, ttlMs }: AcquireRequest,
   attempt: Extract<Attempt, { kind: 'acquired' }>,
   lifecycle: LockLifecycle & { readonly minHoldMs: number },
   acquireResults: readonly (NodeResult | undefined)[],
 ): Lock {
   const lease: Lease = {
+    kind,
     resource,
     key,
     token,
@@ -213,11 +235,14 @@ const CONNECT_GRACE_MS = 500;
  * certificate) that the others cannot make a majority: retrying for the rest of the wait
  * cannot help.
  */
-function misconfigured(attempt: Exclude<Attempt, { kind: 'acquired' }>): boolean {
+function misconfigured(
+  attempt: Exclude<Attempt, { kind: 'acquired' }>,
+  { kind }: HoldTarget,
+): boolean {
   if (attempt.kind !== 'unavailable') return false;
   const { results } = attempt;
   const broken = results.filter((r) => r.outcome === 'error' && isConfigurationError(r.error));
-  return broken.length > 0 && results.length - broken.length < quorumOf(results.length);
+  return broken.length > 0 && results.length - broken.length < kind.quorum(results.length);
 }
 
 /**
@@ -243,7 +268,7 @@ function retryDelay(meanMs: number, attempt: Attempt, leftMs: number): number {
 }
 
 function failure(
-  resource: string,
+  target: HoldTarget,
   attempt: Exclude<Attempt, { kind: 'acquired' }>,
   info: {
     ttlMs: number;
@@ -253,6 +278,7 @@ function failure(
     startedAt: number;
   },
 ): LockError {
+  const { kind, resource } = target;
   const { results } = attempt;
   switch (attempt.kind) {
     case 'busy':
@@ -266,8 +292,8 @@ function failure(
           );
     case 'unavailable': {
       const yes = results.filter((r) => r.outcome === 'yes').length;
-      const needed = quorumOf(results.length);
-      const hint = misconfigured(attempt)
+      const needed = kind.quorum(results.length);
+      const hint = misconfigured(attempt, target)
         ? ' A configuration error (credentials, permissions, TLS, a Cluster node given as one server): retrying cannot fix it.'
         : '';
       return new NoQuorumError(
@@ -280,7 +306,7 @@ function failure(
       const drift = driftMs(info.ttlMs, info.context.settings.driftFactor);
       return new NoQuorumError(
         resource,
-        `A majority agreed on "${resource}" too late: ${Math.round(attempt.elapsedMs)} ms elapsed + ${drift} ms drift used up the ${info.ttlMs} ms lease.`,
+        `${kind.quorum(results.length)} of ${results.length} node(s) agreed on "${resource}" too late: ${Math.round(attempt.elapsedMs)} ms elapsed + ${drift} ms drift used up the ${info.ttlMs} ms lease.`,
         results,
       );
     }

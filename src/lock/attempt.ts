@@ -2,18 +2,13 @@ import { NotSentError } from '../driver/connection.js';
 import type { StallGuard } from '../driver/stall-guard.js';
 import type { Judgement } from '../quorum/fan-out.js';
 import type { NodeResult } from '../quorum/node-result.js';
-import { quorumOf } from '../quorum/tally.js';
 import { validityMs } from '../quorum/validity.js';
-import { acquireFencedScript, type FencedReply } from '../scripts/acquire-fenced.js';
-import {
-  acquireInLineScript,
-  type LineAcquisition,
-  type LineTicket,
-} from '../scripts/acquire-in-line.js';
-import { reclaimScript } from '../scripts/reclaim.js';
+import type { FencedReply } from '../scripts/acquire-fenced.js';
+import type { LineTicket } from '../scripts/acquire-in-line.js';
 import type { LockContext } from './context.js';
 import { askEveryNode } from './every-node.js';
 import { establishFence } from './fence.js';
+import type { HoldKind } from './hold-kind.js';
 import { deleteIfOwned } from './release.js';
 import { awaitReplicas } from './replicas.js';
 
@@ -45,6 +40,8 @@ export type Attempt =
 
 /** What one acquisition asks each node for. */
 export interface AcquireRequest {
+  /** What is held: a lock, a semaphore permit... */
+  readonly kind: HoldKind;
   readonly key: string;
   readonly token: string;
   readonly ttlMs: number;
@@ -71,35 +68,9 @@ async function takeOnNode(
 ): Promise<FencedReply> {
   const { clock, settings } = context;
   const until = clock.now() + timeoutMs;
-  const reply = await writeOnNode(node, request, timeoutMs);
+  const reply = await request.kind.take(node, request, timeoutMs);
   if (reply.state === 0) await awaitReplicas(node, settings.replicaAcks, clock, until);
   return reply;
-}
-
-function writeOnNode(
-  node: StallGuard,
-  request: AcquireRequest,
-  timeoutMs: number,
-): Promise<FencedReply> {
-  if (inLine(request) && (request.line.joined || request.fencing)) {
-    request.line.joined = true;
-    return acquireInLineScript.run(node, request, timeoutMs);
-  }
-  if (request.fencing) return acquireFencedScript.run(node, request, timeoutMs);
-  const { key, token, ttlMs } = request;
-  // Plain SET NX PX, as the algorithm specifies: one round trip, no script. Only when the key
-  // is taken does a second command join the line (or, for an acquisition that does not wait,
-  // check whether the holder is this very acquisition, an earlier attempt that landed unseen,
-  // and how long the holder's lease still runs).
-  return node.send('SET', [key, token, 'PX', ttlMs, 'NX'], timeoutMs).then((reply) => {
-    if (reply === 'OK') return NOT_FENCED;
-    // A straggler answering after the acquisition ended must not join the line any more.
-    if (inLine(request) && !request.line.done) {
-      request.line.joined = true;
-      return acquireInLineScript.run(node, request, timeoutMs);
-    }
-    return reclaimScript.run(node, request, timeoutMs).then((state) => ({ state, fence: '' }));
-  });
 }
 
 /** Why nothing was sent to a node that has not said which server it is: its own cause. */
@@ -108,20 +79,14 @@ function unidentified(name: string, cause: Error | undefined): NotSentError {
   return new NotSentError(`${name} has not said which server it is yet${why}`, { cause });
 }
 
-function inLine(request: AcquireRequest): request is AcquireRequest & LineAcquisition {
-  return request.line !== undefined;
-}
-
-const NOT_FENCED: FencedReply = { state: 0, fence: '' };
-
 function judge({ state, fence }: FencedReply): Judgement {
   if (state !== 0) return { vote: 'no', ...(state > 0 ? { holderRemainingMs: state } : {}) };
   return fence === '' ? { vote: 'yes' } : { vote: 'yes', fence: BigInt(fence) };
 }
 
 /**
- * One Redlock round: `SET NX PX` on every node in parallel, success only with a majority and
- * validity > 0. A failed round deletes our key on every node that may hold it (including
+ * One Redlock round: the kind's take on every node in parallel (`SET NX PX` for a lock),
+ * success only with the kind's quorum (a majority for a lock) and validity > 0. A failed round deletes our key on every node that may hold it (including
  * nodes that did not answer) before it returns, so the next round starts clean. A silent
  * node costs at most two per-node timeouts (the round's, then the delete's), and after that
  * nothing, as the stall guard stops sending it work.
@@ -131,7 +96,8 @@ export async function attemptAcquire(
   request: AcquireRequest,
 ): Promise<Attempt> {
   const { clock, nodes, settings } = context;
-  const { key, token, ttlMs } = request;
+  const { kind, key, token, ttlMs } = request;
+  const quorum = kind.quorum(nodes.length);
   const startedAt = clock.now();
   const round = askEveryNode(
     context,
@@ -141,6 +107,7 @@ export async function attemptAcquire(
         ? takeOnNode(context, node, request, timeoutMs)
         : Promise.reject(unidentified(node.name, context.identities.failure(index))),
     judge,
+    quorum,
   );
   const decision = await round.decided;
   let decidedAt = decision.decidedAt;
@@ -163,7 +130,14 @@ export async function attemptAcquire(
 
   // The deletes start as soon as the verdict is known, while stragglers are still awaited.
   const acquireResults = decision.results;
-  const undo = deleteIfOwned(context, { key, token, ttlMs, acquireResults, announce: false });
+  const undo = deleteIfOwned(context, {
+    kind,
+    key,
+    token,
+    ttlMs,
+    acquireResults,
+    announce: false,
+  });
   const [results] = await Promise.all([round.settled, undo.settled]);
   if (decision.quorum && validity <= 0) {
     return { kind: 'expired', elapsedMs: decidedAt - startedAt, results };
@@ -171,7 +145,7 @@ export async function attemptAcquire(
   if (decision.quorum) return { kind: 'unavailable', results }; // the fence found no majority
   const yes = results.filter((r) => r.outcome === 'yes').length;
   const failed = results.filter((r) => r.outcome === 'timeout' || r.outcome === 'error').length;
-  if (yes + failed >= quorumOf(nodes.length)) return { kind: 'unavailable', results };
+  if (yes + failed >= quorum) return { kind: 'unavailable', results };
   return { kind: 'busy', holderRemainingMs: soonestExpiry(results), results };
 }
 

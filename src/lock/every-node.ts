@@ -21,13 +21,15 @@ type NodeRequest<T> = (node: StallGuard, timeoutMs: number, index: number) => Pr
 /**
  * Sends one request to every node at once, each with the per-node timeout for a lease of
  * `ttlMs`; a node that lets it outlive the timeout gets no new work until it answers. A reply
- * of 1 counts as yes (what the compare-and-act scripts return) unless `judge` says otherwise.
+ * of 1 counts as yes (what the compare-and-act scripts return) unless `judge` says otherwise;
+ * `quorum` yes votes decide (a majority unless told).
  */
 export function askEveryNode<T>(
   context: NodeSet,
   ttlMs: number,
   request: NodeRequest<T>,
   judge: (reply: T) => Judgement = oneIsYes,
+  quorum?: number,
 ): FanOut {
   const timeoutMs = nodeTimeoutFor(context, ttlMs);
   return fanOut(context.nodes, {
@@ -36,6 +38,7 @@ export function askEveryNode<T>(
     run: (node, index) => request(node, timeoutMs, index),
     judge,
     onTimeout: markStalled,
+    ...(quorum === undefined ? {} : { quorum }),
   });
 }
 

@@ -1,7 +1,7 @@
+import type { StallGuard } from '../driver/stall-guard.js';
 import { LockLostError } from '../errors.js';
 import type { NodeResult } from '../quorum/node-result.js';
 import { validityMs } from '../quorum/validity.js';
-import { extendScript } from '../scripts/extend.js';
 import type { LockContext } from './context.js';
 import { askEveryNode } from './every-node.js';
 import type { Lease } from './lease.js';
@@ -27,16 +27,18 @@ export async function extendLease(
     lease.status = 'lost';
     throw new LockLostError(lease.resource, 'its validity ran out before the extension');
   }
-  const { key, token, acquireResults } = lease;
+  const { kind, key, token, acquireResults } = lease;
   // Takes back what this extension set, when the lease is over after all.
   const undo = () =>
-    deleteIfOwned(context, { key, token, ttlMs, acquireResults, announce: true }).settled;
-  const round = askEveryNode(context, ttlMs, async (node, timeoutMs) => {
+    deleteIfOwned(context, { kind, key, token, ttlMs, acquireResults, announce: true }).settled;
+  const extendOnNode = async (node: StallGuard, timeoutMs: number) => {
     const until = clock.now() + timeoutMs;
-    const extended = await extendScript.run(node, { key, token, ttlMs }, timeoutMs);
+    const extended = await kind.extend(node, { key, token, ttlMs }, timeoutMs);
     if (extended === 1) await awaitReplicas(node, settings.replicaAcks, clock, until);
     return extended;
-  });
+  };
+  const quorum = kind.quorum(context.nodes.length);
+  const round = askEveryNode(context, ttlMs, extendOnNode, undefined, quorum);
   const decision = await round.decided;
   const validity = validityMs(ttlMs, startedAt, decision.decidedAt, settings.driftFactor);
   if (lease.status !== 'held') {

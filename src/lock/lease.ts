@@ -1,7 +1,10 @@
 import type { NodeResult } from '../quorum/node-result.js';
+import type { HoldKind } from './hold-kind.js';
 
 /** The mutable state behind one {@link Lock} handle. The token never leaves it. */
 export interface Lease {
+  /** What is held: a lock, a semaphore permit... */
+  readonly kind: HoldKind;
   readonly resource: string;
   readonly key: string;
   readonly token: string;

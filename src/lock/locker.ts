@@ -10,8 +10,10 @@ import {
   acquireSettings,
   type LockerOptions,
   lockerSettings,
+  validateResource,
 } from '../options.js';
-import { acquireLock } from './acquire.js';
+import { Semaphore, type SemaphoreOptions } from '../semaphore/semaphore.js';
+import { acquireLock, lockTarget } from './acquire.js';
 import type { LockContext } from './context.js';
 import { LockerEmitter } from './events.js';
 import { evictionCheck } from './eviction.js';
@@ -96,7 +98,7 @@ export class Locker {
    */
   acquire(resource: string, options: AcquireOptions): Promise<Lock> {
     const settings = acquireSettings(resource, options, this.#context.settings);
-    return acquireLock(this.#context, resource, settings);
+    return acquireLock(this.#context, lockTarget(this.#context, resource), settings);
   }
 
   /**
@@ -105,10 +107,12 @@ export class Locker {
    */
   tryAcquire(resource: string, options: Omit<AcquireOptions, 'waitMs'>): Promise<Lock | null> {
     const settings = acquireSettings(resource, { ...options, waitMs: 0 }, this.#context.settings);
-    return acquireLock(this.#context, resource, settings).catch((error: unknown) => {
-      if (error instanceof LockBusyError) return null;
-      throw error;
-    });
+    return acquireLock(this.#context, lockTarget(this.#context, resource), settings).catch(
+      (error: unknown) => {
+        if (error instanceof LockBusyError) return null;
+        throw error;
+      },
+    );
   }
 
   /**
@@ -135,7 +139,29 @@ export class Locker {
       { ...options, autoExtend: true },
       this.#context.settings,
     );
-    return withLock(acquireLock(this.#context, resource, settings), work);
+    return withLock(
+      acquireLock(this.#context, lockTarget(this.#context, resource), settings),
+      work,
+    );
+  }
+
+  /**
+   * A counting semaphore on these nodes: up to `permits` holders of `name` at once (see
+   * {@link Semaphore}). Validates its arguments synchronously; does no I/O.
+   *
+   * @example
+   * ```ts
+   * const pool = locker.semaphore('db-pool', { permits: 3 });
+   * await pool.withPermit({ ttlMs: 10_000 }, async (signal) => runQuery({ signal }));
+   * ```
+   */
+  semaphore(name: string, options: SemaphoreOptions): Semaphore {
+    validateResource(name, 'name');
+    const permits = (options as Partial<SemaphoreOptions> | undefined)?.permits;
+    if (!Number.isSafeInteger(permits) || (permits as number) < 1) {
+      throw new InvalidArgumentError('permits', 'an integer >= 1', permits);
+    }
+    return new Semaphore(this.#context, name, permits as number);
   }
 
   /**

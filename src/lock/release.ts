@@ -1,10 +1,8 @@
 import { NotSentError } from '../driver/connection.js';
 import type { NodeResult } from '../quorum/node-result.js';
-import { quorumOf } from '../quorum/tally.js';
-import { extendScript } from '../scripts/extend.js';
-import { releaseScript } from '../scripts/release.js';
 import type { LockContext } from './context.js';
 import { askEveryNode } from './every-node.js';
+import type { HoldKind } from './hold-kind.js';
 import type { Lease, ReleaseResult } from './lease.js';
 
 /**
@@ -21,31 +19,33 @@ export async function releaseLease(
   if (lease.status === 'released') return { result: 'not-held', nodes: [] };
   const wasHeld = lease.status === 'held';
   lease.status = 'released';
-  const { key, token, ttlMs, acquireResults } = lease;
+  const { kind, key, token, ttlMs, acquireResults } = lease;
   const ending =
     keepMs === undefined
-      ? deleteIfOwned(context, { key, token, ttlMs, acquireResults, announce: true })
+      ? deleteIfOwned(context, { kind, key, token, ttlMs, acquireResults, announce: true })
       : expireIfOwned(context, lease, keepMs);
   const results = await ending.settled;
   // A lease that had already run out is not held, but nodes that failed still say so.
-  const result = verdict(results, context);
+  const result = verdict(results, kind.quorum(context.nodes.length));
   return { result: wasHeld || result === 'failed' ? result : 'not-held', nodes: results };
 }
 
 /**
- * A majority deleted our key: released; a majority said it is not ours (expired, taken):
- * not held; otherwise too many nodes failed or stayed silent to tell: failed, and the key
- * may stay on them until its TTL runs out.
+ * A quorum (a majority, for a lock) deleted our hold: released; so many said it is not ours
+ * (expired, taken) that no quorum could hold it: not held; otherwise too many nodes failed
+ * or stayed silent to tell: failed, and the hold may stay on them until its TTL runs out.
  */
-function verdict(results: readonly NodeResult[], context: LockContext): ReleaseResult {
-  const quorum = quorumOf(context.nodes.length);
-  if (results.filter((result) => result.outcome === 'yes').length >= quorum) return 'released';
-  if (results.filter((result) => result.outcome === 'no').length >= quorum) return 'not-held';
+function verdict(results: readonly NodeResult[], quorum: number): ReleaseResult {
+  const count = (outcome: NodeResult['outcome']) =>
+    results.filter((result) => result.outcome === outcome).length;
+  if (count('yes') >= quorum) return 'released';
+  if (count('no') > results.length - quorum) return 'not-held';
   return 'failed';
 }
 
 /** Which key of ours to delete, and how. */
 export interface DeleteRequest {
+  readonly kind: HoldKind;
   readonly key: string;
   readonly token: string;
   readonly ttlMs: number;
@@ -69,10 +69,10 @@ export interface DeleteRequest {
  * wakes up. Used by release and to undo failed acquisitions and extensions.
  */
 export function deleteIfOwned(context: LockContext, request: DeleteRequest) {
-  const { ttlMs, acquireResults } = request;
+  const { kind, ttlMs, acquireResults } = request;
   return askEveryNode(context, ttlMs, (node, timeoutMs, index) =>
     mayHoldToken(acquireResults, index)
-      ? releaseScript.run(node.forced, request, timeoutMs)
+      ? kind.release(node.forced, request, timeoutMs)
       : Promise.resolve(0),
   );
 }
@@ -83,10 +83,10 @@ export function deleteIfOwned(context: LockContext, request: DeleteRequest) {
  * the key only keeps others out until then.
  */
 function expireIfOwned(context: LockContext, lease: Lease, keepMs: number) {
-  const { key, token, ttlMs, acquireResults } = lease;
+  const { kind, key, token, ttlMs, acquireResults } = lease;
   return askEveryNode(context, ttlMs, (node, timeoutMs, index) =>
     mayHoldToken(acquireResults, index)
-      ? extendScript.run(node, { key, token, ttlMs: keepMs }, timeoutMs)
+      ? kind.extend(node, { key, token, ttlMs: keepMs }, timeoutMs)
       : Promise.resolve(0),
   );
 }

@@ -1,8 +1,8 @@
 import type { NodeResult } from '../quorum/node-result.js';
 import type { LineTicket } from '../scripts/acquire-in-line.js';
-import { leaveQueueScript } from '../scripts/leave-queue.js';
 import type { LockContext } from './context.js';
 import { askEveryNode } from './every-node.js';
+import type { HoldKind } from './hold-kind.js';
 
 let lastTicket = 0;
 
@@ -29,6 +29,14 @@ function waiterTimeoutMs(context: LockContext): number {
   return Math.max(1_000, 5 * context.settings.retryDelayMs);
 }
 
+/** Whose place in which line. */
+interface LineRequest {
+  readonly kind: HoldKind;
+  readonly key: string;
+  readonly token: string;
+  readonly ttlMs: number;
+}
+
 /**
  * Takes `token` out of the line on every node, except those whose acquisition answer was yes
  * (the script already did). With `acquireResults` the lock was granted: a node that holds it
@@ -39,14 +47,14 @@ function waiterTimeoutMs(context: LockContext): number {
  */
 function leaveQueue(
   context: LockContext,
-  { key, token, ttlMs }: { key: string; token: string; ttlMs: number },
+  { kind, key, token, ttlMs }: LineRequest,
   acquireResults?: readonly (NodeResult | undefined)[],
 ) {
   const granted = acquireResults !== undefined;
   return askEveryNode(context, ttlMs, (node, timeoutMs, index) =>
     acquireResults?.[index]?.outcome === 'yes'
       ? Promise.resolve(0)
-      : leaveQueueScript.run(node.forced, { key, token, granted }, timeoutMs),
+      : kind.leaveLine(node.forced, { key, token, granted }, timeoutMs),
   );
 }
 
@@ -73,11 +81,7 @@ export class PlaceInLine implements LineTicket {
    */
   constructor(
     private readonly context: LockContext,
-    private readonly request: {
-      readonly key: string;
-      readonly token: string;
-      readonly ttlMs: number;
-    },
+    private readonly request: LineRequest,
     readonly fair: boolean,
   ) {
     this.waiterTimeoutMs = waiterTimeoutMs(context);

@@ -40,6 +40,8 @@ export interface FanOutOptions<Node extends RedisConnection, T> {
   readonly judge: (reply: T) => Judgement;
   /** Told about each node that missed the timeout (its request is still unanswered). */
   readonly onTimeout?: (node: Node) => void;
+  /** Yes votes that make the verdict: a majority unless told (see `quorumOf`). */
+  readonly quorum?: number;
 }
 
 /**
@@ -51,7 +53,7 @@ export function fanOut<Node extends RedisConnection, T>(
   nodes: readonly Node[],
   options: FanOutOptions<Node, T>,
 ): FanOut {
-  const { timeoutMs, clock, run, judge, onTimeout } = options;
+  const { timeoutMs, clock, run, judge, onTimeout, quorum } = options;
   const results: (NodeResult | undefined)[] = new Array(nodes.length).fill(undefined);
   let yes = 0;
   let against = 0;
@@ -73,7 +75,7 @@ export function fanOut<Node extends RedisConnection, T>(
     if (result.outcome === 'yes') yes++;
     else against++;
     pending--;
-    const verdict = verdictOf(yes, against, nodes.length);
+    const verdict = verdictOf(yes, against, nodes.length, quorum);
     if (!decided && (verdict !== 'open' || pending === 0)) {
       decided = true;
       onDecided({ quorum: verdict === 'quorum', decidedAt: clock.now(), results });

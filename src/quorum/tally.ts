@@ -3,16 +3,31 @@ export function quorumOf(nodeCount: number): number {
   return Math.floor(nodeCount / 2) + 1;
 }
 
+/**
+ * Votes a semaphore permit needs out of `nodeCount`: more than `permits`/(`permits` + 1) of
+ * the nodes, the least that keeps `permits` + 1 holders from each finding enough nodes. Each
+ * node grants at most `permits` at once, so `permits` + 1 holders with q grants each need
+ * (`permits` + 1) × q <= `permits` × N grants: impossible once q > `permits` × N /
+ * (`permits` + 1). A majority is that bound only for one permit (see docs/semaphore.md).
+ */
+export function permitQuorumOf(permits: number, nodeCount: number): number {
+  return Math.floor((permits * nodeCount) / (permits + 1)) + 1;
+}
+
 /** Whether the votes so far already decide the outcome. */
 export type Verdict = 'quorum' | 'no-quorum' | 'open';
 
 /**
  * The verdict once `yes` nodes agreed and `against` nodes refused, failed or timed out.
- * It is certain as soon as a majority agreed, or so many did not that a majority can no
- * longer be reached; stragglers are not waited for.
+ * It is certain as soon as `quorum` (a majority unless told) agreed, or so many did not that
+ * it can no longer be reached; stragglers are not waited for.
  */
-export function verdictOf(yes: number, against: number, nodeCount: number): Verdict {
-  const quorum = quorumOf(nodeCount);
+export function verdictOf(
+  yes: number,
+  against: number,
+  nodeCount: number,
+  quorum = quorumOf(nodeCount),
+): Verdict {
   if (yes >= quorum) return 'quorum';
   if (against > nodeCount - quorum) return 'no-quorum';
   return 'open';

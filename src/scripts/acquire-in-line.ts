@@ -74,17 +74,6 @@ local token, ttl, ticket = ARGV[1], ARGV[2], ARGV[3]
 local patience, channel = tonumber(ARGV[4]), ARGV[5]
 local fenced, fair = ARGV[6] == '1', ARGV[7] == '1'
 
-local function joinLine(now)
-  redis.call('ZADD', queue, 'NX', ticket, token)
-  redis.call('ZADD', deadlines, now + patience, token)
-  redis.call('HSET', channels, token, ticket .. ' ' .. channel)
-  for _, lineKey in ipairs({queue, deadlines, channels}) do
-    if redis.call('PTTL', lineKey) < patience then
-      redis.call('PEXPIRE', lineKey, patience)
-    end
-  end
-end
-
 local function granted()
   leaveLine(token)
   if fenced then
@@ -102,11 +91,11 @@ end
 local now = serverMs()
 dropGone(now)
 if holder then
-  joinLine(now)
+  joinLine(token, ticket, channel, patience, now)
   return {holderTtl(lockKey), ''}
 end
 if fair then
-  joinLine(now)
+  joinLine(token, ticket, channel, patience, now)
   local first = firstWaiter()
   if first ~= token then
     wakeWaiter(first)

@@ -36,6 +36,9 @@ end
  * wake-up channel, its locker's: `<ticket> <channel>`), as
  * local functions:
  * - `serverMs()`: the server's clock in ms (waiter deadlines never use a client's clock);
+ * - `joinLine(waiter, ticket, channel, patience, now)`: (re)joins at `ticket` (a waiter keeps
+ *   its place), with a deadline `patience` ms from `now`; the line's keys then live at least
+ *   that long (so a line whose waiters all died leaves nothing behind);
  * - `leaveLine(waiter)`, `dropGone(now)`;
  * - `firstWaiter()`: the first waiter's token and ticket, or nil;
  * - `wakeWaiter(waiter)`: tells the waiter on its channel, naming its ticket;
@@ -53,6 +56,16 @@ local queue, deadlines, channels = KEYS[2], KEYS[3], KEYS[4]
 local function serverMs()
   local time = redis.call('TIME')
   return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+end
+local function joinLine(waiter, ticket, channel, patience, now)
+  redis.call('ZADD', queue, 'NX', ticket, waiter)
+  redis.call('ZADD', deadlines, now + patience, waiter)
+  redis.call('HSET', channels, waiter, ticket .. ' ' .. channel)
+  for _, lineKey in ipairs({queue, deadlines, channels}) do
+    if redis.call('PTTL', lineKey) < patience then
+      redis.call('PEXPIRE', lineKey, patience)
+    end
+  end
 end
 local function leaveLine(waiter)
   redis.call('ZREM', queue, waiter)

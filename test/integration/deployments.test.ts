@@ -133,6 +133,7 @@ const ACL = {
     '+set +get +del +pttl +pexpire +eval +evalsha +publish +subscribe ' +
     '+zadd +zrem +zrange +zrangebyscore +zscore +time +exists +hset +hget +hdel',
   fencing: '+incr',
+  semaphores: '+zremrangebyscore +zcard +zrank',
 } as const;
 
 describe('the documented minimal ACL', () => {
@@ -154,6 +155,32 @@ describe('the documented minimal ACL', () => {
       expect(performance.now() - releasedAt).toBeLessThan(90); // woken, not polling
       expect(await next.release()).toBe('released');
     }
+  });
+
+  it('is enough for semaphores: take, wait (woken), extend and give back permits', async () => {
+    const all = `${ACL.base} ${ACL.semaphores}`;
+    const [holder, waiter] = [
+      await lockerAs('acl-s', `&distlock:* ${all}`),
+      await lockerAs('acl-t', `&distlock:* ${all}`, { retryDelayMs: 5_000 }),
+    ];
+    for (const fair of [false, true]) {
+      const permit = await holder.semaphore('acl-pool', { permits: 1 }).acquire({ ttlMs: 10_000 });
+      await permit.extend(10_000);
+      const pool = waiter.semaphore('acl-pool', { permits: 1 });
+      const waiting = pool.acquire({ ttlMs: 10_000, waitMs: 5_000, fair });
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      const releasedAt = performance.now();
+      expect(await permit.release()).toBe('released');
+      const next = await waiting;
+      expect(performance.now() - releasedAt).toBeLessThan(90); // woken, not polling
+      expect(await next.release()).toBe('released');
+    }
+    const without = await lockerAs('acl-u', `&distlock:* ${ACL.base}`);
+    const error = await without
+      .semaphore('acl-pool', { permits: 1 })
+      .acquire({ ttlMs: 10_000 })
+      .catch((e: unknown) => e);
+    expect((error as Error).message).toMatch(/ZREMRANGEBYSCORE: grant \+zremrangebyscore/);
   });
 
   it('names the command that is missing', async () => {

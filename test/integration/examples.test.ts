@@ -48,6 +48,15 @@ describe('README examples', () => {
     ]);
   });
 
+  it('semaphore.mjs runs at most 2 jobs at once, and frees crashed permits at their TTL', () => {
+    expect(runExample('semaphore.mjs')).toEqual([
+      '5 jobs, at most running at once: 2',
+      'third permit while two are held: null',
+      'after their TTL: granted',
+      'release: released',
+    ]);
+  });
+
   it('failover.mjs keeps a lock through a Sentinel failover with replicaAcks', () => {
     expect(runExample('failover.mjs')).toEqual([
       'node: sentinel orders (sentinels)',

@@ -14,6 +14,10 @@ describe('lock tokens never appear in errors or events', () => {
     const admin = new Redis(url);
     const l = new Locker({ nodes: [url] });
     try {
+      // A script's first call on a connection is an EVAL (which works here); later ones are
+      // EVALSHA.
+      await (await l.acquire('warm-up', { ttlMs: 10_000 })).release();
+      await l.tryAcquire('warm-up-fenced', { ttlMs: 10_000, fencing: true });
       const released: NodeResult[] = [];
       l.events.on('released', ({ nodes }) => released.push(...nodes));
       const lock = await l.acquire('r', { ttlMs: 10_000 }); // a plain SET: no script

@@ -5,6 +5,7 @@ import { StallGuard } from '../../src/driver/stall-guard.js';
 import { type AcquireRequest, attemptAcquire } from '../../src/lock/attempt.js';
 import type { LockContext } from '../../src/lock/context.js';
 import { LockerEmitter } from '../../src/lock/events.js';
+import { mutexKind } from '../../src/lock/mutex-kind.js';
 import { NodeIdentities } from '../../src/lock/node-identity.js';
 import { Shutdown } from '../../src/lock/shutdown.js';
 import { BusyKeys } from '../../src/lock/waiting-line.js';
@@ -38,18 +39,20 @@ interface NodeBehaviour {
 /** A node that answers from its script and records what it was sent (script names). */
 function scriptedNode(name: string, script: NodeBehaviour, clock: ReturnType<typeof fakeClock>) {
   const sent: string[] = [];
-  const scriptNames = new Map([
-    [reclaimScript.sha1, 'reclaim'],
-    [releaseScript.sha1, 'release'],
-    [acquireFencedScript.sha1, 'acquire-fenced'],
-    [raiseFenceScript.sha1, 'raise-fence'],
-  ]);
+  // By SHA1 (EVALSHA) and by body (EVAL, a script's first call on a connection).
+  const scriptNames = new Map(
+    [reclaimScript, releaseScript, acquireFencedScript, raiseFenceScript].flatMap((s) => [
+      [s.sha1, s.name],
+      [s.lua, s.name],
+    ]),
+  );
   const connection: RedisConnection = {
     name,
     close: async () => {},
     send: async (command, args) => {
       clock.advance(script.tookMs ?? 1);
-      const what = command === 'EVALSHA' ? (scriptNames.get(String(args[0])) ?? '?') : command;
+      const isScript = command === 'EVALSHA' || command === 'EVAL';
+      const what = isScript ? (scriptNames.get(String(args[0])) ?? '?') : command;
       // A release records whether it announces ('1') or deletes silently ('0').
       sent.push(what === 'release' ? `release ${String(args.at(-1))}` : what);
       if (what === 'INFO') return `run_id:${name.replace(/\W/g, '')}ff`;
@@ -93,7 +96,13 @@ async function contextOver(
   return { context, sent: nodes.map((n) => n.sent), clock };
 }
 
-const request: AcquireRequest = { key: 'k', token: 'tok', ttlMs: 10_000, fencing: false };
+const request: AcquireRequest = {
+  kind: mutexKind,
+  key: 'k',
+  token: 'tok',
+  ttlMs: 10_000,
+  fencing: false,
+};
 
 describe('one acquisition attempt is classified', () => {
   it('acquired: a majority set the key, validity = ttl - elapsed - drift', async () => {

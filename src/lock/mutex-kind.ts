@@ -1,0 +1,52 @@
+import type { RedisConnection } from '../driver/connection.js';
+import { quorumOf } from '../quorum/tally.js';
+import { acquireFencedScript, type FencedReply } from '../scripts/acquire-fenced.js';
+import { acquireInLineScript, type LineAcquisition } from '../scripts/acquire-in-line.js';
+import { extendScript } from '../scripts/extend.js';
+import { leaveQueueScript } from '../scripts/leave-queue.js';
+import { reclaimScript } from '../scripts/reclaim.js';
+import { releaseScript } from '../scripts/release.js';
+import type { AcquireRequest } from './attempt.js';
+import type { HoldKind } from './hold-kind.js';
+
+/** The mutual-exclusion lock: one holder per resource, granted by a majority. */
+export const mutexKind: HoldKind = {
+  noun: 'lock',
+  quorum: quorumOf,
+  take: takeLock,
+  extend: (node, hold, timeoutMs) => extendScript.run(node, hold, timeoutMs),
+  release: (node, hold, timeoutMs) => releaseScript.run(node, hold, timeoutMs),
+  leaveLine: (node, hold, timeoutMs) => leaveQueueScript.run(node, hold, timeoutMs),
+};
+
+function takeLock(
+  node: RedisConnection,
+  request: AcquireRequest,
+  timeoutMs: number,
+): Promise<FencedReply> {
+  if (inLine(request) && (request.line.joined || request.fencing)) {
+    request.line.joined = true;
+    return acquireInLineScript.run(node, request, timeoutMs);
+  }
+  if (request.fencing) return acquireFencedScript.run(node, request, timeoutMs);
+  const { key, token, ttlMs } = request;
+  // Plain SET NX PX, as the algorithm specifies: one round trip, no script. Only when the key
+  // is taken does a second command join the line (or, for an acquisition that does not wait,
+  // check whether the holder is this very acquisition, an earlier attempt that landed unseen,
+  // and how long the holder's lease still runs).
+  return node.send('SET', [key, token, 'PX', ttlMs, 'NX'], timeoutMs).then((reply) => {
+    if (reply === 'OK') return NOT_FENCED;
+    // A straggler answering after the acquisition ended must not join the line any more.
+    if (inLine(request) && !request.line.done) {
+      request.line.joined = true;
+      return acquireInLineScript.run(node, request, timeoutMs);
+    }
+    return reclaimScript.run(node, request, timeoutMs).then((state) => ({ state, fence: '' }));
+  });
+}
+
+function inLine(request: AcquireRequest): request is AcquireRequest & LineAcquisition {
+  return request.line !== undefined;
+}
+
+const NOT_FENCED: FencedReply = { state: 0, fence: '' };

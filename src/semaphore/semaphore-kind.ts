@@ -1,0 +1,30 @@
+import type { HoldKind } from '../lock/hold-kind.js';
+import { permitQuorumOf } from '../quorum/tally.js';
+import { semaphoreExtendScript } from '../scripts/semaphore-extend.js';
+import { semaphoreReleaseScript } from '../scripts/semaphore-release.js';
+import { semaphoreTakeScript } from '../scripts/semaphore-take.js';
+
+/**
+ * A permit of a counting semaphore with `permits` permits: each node keeps the holders in a
+ * sorted set, by when their permit expires on its own clock; a permit counts with
+ * {@link permitQuorumOf} grants. A release wakes the first waiter in line, who takes the
+ * permit with its own request (nothing is handed over).
+ */
+export function semaphoreKind(permits: number): HoldKind {
+  return {
+    noun: 'permit',
+    quorum: (nodeCount) => permitQuorumOf(permits, nodeCount),
+    take: (node, request, timeoutMs) => {
+      const { key, token, ttlMs, line } = request;
+      if (line) line.joined = true;
+      const permit = { key, token, ttlMs, permits, ...(line ? { line } : {}) };
+      return semaphoreTakeScript
+        .run(node, permit, timeoutMs)
+        .then((state) => ({ state, fence: '' }));
+    },
+    extend: (node, hold, timeoutMs) => semaphoreExtendScript.run(node, hold, timeoutMs),
+    release: (node, hold, timeoutMs) => semaphoreReleaseScript.run(node, hold, timeoutMs),
+    leaveLine: (node, { key, token }, timeoutMs) =>
+      semaphoreReleaseScript.run(node, { key, token, announce: true, leaving: true }, timeoutMs),
+  };
+}

@@ -1,0 +1,91 @@
+import { InvalidArgumentError, LockBusyError } from '../errors.js';
+import { permitKey } from '../keys.js';
+import { acquireLock, type HoldTarget } from '../lock/acquire.js';
+import type { LockContext } from '../lock/context.js';
+import type { Lock } from '../lock/lock.js';
+import { withLock } from '../lock/with-lock.js';
+import { type AcquireOptions, acquireSettings } from '../options.js';
+import { semaphoreKind } from './semaphore-kind.js';
+
+/** Options of {@link Locker.semaphore}. */
+export interface SemaphoreOptions {
+  /** How many holders the semaphore admits at once; every client must give the same. */
+  permits: number;
+}
+
+/** Options of a permit: those of a lock, without fencing (several hold permits at once). */
+export type PermitOptions = Omit<AcquireOptions, 'fencing'>;
+
+/**
+ * A counting semaphore: up to `permits` holders at once. Each permit is a {@link Lock}
+ * handle of its own (its signal, `remainingMs`, `extend`, `release`) and expires on its own
+ * at its TTL, so a crashed holder's permit frees itself. On N nodes a permit counts only
+ * when more than `permits`/(`permits` + 1) of the nodes granted it (see docs/semaphore.md).
+ * Every client of one semaphore must give the same `permits`.
+ *
+ * @example
+ * ```ts
+ * const pool = locker.semaphore('db-pool', { permits: 3 });
+ * const permit = await pool.acquire({ ttlMs: 10_000 });
+ * try {
+ *   // ... at most 3 processes run this at once
+ * } finally {
+ *   await permit.release();
+ * }
+ * ```
+ */
+export class Semaphore {
+  /** The semaphore's name, as given to `locker.semaphore`. */
+  readonly name: string;
+  /** How many holders it admits at once. */
+  readonly permits: number;
+  readonly #context: LockContext;
+  readonly #target: HoldTarget;
+
+  /** @internal Created by `Locker.semaphore`; not part of the public API. */
+  constructor(context: LockContext, name: string, permits: number) {
+    this.name = name;
+    this.permits = permits;
+    this.#context = context;
+    const key = permitKey(context.settings.prefix, name);
+    this.#target = { kind: semaphoreKind(permits), resource: name, key };
+  }
+
+  /**
+   * Acquires a permit, waiting up to `waitMs` for one to free up. Rejects as
+   * `Locker.acquire` does (`AcquireTimeoutError`, `NoQuorumError`, `AbortedError`...).
+   */
+  acquire(options: PermitOptions): Promise<Lock> {
+    return acquireLock(this.#context, this.#target, this.#settings(options));
+  }
+
+  /** One attempt: the permit, or `null` when all permits are held. */
+  tryAcquire(options: Omit<PermitOptions, 'waitMs'>): Promise<Lock | null> {
+    const settings = this.#settings({ ...options, waitMs: 0 });
+    return acquireLock(this.#context, this.#target, settings).catch((error: unknown) => {
+      if (error instanceof LockBusyError) return null;
+      throw error;
+    });
+  }
+
+  /**
+   * Runs `work` under a permit, auto-extended, and always gives it back; as
+   * `Locker.withLock`.
+   */
+  withPermit<T>(options: PermitOptions, work: (signal: AbortSignal) => Promise<T> | T): Promise<T> {
+    if (typeof work !== 'function') throw new InvalidArgumentError('work', 'a function', work);
+    const settings = this.#settings({ ...options, autoExtend: true });
+    return withLock(acquireLock(this.#context, this.#target, settings), work);
+  }
+
+  #settings(options: PermitOptions) {
+    if (options !== null && typeof options === 'object' && 'fencing' in options) {
+      throw new InvalidArgumentError(
+        'fencing',
+        'absent: a permit has no fencing token (several hold permits at once)',
+        (options as { fencing: unknown }).fencing,
+      );
+    }
+    return acquireSettings(this.name, options, this.#context.settings);
+  }
+}

@@ -1,0 +1,158 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import type { Redis } from 'ioredis';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { InvalidArgumentError, type Lock, LockLostError, NoQuorumError } from '../../src/index.js';
+import { useLockers, useRedis } from '../support/redis.js';
+
+const fixture = useRedis(5);
+const locker = useLockers(fixture);
+const KEY = 'distlock:{pool}:permits';
+
+/** The permits each node holds for `pool`, by token. */
+const holdersOn = (admin: readonly Redis[]) => Promise.all(admin.map((a) => a.zrange(KEY, 0, -1)));
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe('a semaphore', () => {
+  for (const nodes of [1, 5]) {
+    it(`admits up to its permits at once, and the next one when a permit is released (${nodes} node(s))`, async () => {
+      const l = locker({ nodes: fixture().redis.urls.slice(0, nodes) });
+      const pool = l.semaphore('pool', { permits: 3 });
+      const held = await Promise.all([1, 2, 3].map(() => pool.tryAcquire({ ttlMs: 10_000 })));
+      expect(held.every((p) => p !== null)).toBe(true);
+      expect(await pool.tryAcquire({ ttlMs: 10_000 })).toBeNull();
+      const waiting = pool.acquire({ ttlMs: 10_000, waitMs: 5_000 });
+      await delay(100);
+      const releasedAt = performance.now();
+      expect(await held[0]?.release()).toBe('released');
+      const fourth = await waiting;
+      expect(performance.now() - releasedAt).toBeLessThan(1_000); // woken, not polling
+      expect(await pool.tryAcquire({ ttlMs: 10_000 })).toBeNull();
+      for (const p of [fourth, held[1], held[2]]) await p?.release();
+      const left = await holdersOn(fixture().admin.slice(0, nodes));
+      expect(left.flat()).toEqual([]);
+    });
+  }
+
+  it("frees a crashed holder's permit at its TTL", async () => {
+    const pool = locker().semaphore('pool', { permits: 1 });
+    const crashed = await pool.acquire({ ttlMs: 300 }); // never released
+    expect(await pool.tryAcquire({ ttlMs: 1_000 })).toBeNull();
+    await delay(350);
+    expect(crashed.remainingMs()).toBe(0);
+    const next = await pool.tryAcquire({ ttlMs: 1_000 });
+    expect(next).not.toBeNull();
+    await next?.release();
+  });
+
+  it("expires permits by the server's clock, whatever the client's says", async () => {
+    const admin = fixture().admin[0] as Redis;
+    const [seconds, micros] = await admin.time();
+    const serverNow = Number(seconds) * 1_000 + Math.floor(Number(micros) / 1_000);
+    vi.spyOn(Date, 'now').mockReturnValue(serverNow + 3_600_000); // a client an hour ahead
+    const pool = locker({ nodes: fixture().redis.urls.slice(0, 1) }).semaphore('pool', {
+      permits: 2,
+    });
+    const permit = await pool.acquire({ ttlMs: 10_000 });
+    const [, expiry] = await admin.zrange(KEY, 0, -1, 'WITHSCORES');
+    expect(Number(expiry) - serverNow).toBeGreaterThan(9_000);
+    expect(Number(expiry) - serverNow).toBeLessThan(11_000);
+    await permit.release();
+  });
+
+  it('on 5 nodes, counts a permit of 2 only with 4 grants: each of the 32 sets of full nodes', async () => {
+    // A majority (3) would let 3 holders in at once: A on nodes 0-2, B on 2-4, C on 0, 1, 3, 4
+    // puts at most 2 permits on each node (docs/semaphore.md).
+    const { urls } = fixture().redis;
+    const admin = fixture().admin;
+    const pool = locker({ nodes: urls }).semaphore('pool', { permits: 2 });
+    for (let full = 0; full < 32; full++) {
+      await Promise.all(admin.map((a) => a.del(KEY)));
+      const fullNodes = admin.filter((_, i) => full & (1 << i));
+      for (const a of fullNodes)
+        await a.zadd(KEY, Date.now() + 60_000, 'x', Date.now() + 60_000, 'y');
+      const permit = await pool.tryAcquire({ ttlMs: 10_000 });
+      expect({ full, granted: permit !== null }).toEqual({ full, granted: fullNodes.length <= 1 });
+      await permit?.release();
+      // A refused attempt left nothing behind; a released one neither.
+      const mine = (await holdersOn(admin)).flat().filter((t) => t !== 'x' && t !== 'y');
+      expect({ full, mine }).toEqual({ full, mine: [] });
+    }
+  });
+
+  it('serves waiters in arrival order with fair: true', async () => {
+    const { urls } = fixture().redis;
+    const pool = locker({ nodes: urls }).semaphore('pool', { permits: 1 });
+    const holder = await pool.acquire({ ttlMs: 10_000 });
+    const order: number[] = [];
+    const waits: Promise<void>[] = [];
+    for (let i = 0; i < 3; i++) {
+      const waiter = locker({ nodes: urls, retryDelayMs: 50 }).semaphore('pool', { permits: 1 });
+      const permit = waiter.acquire({ ttlMs: 5_000, waitMs: 8_000, fair: true });
+      waits.push(
+        permit.then(async (p) => {
+          order.push(i);
+          await delay(20);
+          await p.release();
+        }),
+      );
+      await delay(40);
+    }
+    await holder.release();
+    await Promise.all(waits);
+    expect(order).toEqual([0, 1, 2]);
+  });
+
+  it('keeps admitting with one node paused, and says how many nodes it needs when two are down', async () => {
+    const { urls, nodes } = fixture().redis;
+    const pool = locker({ nodes: urls }).semaphore('pool', { permits: 2 });
+    nodes[0]?.pause();
+    const permit = await pool.acquire({ ttlMs: 5_000, waitMs: 0 });
+    await permit.release();
+    await nodes[1]?.kill();
+    const error = await pool.acquire({ ttlMs: 5_000, waitMs: 0 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(NoQuorumError);
+    expect((error as Error).message).toMatch(/3 of 5 node\(s\) agreed, 4 needed/);
+  });
+
+  it('extends a permit, and reports it lost once it expired', async () => {
+    const pool = locker().semaphore('pool', { permits: 2 });
+    const permit: Lock = await pool.acquire({ ttlMs: 300 });
+    await permit.extend(5_000);
+    expect(permit.remainingMs()).toBeGreaterThan(4_000);
+    const short = await pool.acquire({ ttlMs: 200 });
+    await delay(250);
+    await expect(short.extend(1_000)).rejects.toBeInstanceOf(LockLostError);
+    expect(short.signal.aborted).toBe(true);
+    await permit.release();
+  });
+
+  it('runs work under an auto-extended permit with withPermit', async () => {
+    const pool = locker().semaphore('pool', { permits: 1 });
+    const result = await pool.withPermit({ ttlMs: 200 }, async (signal) => {
+      await delay(500); // past the TTL: auto-extension keeps the permit
+      expect(await pool.tryAcquire({ ttlMs: 1_000 })).toBeNull();
+      return signal.aborted;
+    });
+    expect(result).toBe(false);
+    const next = await pool.tryAcquire({ ttlMs: 1_000 });
+    expect(next).not.toBeNull();
+    await next?.release();
+  });
+
+  it('rejects bad arguments before any I/O, naming the field', () => {
+    const l = locker();
+    for (const permits of [0, -1, 1.5, Number.NaN, '3', undefined]) {
+      expect(() => l.semaphore('pool', { permits: permits as number })).toThrow(
+        expect.objectContaining({ field: 'permits' }),
+      );
+    }
+    expect(() => l.semaphore('', { permits: 1 })).toThrow(InvalidArgumentError);
+    const pool = l.semaphore('pool', { permits: 2 });
+    const fenced = { ttlMs: 1_000, fencing: true } as Parameters<typeof pool.acquire>[0];
+    expect(() => pool.acquire(fenced)).toThrow(expect.objectContaining({ field: 'fencing' }));
+    expect(() => pool.acquire({ ttlMs: -5 })).toThrow(expect.objectContaining({ field: 'ttlMs' }));
+  });
+});
