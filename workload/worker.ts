@@ -21,6 +21,11 @@ export interface WorkerConfig {
   readonly seconds: number;
   readonly fencing: boolean;
   readonly out: string;
+  /**
+   * Hold a permit of a semaphore with this many permits instead of the lock; a permit holder
+   * writes nothing (several hold one at once).
+   */
+  readonly permits?: number;
 }
 
 const config = JSON.parse(process.argv[2] ?? '{}') as WorkerConfig;
@@ -32,16 +37,22 @@ const locker = new Locker({ nodes: config.lockUrls, retryDelayMs: 20 });
 const { id: worker, resource, fencing } = config;
 const end = now() + config.seconds * 1_000;
 
+const { permits } = config;
+const semaphore = permits === undefined ? undefined : locker.semaphore(resource, { permits });
+
 while (now() < end) {
-  const lock = await locker
-    .acquire(resource, { ttlMs: config.ttlMs, waitMs: 1_000, fencing })
-    .catch(() => undefined);
+  const lock = await (semaphore
+    ? semaphore.acquire({ ttlMs: config.ttlMs, waitMs: 1_000 })
+    : locker.acquire(resource, { ttlMs: config.ttlMs, waitMs: 1_000, fencing })
+  ).catch(() => undefined);
   if (!lock) continue;
   const acquiredAt = now();
   process.send?.('holding'); // lets the nemesis pause a worker while it holds the lock
   const fence = lock.fence?.toString();
   try {
-    if (lock.fence !== undefined) {
+    if (semaphore) {
+      await delay(config.holdMs);
+    } else if (lock.fence !== undefined) {
       const read = await fencedRead(store, resource, lock.fence);
       if (read !== 'stale') {
         const value = Number(read.value ?? 0) + 1;
@@ -65,6 +76,7 @@ while (now() < end) {
     acquiredAt,
     releasedAt: now(),
     ...(fence ? { fence } : {}),
+    ...(semaphore ? { mode: 'permit', permits } : {}),
   });
   await lock.release();
 }

@@ -9,6 +9,13 @@ export interface Holding {
   readonly type: 'holding';
   readonly worker: string;
   readonly resource: string;
+  /**
+   * What was held: the lock (the default) or a write lock excludes every other holding; read
+   * locks exclude only writers; a semaphore permit admits `permits` holdings at once.
+   */
+  readonly mode?: 'lock' | 'read' | 'write' | 'permit';
+  /** With `mode: 'permit'`: how many permits the semaphore has. */
+  readonly permits?: number;
   /** The lock's fence as a decimal string, when fencing was on. */
   readonly fence?: string;
   readonly acquiredAt: number;
@@ -36,8 +43,18 @@ export interface HistoryReport {
   readonly holdings: number;
   readonly writes: number;
   readonly appliedWrites: number;
-  /** Two holdings of one resource that overlap in time: mutual exclusion was violated. */
+  /**
+   * Two holdings of one resource that overlap in time although one excludes the other (two
+   * locks, a writer and anyone): mutual exclusion was violated.
+   */
   readonly overlaps: readonly { readonly first: Holding; readonly second: Holding }[];
+  /** Instants at which a semaphore had more holders than permits. */
+  readonly excessHolders: readonly {
+    readonly resource: string;
+    readonly at: number;
+    readonly holders: number;
+    readonly permits: number;
+  }[];
   /** Applied writes whose fence is smaller than that of an earlier applied write. */
   readonly fencesOutOfOrder: readonly { readonly earlier: Write; readonly later: Write }[];
   /** Per resource: applied increments that the final value does not account for. */
@@ -55,7 +72,8 @@ export interface HistoryReport {
 /**
  * Checks a history of holdings and writes on counters (each applied write stores what its
  * writer read plus one, starting from 0):
- * - overlapping holdings of a resource (mutual exclusion violations);
+ * - overlapping holdings of a resource that exclude each other (mutual exclusion violations),
+ *   and more semaphore holders at once than permits;
  * - fenced writes applied out of fence order;
  * - acknowledged writes lost: the final value must equal the number of applied writes;
  * - lock keys left on any node after the longest TTL (`leftoverKeys`, gathered by the caller).
@@ -68,7 +86,7 @@ export function checkHistory(
   const holdings = events.filter((e): e is Holding => e.type === 'holding');
   const writes = events.filter((e): e is Write => e.type === 'write');
   const applied = writes.filter((w) => w.outcome === 'applied');
-  const overlaps = findOverlaps(holdings);
+  const { overlaps, excessHolders } = findConflicts(holdings);
   const fencesOutOfOrder = findFenceInversions(applied);
   const lostWrites = [...group(applied, (w) => w.resource)].flatMap(([resource, list]) => {
     const final = finalValues.get(resource) ?? 0;
@@ -79,11 +97,13 @@ export function checkHistory(
     writes: writes.length,
     appliedWrites: applied.length,
     overlaps,
+    excessHolders,
     fencesOutOfOrder,
     lostWrites,
     leftoverKeys,
     ok:
       overlaps.length === 0 &&
+      excessHolders.length === 0 &&
       fencesOutOfOrder.length === 0 &&
       lostWrites.length === 0 &&
       leftoverKeys.length === 0,
@@ -100,19 +120,43 @@ export function readHistory(files: readonly string[]): HistoryEvent[] {
   );
 }
 
-function findOverlaps(holdings: readonly Holding[]) {
+/**
+ * Whether `a` and `b` may not be held at once: anything but two read locks or two permits
+ * (those are counted instead).
+ */
+function excludes(a: Holding, b: Holding): boolean {
+  return !(a.mode === b.mode && (a.mode === 'read' || a.mode === 'permit'));
+}
+
+/**
+ * Sweeps each resource's holdings in order of acquisition. A holding that starts while one it
+ * excludes is still held is an overlap (reported once, with the one held longest); a permit
+ * that starts while `permits` others are held is an excess.
+ */
+function findConflicts(holdings: readonly Holding[]) {
   const overlaps: { first: Holding; second: Holding }[] = [];
-  for (const list of group(holdings, (h) => h.resource).values()) {
+  const excessHolders: { resource: string; at: number; holders: number; permits: number }[] = [];
+  for (const [resource, list] of group(holdings, (h) => h.resource)) {
     const sorted = [...list].sort((a, b) => a.acquiredAt - b.acquiredAt);
-    let latest: Holding | undefined; // the holding that ends last so far
+    let held: Holding[] = [];
     for (const holding of sorted) {
-      if (latest && holding.acquiredAt < latest.releasedAt) {
-        overlaps.push({ first: latest, second: holding });
+      held = held.filter((h) => h.releasedAt > holding.acquiredAt);
+      const conflicting = held.filter((h) => excludes(h, holding));
+      if (conflicting.length > 0) {
+        const first = conflicting.reduce((a, b) => (b.releasedAt > a.releasedAt ? b : a));
+        overlaps.push({ first, second: holding });
       }
-      if (!latest || holding.releasedAt > latest.releasedAt) latest = holding;
+      if (holding.mode === 'permit') {
+        const holders = held.filter((h) => h.mode === 'permit').length + 1;
+        const permits = holding.permits ?? 1;
+        if (holders > permits) {
+          excessHolders.push({ resource, at: holding.acquiredAt, holders, permits });
+        }
+      }
+      held.push(holding);
     }
   }
-  return overlaps;
+  return { overlaps, excessHolders };
 }
 
 function findFenceInversions(applied: readonly Write[]) {

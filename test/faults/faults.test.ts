@@ -33,7 +33,7 @@ afterAll(async () => {
   console.log(
     [
       `fault suite, ${SECONDS} s per scenario:`,
-      '  | scenario | faults | holdings | writes | overlapping holdings | writes out of fence order | lost writes | leftover keys |',
+      '  | scenario | faults | holdings | writes | overlapping holdings (or holders beyond the permits) | writes out of fence order | lost writes | leftover keys |',
       '  | --- | --- | --- | --- | --- | --- | --- | --- |',
       ...summary,
     ].join('\n'),
@@ -48,6 +48,7 @@ async function scenario(
   fencing: boolean,
   step?: (t: Targets) => Promise<void>,
   holdMs = 5,
+  permits?: number,
 ) {
   let faults = 0;
   // The nemesis repeats its step (one fault each) until the workers are done.
@@ -66,6 +67,7 @@ async function scenario(
     ttlMs: TTL_MS,
     holdMs,
     nemesis,
+    ...(permits === undefined ? {} : { permits }),
   });
   summary.push(describeRun(name, report, faults));
   return report;
@@ -88,9 +90,10 @@ async function pauseAWorker({ holders, done }: Targets, intoMs = 0): Promise<voi
 
 /** Asserts every list of the report empty, so that a failure shows what it found. */
 function expectNoViolation(r: HistoryReport): void {
-  const { overlaps, fencesOutOfOrder, lostWrites, leftoverKeys } = r;
-  expect({ overlaps, fencesOutOfOrder, lostWrites, leftoverKeys }).toEqual({
+  const { overlaps, excessHolders, fencesOutOfOrder, lostWrites, leftoverKeys } = r;
+  expect({ overlaps, excessHolders, fencesOutOfOrder, lostWrites, leftoverKeys }).toEqual({
     overlaps: [],
+    excessHolders: [],
     fencesOutOfOrder: [],
     lostWrites: [],
     leftoverKeys: [],
@@ -101,7 +104,7 @@ function expectNoViolation(r: HistoryReport): void {
 function describeRun(name: string, r: HistoryReport, faults: number): string {
   const lost = r.lostWrites.reduce((sum, l) => sum + (l.expected - l.final), 0);
   const writes = `${r.writes} (${r.appliedWrites} applied)`;
-  return `  | ${name} | ${faults} | ${r.holdings} | ${writes} | ${r.overlaps.length} | ${r.fencesOutOfOrder.length} | ${lost} | ${r.leftoverKeys.length} |`;
+  return `  | ${name} | ${faults} | ${r.holdings} | ${writes} | ${r.overlaps.length + r.excessHolders.length} | ${r.fencesOutOfOrder.length} | ${lost} | ${r.leftoverKeys.length} |`;
 }
 
 const timeout = (SECONDS + 30) * 1_000;
@@ -146,6 +149,31 @@ describe('fault suite (fenced read-modify-write on 5 nodes)', { timeout }, () =>
     expectNoViolation(r);
   });
 
+  it('a semaphore of 2 permits, nodes paused or killed and restarted: never more than 2 holders', async () => {
+    let round = 0;
+    const r = await scenario(
+      'semaphore, 2 permits, pause or kill node',
+      false,
+      async () => {
+        const node = someNode();
+        if (round++ % 2 === 0) {
+          node.pause();
+          await delay(300);
+          node.resume();
+        } else {
+          await node.kill();
+          await delay(TTL_MS + 100);
+          await node.restart();
+        }
+        await delay(200);
+      },
+      20,
+      2,
+    );
+    expect(r.holdings).toBeGreaterThan(10);
+    expectNoViolation(r);
+  });
+
   it('workers paused past their TTL: fencing keeps every write in order and none lost', async () => {
     const r = await scenario('pause worker past TTL (fenced)', true, pauseAWorker);
     expect(r.overlaps.length).toBeGreaterThan(0); // the paused holder overlapped the next ones
@@ -169,6 +197,17 @@ describe('negative controls: the checker must catch these', { timeout }, () => {
       150,
     );
     expect(r.overlaps.length).toBeGreaterThan(0);
+  });
+
+  it('a worker paused past its TTL holding a permit: more holders than permits', async () => {
+    const r = await scenario(
+      'pause permit holder past TTL (control)',
+      false,
+      (t) => pauseAWorker(t),
+      20,
+      2,
+    );
+    expect(r.excessHolders.length).toBeGreaterThan(0);
   });
 
   it('a worker paused past its TTL without fencing: lost writes', async () => {

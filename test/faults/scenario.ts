@@ -34,6 +34,8 @@ export interface ScenarioOptions {
   readonly ttlMs?: number;
   /** How long each holding lasts. @default 5 */
   readonly holdMs?: number;
+  /** Workers hold permits of a semaphore with this many permits, rather than the lock. */
+  readonly permits?: number;
   readonly nemesis?: (targets: Targets) => Promise<void>;
 }
 
@@ -56,6 +58,7 @@ export async function runScenario(options: ScenarioOptions): Promise<HistoryRepo
         seconds,
         fencing,
         out,
+        ...(options.permits === undefined ? {} : { permits: options.permits }),
       };
       return spawn(process.execPath, ['--import', 'tsx', WORKER, JSON.stringify(config)], {
         stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
@@ -91,14 +94,16 @@ async function leftoverLockKeys(urls: readonly string[]): Promise<string[]> {
   for (const url of urls) {
     const client = new Redis(url, { maxRetriesPerRequest: 1, connectTimeout: 500 });
     client.on('error', () => {});
-    const keys = await client.keys(`distlock:{${RESOURCE}}`).catch(() => [] as string[]);
-    for (const key of keys) {
-      const [holder, ttl, line] = await Promise.all([
-        client.get(key),
+    const lock = `distlock:{${RESOURCE}}`;
+    const permits = `${lock}:permits`;
+    const keys = await client.keys(`${lock}*`).catch(() => [] as string[]);
+    for (const key of keys.filter((k) => k === lock || k === permits)) {
+      const [holders, ttl, line] = await Promise.all([
+        key === lock ? client.get(key) : client.zrange(key, 0, -1),
         client.pttl(key),
         client.zrange(`${key}:queue`, 0, -1, 'WITHSCORES'),
       ]);
-      found.push(`${url} ${key} held by ${holder} for ${ttl} ms more; line: [${line.join(' ')}]`);
+      found.push(`${url} ${key} held by ${holders} for ${ttl} ms more; line: [${line.join(' ')}]`);
     }
     client.disconnect();
   }

@@ -61,3 +61,52 @@ describe('checkHistory', () => {
     expect(report.leftoverKeys).toEqual(['distlock:{r}']);
   });
 });
+
+describe('checkHistory with shared holdings', () => {
+  const shared = (
+    worker: string,
+    mode: 'read' | 'write' | 'permit',
+    acquiredAt: number,
+    releasedAt: number,
+  ): Holding => ({
+    type: 'holding',
+    worker,
+    resource: 'r',
+    mode,
+    acquiredAt,
+    releasedAt,
+    ...(mode === 'permit' ? { permits: 2 } : {}),
+  });
+
+  it('lets readers overlap, but not a writer with a reader or another writer', () => {
+    const report = checkHistory(
+      [
+        shared('r1', 'read', 0, 50),
+        shared('r2', 'read', 10, 60),
+        shared('w1', 'write', 55, 70), // while r2 reads
+        shared('w2', 'write', 70, 80),
+        shared('r3', 'read', 75, 90), // while w2 writes
+      ],
+      new Map(),
+    );
+    expect(report.overlaps.map((o) => [o.first.worker, o.second.worker])).toEqual([
+      ['r2', 'w1'],
+      ['w2', 'r3'],
+    ]);
+  });
+
+  it('counts permits: two of two at once pass, a third at the same instant does not', () => {
+    const ok = checkHistory(
+      [shared('a', 'permit', 0, 50), shared('b', 'permit', 10, 60), shared('c', 'permit', 50, 70)],
+      new Map(),
+    );
+    expect(ok.ok).toBe(true);
+    const excess = checkHistory(
+      [shared('a', 'permit', 0, 50), shared('b', 'permit', 10, 60), shared('c', 'permit', 40, 70)],
+      new Map(),
+    );
+    expect(excess.excessHolders).toEqual([{ resource: 'r', at: 40, holders: 3, permits: 2 }]);
+    expect(excess.overlaps).toEqual([]);
+    expect(excess.ok).toBe(false);
+  });
+});
