@@ -19,6 +19,7 @@ export {
   fencedWrite,
   readFenced,
 } from './fencing/fenced-write.js';
+export { Acquirer, type HoldOptions } from './lock/acquirer.js';
 export type { LockerEvents } from './lock/events.js';
 export type { ReleaseResult } from './lock/lease.js';
 export { Lock } from './lock/lock.js';
@@ -26,6 +27,7 @@ export { Locker } from './lock/locker.js';
 export type { NodeSpec, TlsOptions } from './node-specs.js';
 export { type AcquireOptions, DEFAULTS, type LockerOptions } from './options.js';
 export type { NodeOutcome, NodeResult } from './quorum/node-result.js';
+export { ReadWriteLock } from './rwlock/read-write-lock.js';
 export {
   type Schedule,
   type ScheduleOptions,

@@ -17,6 +17,25 @@ export function permitKey(prefix: string, name: string): string {
 }
 
 /**
+ * The keys of the read-write lock `name`, all under its hash tag: the writer's token, the
+ * readers (a sorted set of tokens by expiry), and its waiting line, with the waiting writers
+ * marked. `base` names the lock as a whole (its leases carry it).
+ */
+export function readWriteKeys(base: string) {
+  return {
+    writer: `${base}:writer`,
+    readers: `${base}:readers`,
+    ...queueKeys(base),
+    waitingWriters: `${base}:queue-writers`,
+  };
+}
+
+/** The base key of the read-write lock `name` (see {@link readWriteKeys}). */
+export function readWriteKey(prefix: string, name: string): string {
+  return `${lockKey(prefix, name)}:rw`;
+}
+
+/**
  * The pub/sub channel on which one locker hears that a release handed it a lock: one per
  * locker (`id` is random), subscribed once, whatever the resources it waits for. Each message
  * names the waiter by its ticket.

@@ -7,7 +7,7 @@
 import { appendFileSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { fencedRead, fencedWrite, Locker } from '../src/index.js';
+import { fencedRead, fencedWrite, type Lock, Locker } from '../src/index.js';
 import type { HistoryEvent } from '../src/testing/index.js';
 
 export interface WorkerConfig {
@@ -26,6 +26,11 @@ export interface WorkerConfig {
    * writes nothing (several hold one at once).
    */
   readonly permits?: number;
+  /**
+   * Take a read-write lock instead: a third of the holdings write (the counter), the others
+   * only read it.
+   */
+  readonly readWrite?: boolean;
 }
 
 const config = JSON.parse(process.argv[2] ?? '{}') as WorkerConfig;
@@ -39,18 +44,25 @@ const end = now() + config.seconds * 1_000;
 
 const { permits } = config;
 const semaphore = permits === undefined ? undefined : locker.semaphore(resource, { permits });
+const readWrite = config.readWrite ? locker.readWriteLock(resource) : undefined;
+
+/** Acquires what this holding takes: a permit, a read or write lock, or the lock. */
+function acquire(mode: 'read' | 'write' | undefined): Promise<Lock> {
+  const options = { ttlMs: config.ttlMs, waitMs: 1_000 };
+  if (semaphore) return semaphore.acquire(options);
+  if (readWrite && mode) return readWrite[mode].acquire(options);
+  return locker.acquire(resource, { ...options, fencing });
+}
 
 while (now() < end) {
-  const lock = await (semaphore
-    ? semaphore.acquire({ ttlMs: config.ttlMs, waitMs: 1_000 })
-    : locker.acquire(resource, { ttlMs: config.ttlMs, waitMs: 1_000, fencing })
-  ).catch(() => undefined);
+  const mode = readWrite ? (Math.random() < 1 / 3 ? 'write' : 'read') : undefined;
+  const lock = await acquire(mode).catch(() => undefined);
   if (!lock) continue;
   const acquiredAt = now();
   process.send?.('holding'); // lets the nemesis pause a worker while it holds the lock
   const fence = lock.fence?.toString();
   try {
-    if (semaphore) {
+    if (semaphore || mode === 'read') {
       await delay(config.holdMs);
     } else if (lock.fence !== undefined) {
       const read = await fencedRead(store, resource, lock.fence);
@@ -77,6 +89,7 @@ while (now() < end) {
     releasedAt: now(),
     ...(fence ? { fence } : {}),
     ...(semaphore ? { mode: 'permit', permits } : {}),
+    ...(mode ? { mode } : {}),
   });
   await lock.release();
 }

@@ -12,6 +12,7 @@ import {
   lockerSettings,
   validateResource,
 } from '../options.js';
+import { ReadWriteLock } from '../rwlock/read-write-lock.js';
 import { Semaphore, type SemaphoreOptions } from '../semaphore/semaphore.js';
 import { acquireLock, lockTarget } from './acquire.js';
 import type { LockContext } from './context.js';
@@ -162,6 +163,15 @@ export class Locker {
       throw new InvalidArgumentError('permits', 'an integer >= 1', permits);
     }
     return new Semaphore(this.#context, name, permits as number);
+  }
+
+  /**
+   * A read-write lock on these nodes: many readers of `name` at once, or one writer, served
+   * in arrival order (see {@link ReadWriteLock}). Validates `name` synchronously; no I/O.
+   */
+  readWriteLock(name: string): ReadWriteLock {
+    validateResource(name, 'name');
+    return new ReadWriteLock(this.#context, name);
   }
 
   /**

@@ -29,6 +29,39 @@ local function holderTtl(lockKey)
 end
 `;
 
+/** `serverMs()`: the server's clock in ms (holds and waiters never expire by a client's). */
+export const SERVER_TIME = `
+local function serverMs()
+  local time = redis.call('TIME')
+  return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+end
+`;
+
+/**
+ * Holds kept as members of a sorted set scored by when each expires (semaphore permits,
+ * read locks), as local functions:
+ * - `holdUntil(set, member, ttl, now)`: sets the member to expire `ttl` ms from `now`; the
+ *   set itself then lives at least that long;
+ * - `extendHold(set, member, ttl, now)`: the same, only for a member that has not expired:
+ *   1 when done, 0 otherwise (an expired hold is never revived).
+ */
+export const EXPIRING_SET = `
+local function holdUntil(set, member, ttl, now)
+  redis.call('ZADD', set, now + ttl, member)
+  if redis.call('PTTL', set) < ttl then
+    redis.call('PEXPIRE', set, ttl)
+  end
+end
+local function extendHold(set, member, ttl, now)
+  local expiry = redis.call('ZSCORE', set, member)
+  if not expiry or tonumber(expiry) <= now then
+    return 0
+  end
+  holdUntil(set, member, ttl, now)
+  return 1
+end
+`;
+
 /**
  * The waiting line of a lock (see acquire-in-line), in three keys: `queue` (waiting tokens
  * scored by ticket, the arrival order), `deadlines` (the same tokens scored by when they
@@ -51,12 +84,8 @@ end
  * (a user without access to the channel) only makes waiters poll: it never fails the script
  * around it, whose writes are done by then.
  */
-export const WAITING_LINE = `
+export const WAITING_LINE = `${SERVER_TIME}
 local queue, deadlines, channels = KEYS[2], KEYS[3], KEYS[4]
-local function serverMs()
-  local time = redis.call('TIME')
-  return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-end
 local function joinLine(waiter, ticket, channel, patience, now)
   redis.call('ZADD', queue, 'NX', ticket, waiter)
   redis.call('ZADD', deadlines, now + patience, waiter)
@@ -106,5 +135,46 @@ local function handOver(lockKey)
     first = firstWaiter()
   end
   return false
+end
+`;
+
+/**
+ * The waiting line of a read-write lock: {@link WAITING_LINE} plus `waitingWriters`
+ * (KEYS[6], the waiting writers by ticket), as local functions:
+ * - `joinRwLine(waiter, writes, ticket, channel, patience, now)`, `leaveRwLine(waiter)`,
+ *   `dropGoneRw(now)`;
+ * - `wakeFront()`: wakes the waiters at the front who may go next: the first one if it is
+ *   a writer, else every reader before the first waiting writer (at most 100).
+ */
+export const READ_WRITE_LINE = `${WAITING_LINE}
+local waitingWriters = KEYS[6]
+local function joinRwLine(waiter, writes, ticket, channel, patience, now)
+  joinLine(waiter, ticket, channel, patience, now)
+  if writes then
+    redis.call('ZADD', waitingWriters, 'NX', ticket, waiter)
+    if redis.call('PTTL', waitingWriters) < patience then
+      redis.call('PEXPIRE', waitingWriters, patience)
+    end
+  end
+end
+local function leaveRwLine(waiter)
+  leaveLine(waiter)
+  redis.call('ZREM', waitingWriters, waiter)
+end
+local function dropGoneRw(now)
+  for _, gone in ipairs(redis.call('ZRANGEBYSCORE', deadlines, '-inf', now)) do
+    leaveRwLine(gone)
+  end
+end
+local function wakeFront()
+  for i, waiter in ipairs(redis.call('ZRANGE', queue, 0, 99)) do
+    if redis.call('ZSCORE', waitingWriters, waiter) then
+      if i == 1 then
+        wakeWaiter(waiter)
+      end
+      return
+    end
+    wakeWaiter(waiter)
+  end
 end
 `;

@@ -1,3 +1,4 @@
+import { EXPIRING_SET, SERVER_TIME } from './lua-fragments.js';
 import { defineScript, integerReply } from './script.js';
 
 /**
@@ -15,20 +16,7 @@ export const semaphoreExtendScript = defineScript({
   keys: ({ key }: { key: string; token: string; ttlMs: number }) => [key],
   args: ({ token, ttlMs }) => [token, ttlMs],
   parse: integerReply('semaphore-extend'),
-  lua: `
-local holders = KEYS[1]
-local token, ttl = ARGV[1], tonumber(ARGV[2])
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-
-local expiry = redis.call('ZSCORE', holders, token)
-if not expiry or tonumber(expiry) <= now then
-  return 0
-end
-redis.call('ZADD', holders, now + ttl, token)
-if redis.call('PTTL', holders) < ttl then
-  redis.call('PEXPIRE', holders, ttl)
-end
-return 1
+  lua: `${SERVER_TIME}${EXPIRING_SET}
+return extendHold(KEYS[1], ARGV[1], tonumber(ARGV[2]), serverMs())
 `,
 });

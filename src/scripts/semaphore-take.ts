@@ -1,5 +1,5 @@
 import { queueKeys } from '../keys.js';
-import { WAITING_LINE } from './lua-fragments.js';
+import { EXPIRING_SET, WAITING_LINE } from './lua-fragments.js';
 import { defineScript, integerReply } from './script.js';
 
 /** What a permit request asks one node for. */
@@ -54,7 +54,7 @@ export const semaphoreTakeScript = defineScript({
     line?.fair ? '1' : '0',
   ],
   parse: integerReply('semaphore-take'),
-  lua: `${WAITING_LINE}
+  lua: `${WAITING_LINE}${EXPIRING_SET}
 local holders = KEYS[1]
 local token, ttl, permits = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 local ticket, patience, channel, fair = ARGV[4], tonumber(ARGV[5]), ARGV[6], ARGV[7] == '1'
@@ -63,10 +63,7 @@ local now = serverMs()
 redis.call('ZREMRANGEBYSCORE', holders, '-inf', now)
 
 local function take()
-  redis.call('ZADD', holders, now + ttl, token)
-  if redis.call('PTTL', holders) < ttl then
-    redis.call('PEXPIRE', holders, ttl)
-  end
+  holdUntil(holders, token, ttl, now)
   leaveLine(token)
   return 0
 end

@@ -1,10 +1,7 @@
-import { InvalidArgumentError, LockBusyError } from '../errors.js';
 import { permitKey } from '../keys.js';
-import { acquireLock, type HoldTarget } from '../lock/acquire.js';
+import { Acquirer, type HoldOptions } from '../lock/acquirer.js';
 import type { LockContext } from '../lock/context.js';
 import type { Lock } from '../lock/lock.js';
-import { withLock } from '../lock/with-lock.js';
-import { type AcquireOptions, acquireSettings } from '../options.js';
 import { semaphoreKind } from './semaphore-kind.js';
 
 /** Options of {@link Locker.semaphore}. */
@@ -14,7 +11,7 @@ export interface SemaphoreOptions {
 }
 
 /** Options of a permit: those of a lock, without fencing (several hold permits at once). */
-export type PermitOptions = Omit<AcquireOptions, 'fencing'>;
+export type PermitOptions = HoldOptions;
 
 /**
  * A counting semaphore: up to `permits` holders at once. Each permit is a {@link Lock}
@@ -39,16 +36,14 @@ export class Semaphore {
   readonly name: string;
   /** How many holders it admits at once. */
   readonly permits: number;
-  readonly #context: LockContext;
-  readonly #target: HoldTarget;
+  readonly #permits: Acquirer;
 
   /** @internal Created by `Locker.semaphore`; not part of the public API. */
   constructor(context: LockContext, name: string, permits: number) {
     this.name = name;
     this.permits = permits;
-    this.#context = context;
     const key = permitKey(context.settings.prefix, name);
-    this.#target = { kind: semaphoreKind(permits), resource: name, key };
+    this.#permits = new Acquirer(context, { kind: semaphoreKind(permits), resource: name, key });
   }
 
   /**
@@ -56,36 +51,16 @@ export class Semaphore {
    * `Locker.acquire` does (`AcquireTimeoutError`, `NoQuorumError`, `AbortedError`...).
    */
   acquire(options: PermitOptions): Promise<Lock> {
-    return acquireLock(this.#context, this.#target, this.#settings(options));
+    return this.#permits.acquire(options);
   }
 
   /** One attempt: the permit, or `null` when all permits are held. */
   tryAcquire(options: Omit<PermitOptions, 'waitMs'>): Promise<Lock | null> {
-    const settings = this.#settings({ ...options, waitMs: 0 });
-    return acquireLock(this.#context, this.#target, settings).catch((error: unknown) => {
-      if (error instanceof LockBusyError) return null;
-      throw error;
-    });
+    return this.#permits.tryAcquire(options);
   }
 
-  /**
-   * Runs `work` under a permit, auto-extended, and always gives it back; as
-   * `Locker.withLock`.
-   */
+  /** Runs `work` under a permit, auto-extended, and always gives it back. */
   withPermit<T>(options: PermitOptions, work: (signal: AbortSignal) => Promise<T> | T): Promise<T> {
-    if (typeof work !== 'function') throw new InvalidArgumentError('work', 'a function', work);
-    const settings = this.#settings({ ...options, autoExtend: true });
-    return withLock(acquireLock(this.#context, this.#target, settings), work);
-  }
-
-  #settings(options: PermitOptions) {
-    if (options !== null && typeof options === 'object' && 'fencing' in options) {
-      throw new InvalidArgumentError(
-        'fencing',
-        'absent: a permit has no fencing token (several hold permits at once)',
-        (options as { fencing: unknown }).fencing,
-      );
-    }
-    return acquireSettings(this.name, options, this.#context.settings);
+    return this.#permits.withLock(options, work);
   }
 }

@@ -48,7 +48,7 @@ async function scenario(
   fencing: boolean,
   step?: (t: Targets) => Promise<void>,
   holdMs = 5,
-  permits?: number,
+  holds: { permits?: number; readWrite?: boolean } = {},
 ) {
   let faults = 0;
   // The nemesis repeats its step (one fault each) until the workers are done.
@@ -67,7 +67,7 @@ async function scenario(
     ttlMs: TTL_MS,
     holdMs,
     nemesis,
-    ...(permits === undefined ? {} : { permits }),
+    ...holds,
   });
   summary.push(describeRun(name, report, faults));
   return report;
@@ -168,9 +168,34 @@ describe('fault suite (fenced read-modify-write on 5 nodes)', { timeout }, () =>
         await delay(200);
       },
       20,
-      2,
+      { permits: 2 },
     );
     expect(r.holdings).toBeGreaterThan(10);
+    expectNoViolation(r);
+  });
+
+  it('a read-write lock, nodes paused or killed and restarted: no reader with a writer, no lost write', async () => {
+    let round = 0;
+    const r = await scenario(
+      'read-write lock, pause or kill node',
+      false,
+      async () => {
+        const node = someNode();
+        if (round++ % 2 === 0) {
+          node.pause();
+          await delay(300);
+          node.resume();
+        } else {
+          await node.kill();
+          await delay(TTL_MS + 100);
+          await node.restart();
+        }
+        await delay(200);
+      },
+      20,
+      { readWrite: true },
+    );
+    expect(r.writes).toBeGreaterThan(5);
     expectNoViolation(r);
   });
 
@@ -205,9 +230,20 @@ describe('negative controls: the checker must catch these', { timeout }, () => {
       false,
       (t) => pauseAWorker(t),
       20,
-      2,
+      { permits: 2 },
     );
     expect(r.excessHolders.length).toBeGreaterThan(0);
+  });
+
+  it('a read-write lock holder paused past its TTL: a writer overlaps it', async () => {
+    const r = await scenario(
+      'pause read-write holder past TTL (control)',
+      false,
+      (t) => pauseAWorker(t),
+      20,
+      { readWrite: true },
+    );
+    expect(r.overlaps.length).toBeGreaterThan(0);
   });
 
   it('a worker paused past its TTL without fencing: lost writes', async () => {

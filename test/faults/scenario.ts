@@ -36,6 +36,8 @@ export interface ScenarioOptions {
   readonly holdMs?: number;
   /** Workers hold permits of a semaphore with this many permits, rather than the lock. */
   readonly permits?: number;
+  /** Workers take a read-write lock (a third of them write), rather than the lock. */
+  readonly readWrite?: boolean;
   readonly nemesis?: (targets: Targets) => Promise<void>;
 }
 
@@ -59,6 +61,7 @@ export async function runScenario(options: ScenarioOptions): Promise<HistoryRepo
         fencing,
         out,
         ...(options.permits === undefined ? {} : { permits: options.permits }),
+        ...(options.readWrite ? { readWrite: true } : {}),
       };
       return spawn(process.execPath, ['--import', 'tsx', WORKER, JSON.stringify(config)], {
         stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
@@ -95,11 +98,12 @@ async function leftoverLockKeys(urls: readonly string[]): Promise<string[]> {
     const client = new Redis(url, { maxRetriesPerRequest: 1, connectTimeout: 500 });
     client.on('error', () => {});
     const lock = `distlock:{${RESOURCE}}`;
-    const permits = `${lock}:permits`;
+    const holdKeys = [lock, `${lock}:permits`, `${lock}:rw:writer`, `${lock}:rw:readers`];
     const keys = await client.keys(`${lock}*`).catch(() => [] as string[]);
-    for (const key of keys.filter((k) => k === lock || k === permits)) {
+    for (const key of keys.filter((k) => holdKeys.includes(k))) {
+      const isSet = key.endsWith('permits') || key.endsWith('readers');
       const [holders, ttl, line] = await Promise.all([
-        key === lock ? client.get(key) : client.zrange(key, 0, -1),
+        isSet ? client.zrange(key, 0, -1) : client.get(key),
         client.pttl(key),
         client.zrange(`${key}:queue`, 0, -1, 'WITHSCORES'),
       ]);

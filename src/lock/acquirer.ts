@@ -1,0 +1,57 @@
+import { InvalidArgumentError, LockBusyError } from '../errors.js';
+import { type AcquireOptions, acquireSettings } from '../options.js';
+import { acquireLock, type HoldTarget } from './acquire.js';
+import type { LockContext } from './context.js';
+import type { Lock } from './lock.js';
+import { withLock } from './with-lock.js';
+
+/** Options of a hold that has no fencing token (a permit, a read or a write hold). */
+export type HoldOptions = Omit<AcquireOptions, 'fencing'>;
+
+/**
+ * Acquires one kind of hold on one resource: a semaphore's permits, a read-write lock's
+ * read or write side. Each hold is a {@link Lock} handle of its own.
+ */
+export class Acquirer {
+  readonly #context: LockContext;
+  readonly #target: HoldTarget;
+
+  /** @internal Created by `Locker.semaphore` and `Locker.readWriteLock`. */
+  constructor(context: LockContext, target: HoldTarget) {
+    this.#context = context;
+    this.#target = target;
+  }
+
+  /**
+   * Acquires, waiting up to `waitMs`. Rejects as `Locker.acquire` does
+   * (`AcquireTimeoutError`, `NoQuorumError`, `AbortedError`...).
+   */
+  acquire(options: HoldOptions): Promise<Lock> {
+    return acquireLock(this.#context, this.#target, this.#settings(options));
+  }
+
+  /** One attempt: the hold, or `null` when others hold what it needs. */
+  tryAcquire(options: Omit<HoldOptions, 'waitMs'>): Promise<Lock | null> {
+    const settings = this.#settings({ ...options, waitMs: 0 });
+    return acquireLock(this.#context, this.#target, settings).catch((error: unknown) => {
+      if (error instanceof LockBusyError) return null;
+      throw error;
+    });
+  }
+
+  /** Runs `work` under the hold, auto-extended, and always releases it; as `Locker.withLock`. */
+  withLock<T>(options: HoldOptions, work: (signal: AbortSignal) => Promise<T> | T): Promise<T> {
+    if (typeof work !== 'function') throw new InvalidArgumentError('work', 'a function', work);
+    const settings = this.#settings({ ...options, autoExtend: true });
+    return withLock(acquireLock(this.#context, this.#target, settings), work);
+  }
+
+  #settings(options: HoldOptions) {
+    if (options !== null && typeof options === 'object' && 'fencing' in options) {
+      const { noun } = this.#target.kind;
+      const why = `absent: a ${noun} has no fencing token (use a lock for fenced writes)`;
+      throw new InvalidArgumentError('fencing', why, (options as { fencing: unknown }).fencing);
+    }
+    return acquireSettings(this.#target.resource, options, this.#context.settings);
+  }
+}

@@ -1,0 +1,30 @@
+import type { HoldKind } from '../lock/hold-kind.js';
+import { quorumOf } from '../quorum/tally.js';
+import { readWriteExtendScript } from '../scripts/read-write-extend.js';
+import { readWriteReleaseScript } from '../scripts/read-write-release.js';
+import { readWriteTakeScript } from '../scripts/read-write-take.js';
+
+/**
+ * A read or a write hold of a read-write lock. Both need a majority: two writers' majorities
+ * share a node, and so do a reader's and a writer's, which is all the exclusion needed
+ * (readers never exclude each other).
+ */
+export function readWriteKind(mode: 'read' | 'write'): HoldKind {
+  return {
+    noun: `${mode} lock`,
+    quorum: quorumOf,
+    take: (node, { key, token, ttlMs, line }, timeoutMs) => {
+      if (line) line.joined = true;
+      const request = { key, token, ttlMs, mode, ...(line ? { line } : {}) };
+      return readWriteTakeScript
+        .run(node, request, timeoutMs)
+        .then((state) => ({ state, fence: '' }));
+    },
+    extend: (node, hold, timeoutMs) =>
+      readWriteExtendScript.run(node, { ...hold, mode }, timeoutMs),
+    release: (node, hold, timeoutMs) =>
+      readWriteReleaseScript.run(node, { ...hold, mode }, timeoutMs),
+    leaveLine: (node, { key, token }, timeoutMs) =>
+      readWriteReleaseScript.run(node, { key, token, mode: 'leave', announce: true }, timeoutMs),
+  };
+}

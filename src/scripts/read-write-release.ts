@@ -1,0 +1,57 @@
+import { READ_WRITE_LINE } from './lua-fragments.js';
+import { readWriteScriptKeys } from './read-write-take.js';
+import { defineScript, integerReply } from './script.js';
+
+/**
+ * read-write-release — end our read or write hold and, for a real release, wake the front
+ * of the line when the lock may now go to it (after a writer, or after the last reader).
+ * Undoing a failed attempt wakes nobody. Also how a waiter leaves the line (`leaving`): it
+ * then holds nothing, and the front is woken unless a writer holds the lock.
+ *
+ * KEYS: as read-write-take
+ * ARGV[1]  token
+ * ARGV[2]  'read', 'write' or 'leave'
+ * ARGV[3]  '1' to wake the front of the line, '0' not to
+ *
+ * Returns 1 when we held it (or were in line, leaving), 0 otherwise.
+ */
+export const readWriteReleaseScript = defineScript({
+  name: 'read-write-release',
+  keys: ({
+    key,
+  }: {
+    key: string;
+    token: string;
+    mode: 'read' | 'write' | 'leave';
+    announce: boolean;
+  }) => readWriteScriptKeys(key),
+  args: ({ token, mode, announce }) => [token, mode, announce ? '1' : '0'],
+  parse: integerReply('read-write-release'),
+  lua: `${READ_WRITE_LINE}
+local writerKey, readersKey = KEYS[1], KEYS[5]
+local token, mode, announce = ARGV[1], ARGV[2], ARGV[3] == '1'
+
+local done = 0
+if mode == 'write' then
+  if redis.call('GET', writerKey) == token then
+    redis.call('DEL', writerKey)
+    done = 1
+  end
+elseif mode == 'read' then
+  done = redis.call('ZREM', readersKey, token)
+else
+  done = redis.call('ZREM', queue, token)
+  leaveRwLine(token)
+end
+if done == 0 or not announce or redis.call('EXISTS', queue) == 0 then
+  return done
+end
+local now = serverMs()
+dropGoneRw(now)
+redis.call('ZREMRANGEBYSCORE', readersKey, '-inf', now)
+if redis.call('EXISTS', writerKey) == 0 and (mode ~= 'read' or redis.call('EXISTS', readersKey) == 0) then
+  wakeFront()
+end
+return done
+`,
+});

@@ -1,0 +1,118 @@
+import { readWriteKeys } from '../keys.js';
+import { EXPIRING_SET, READ_WRITE_LINE } from './lua-fragments.js';
+import { defineScript, integerReply } from './script.js';
+
+/** The keys of the read-write lock at `key`, in the order its scripts name them. */
+export function readWriteScriptKeys(key: string): string[] {
+  const { writer, queue, deadlines, channels, readers, waitingWriters } = readWriteKeys(key);
+  return [writer, queue, deadlines, channels, readers, waitingWriters];
+}
+
+/** What a read or write request asks one node for. */
+export interface ReadWriteRequest {
+  /** The lock's base key (see `readWriteKeys`). */
+  readonly key: string;
+  readonly token: string;
+  readonly ttlMs: number;
+  readonly mode: 'read' | 'write';
+  /** A waiter's place in line, when it may wait (see acquire-in-line). */
+  readonly line?: {
+    readonly ticket: number;
+    readonly waiterTimeoutMs: number;
+    readonly wakeChannel: string;
+  };
+}
+
+/**
+ * read-write-take — take the lock for reading (shared) or writing (exclusive), served in
+ * arrival order: a reader waits only for a writer that holds the lock or waits ahead of it,
+ * so a stream of readers cannot starve a writer; a writer waits for the holders and for
+ * everyone ahead of it in line. Reader expiry goes by the server's clock (`TIME`).
+ *
+ * KEYS[1]  writer: the writing holder's token, expiring at its TTL
+ * KEYS[2]  queue, KEYS[3] waiter deadlines, KEYS[4] waiter channels (see acquire-in-line)
+ * KEYS[5]  readers: sorted set of reading tokens, by the server time their hold expires
+ * KEYS[6]  waiting writers: the waiters in line that want to write, by ticket
+ * ARGV[1]  token
+ * ARGV[2]  ttl in milliseconds
+ * ARGV[3]  'read' or 'write'
+ * ARGV[4]  ticket, '' for a request that does not wait (it never joins the line)
+ * ARGV[5]  ms after which a waiter that stopped asking is dropped from the line
+ * ARGV[6]  the waiter's wake-up channel
+ *
+ * When the caller holds the lock already (an earlier attempt landed unseen), renews it.
+ * Returns 0 when the lock is ours (and the caller left the line); the ms until the holder
+ * that blocks us expires (> 0; -1 a writer without expiry); -2 when only the line's order
+ * blocks us (the front of the line is then nudged, in case it slept through its turn).
+ */
+export const readWriteTakeScript = defineScript({
+  name: 'read-write-take',
+  keys: ({ key }: ReadWriteRequest) => readWriteScriptKeys(key),
+  args: ({ token, ttlMs, mode, line }) => [
+    token,
+    ttlMs,
+    mode,
+    line?.ticket ?? '',
+    line?.waiterTimeoutMs ?? 0,
+    line?.wakeChannel ?? '',
+  ],
+  parse: integerReply('read-write-take'),
+  lua: `${READ_WRITE_LINE}${EXPIRING_SET}
+local writerKey, readersKey = KEYS[1], KEYS[5]
+local token, ttl, writes = ARGV[1], tonumber(ARGV[2]), ARGV[3] == 'write'
+local ticket, patience, channel = ARGV[4], tonumber(ARGV[5]), ARGV[6]
+
+local now = serverMs()
+redis.call('ZREMRANGEBYSCORE', readersKey, '-inf', now)
+local writer = redis.call('GET', writerKey)
+
+local function read()
+  holdUntil(readersKey, token, ttl, now)
+  leaveRwLine(token)
+  return 0
+end
+
+local function write()
+  redis.call('SET', writerKey, token, 'PX', ttl)
+  leaveRwLine(token)
+  return 0
+end
+
+if writes and writer == token then
+  return write()
+end
+if not writes and redis.call('ZSCORE', readersKey, token) then
+  return read()
+end
+dropGoneRw(now)
+local waits = ticket ~= ''
+if waits then
+  joinRwLine(token, writes, ticket, channel, patience, now)
+end
+if writer then
+  local ttlLeft = redis.call('PTTL', writerKey)
+  if ttlLeft == 0 then
+    return 1
+  end
+  return ttlLeft
+end
+if not writes then
+  local firstWriter = redis.call('ZRANGE', waitingWriters, 0, 0, 'WITHSCORES')
+  if firstWriter[1] == nil or (waits and tonumber(firstWriter[2]) > tonumber(ticket)) then
+    return read()
+  end
+  wakeFront()
+  return -2
+end
+local soonest = redis.call('ZRANGE', readersKey, 0, 0, 'WITHSCORES')[2]
+if soonest then
+  return math.max(1, tonumber(soonest) - now)
+end
+local ahead = waits and redis.call('ZRANK', queue, token) or redis.call('ZCARD', queue)
+if ahead == 0 then
+  return write()
+end
+wakeFront()
+return -2
+`,
+});
