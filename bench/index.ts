@@ -4,7 +4,7 @@
  * which hold within a run, rather than absolute numbers, which drift on shared machines.
  *
  *   npm run bench                              every scenario
- *   npm run bench -- --scenario uncontended    one scenario (uncontended|contention|faults|memory|waiters|nodes)
+ *   npm run bench -- --scenario uncontended    one scenario (uncontended|contention|faults|memory|waiters|nodes|semaphore)
  *   npm run bench -- --seconds 1 --reps 3      shorter or longer runs
  *   npm run bench -- --contender distlock --contender floor    some contenders only
  */
@@ -17,6 +17,7 @@ import { faults } from './faults.js';
 import { memory } from './memory.js';
 import { NODE_COUNTS, nodes } from './nodes.js';
 import { report } from './report.js';
+import { semaphore } from './semaphore.js';
 import { uncontended } from './uncontended.js';
 import { waiters } from './waiters.js';
 
@@ -29,12 +30,20 @@ const { values } = parseArgs({
   },
 });
 const scenarios = new Set(
-  values.scenario ?? ['uncontended', 'contention', 'faults', 'memory', 'waiters', 'nodes'],
+  values.scenario ?? [
+    'uncontended',
+    'contention',
+    'faults',
+    'memory',
+    'waiters',
+    'nodes',
+    'semaphore',
+  ],
 );
 const seconds = Number(values.seconds);
 const reps = Number(values.reps);
 const only = values.contender
-  ? (spec: ContenderSpec) =>
+  ? (spec: Pick<ContenderSpec, 'name'>) =>
       values.contender?.some((n) => spec.name.toLowerCase().includes(n.toLowerCase())) ?? true
   : undefined;
 
@@ -67,6 +76,8 @@ try {
     results.memory = await memory(redis, { reps, ...(only ? { only } : {}) });
   if (scenarios.has('waiters')) results.waiters = await waiters(redis, { seconds, reps });
   if (scenarios.has('nodes')) results.nodes = await nodes(redis, { seconds, reps });
+  if (scenarios.has('semaphore'))
+    results.semaphore = await semaphore(redis, { seconds, reps, ...(only ? { only } : {}) });
   const durationS = Math.round((performance.now() - startedAt) / 1_000);
   const sourceAtEnd = sourceState();
   const source =

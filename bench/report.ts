@@ -5,6 +5,7 @@ import type { ContentionRow } from './contention.js';
 import type { FaultRow } from './faults.js';
 import type { MemoryRow } from './memory.js';
 import type { NodesRow } from './nodes.js';
+import type { SemaphoreRow } from './semaphore.js';
 import type { UncontendedRow } from './uncontended.js';
 import type { WaitersRow } from './waiters.js';
 
@@ -36,6 +37,7 @@ export async function report(
   if (results.memory) sections.push(memoryTable(results.memory as MemoryRow[]));
   if (results.waiters) sections.push(waitersTable(results.waiters as WaitersRow[]));
   if (results.nodes) sections.push(nodesTable(results.nodes as NodesRow[]));
+  if (results.semaphore) sections.push(semaphoreTable(results.semaphore as SemaphoreRow[]));
   const markdown = `${sections.join('\n\n')}\n`;
   console.log(`\n${markdown}`);
   mkdirSync('bench/results', { recursive: true });
@@ -243,4 +245,48 @@ function nodesTable(rows: readonly NodesRow[]): string {
 cycles/s on 1, 3, 5 and 7 nodes, and relative to the same library on one node.
 
 ${table(['conc.', 'library', 'nodes', 'cycles/s', 'vs 1 node', 'p50 ms'], out)}`;
+}
+
+function semaphoreTable(rows: readonly SemaphoreRow[]): string {
+  const out = rows.map((r) => {
+    // redis-semaphore on the same nodes, measured in the same run.
+    const peer = rows.find((p) => p.nodes === r.nodes && !isOurs(p.contender));
+    return [
+      r.nodes,
+      name(r.contender),
+      r.acquisitionsPerSec,
+      ratio(r.acquisitionsPerSec, peer?.acquisitionsPerSec),
+      r.waitP50Ms,
+      ratio(r.waitP50Ms, peer?.waitP50Ms),
+      r.waitP99Ms,
+      ratio(r.waitP99Ms, peer?.waitP99Ms),
+      r.waitMaxMs,
+      `${r.mostHoldersEver} of ${r.permits}`,
+      r.jain,
+      `${r.minPerWorker}–${r.maxPerWorker}`,
+      r.acquireFailures,
+      r.releaseFailures,
+      r.abandoned,
+      r.unreportedWorkers,
+    ];
+  });
+  return `### 7. Semaphore: 16 workers in 4 processes, 4 permits, 1 node and 3, hold 2 ms
+
+Each worker has its own clients and its own instance of the library, and loops on one
+semaphore: acquire (10 s lease, up to 30 s wait), hold 2 ms, release. Each
+library with its default retry settings (distlock: \`retryDelayMs\` 100, wake-up on release;
+redis-semaphore: \`retryInterval\` 10). Ratios are to redis-semaphore on the same nodes
+(\`Semaphore\` on 1 node, \`RedlockSemaphore\` on 3): acq/s higher is better, waits lower.
+Most holders: the most permits held at one instant (from a holder's acquire resolving to its
+release starting, over all workers), the highest of the runs; it must not exceed the permits.
+Abandoned: waits given up 3 s after the deadline; unreported: workers whose process was killed.
+
+${table(
+  [
+    ...['nodes', 'library', 'acq/s', 'vs redis-semaphore', 'wait p50 ms', 'vs redis-semaphore'],
+    ...['wait p99 ms', 'vs redis-semaphore', 'wait max ms', 'most holders', 'Jain'],
+    ...['per worker', 'acq. failures', 'rel. failures', 'abandoned', 'unreported'],
+  ],
+  out,
+)}`;
 }
