@@ -15,10 +15,12 @@ import {
 import { ReadWriteLock } from '../rwlock/read-write-lock.js';
 import { Semaphore, type SemaphoreOptions } from '../semaphore/semaphore.js';
 import { acquireLock, lockTarget } from './acquire.js';
+import { acquireAll } from './acquire-all.js';
 import type { LockContext } from './context.js';
 import { LockerEmitter } from './events.js';
 import { evictionCheck } from './eviction.js';
 import type { Lock } from './lock.js';
+import type { MultiLock } from './multi-lock.js';
 import { NodeIdentities } from './node-identity.js';
 import { Shutdown } from './shutdown.js';
 import { newLockerId } from './token.js';
@@ -144,6 +146,32 @@ export class Locker {
       acquireLock(this.#context, lockTarget(this.#context, resource), settings),
       work,
     );
+  }
+
+  /**
+   * Acquires every one of `resources`, or none: a lock per resource, taken in sorted order,
+   * giving back what it took and waiting (holding nothing) whenever one is busy, so that two
+   * callers never wait for each other (no deadlock). Works across Redis Cluster slots.
+   * Rejects as `acquire` does, naming the resource that stayed busy.
+   *
+   * @example
+   * ```ts
+   * await using both = await locker.acquireAll(['account:1', 'account:2'], { ttlMs: 5_000 });
+   * // ... move money between the two accounts
+   * ```
+   */
+  acquireAll(resources: readonly string[], options: AcquireOptions): Promise<MultiLock> {
+    if (!Array.isArray(resources) || resources.length === 0) {
+      throw new InvalidArgumentError('resources', 'a non-empty array of resource names', resources);
+    }
+    resources.forEach((resource, i) => validateResource(resource, `resources[${i}]`));
+    const sorted = [...resources].sort();
+    const repeated = sorted.find((resource, i) => sorted[i + 1] === resource);
+    if (repeated !== undefined) {
+      throw new InvalidArgumentError('resources', 'distinct names', repeated);
+    }
+    const settings = acquireSettings(sorted[0] as string, options, this.#context.settings);
+    return acquireAll(this.#context, sorted, settings);
   }
 
   /**

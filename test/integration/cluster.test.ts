@@ -43,6 +43,34 @@ async function resourceServedBy(master: RedisServer, served = true, name = 'r'):
   }
 }
 
+describe('semaphores, read-write locks and acquireAll on a Redis Cluster', () => {
+  it('work on every shard, and acquireAll across shards', async () => {
+    const locker = lockerOn(clusterClient());
+    const masters = await cluster.masters();
+    const resources = await Promise.all(masters.map((master) => resourceServedBy(master)));
+    for (const name of resources) {
+      const pool = locker.semaphore(name, { permits: 2 });
+      const permits = [await pool.acquire({ ttlMs: 5_000 }), await pool.acquire({ ttlMs: 5_000 })];
+      expect(await pool.tryAcquire({ ttlMs: 5_000 })).toBeNull();
+      for (const permit of permits) expect(await permit.release()).toBe('released');
+      const doc = locker.readWriteLock(name);
+      const reader = await doc.read.acquire({ ttlMs: 5_000 });
+      expect(await doc.write.tryAcquire({ ttlMs: 5_000 })).toBeNull();
+      expect(await reader.release()).toBe('released');
+      const writer = await doc.write.acquire({ ttlMs: 5_000 });
+      expect(await writer.release()).toBe('released');
+    }
+    // One resource per shard: three hash slots, locked all or none.
+    const all = await locker.acquireAll(resources, { ttlMs: 5_000 });
+    expect(all.resources).toEqual([...resources].sort());
+    const busy = await locker
+      .acquire(resources[1] as string, { ttlMs: 5_000, waitMs: 0 })
+      .catch((e) => e);
+    expect((busy as Error).name).toBe('LockBusyError');
+    expect(await all.release()).toBe('released');
+  });
+});
+
 describe('a Redis Cluster as one lock node', () => {
   it('locks on every shard, plain, fenced and fair, named by its startup nodes', async () => {
     const locker = lockerOn(clusterClient());

@@ -1,0 +1,59 @@
+import type { ReleaseResult } from './lease.js';
+import type { Lock } from './lock.js';
+
+/**
+ * Several locks held together (see `Locker.acquireAll`): one handle for all of them. Trust
+ * it only while {@link MultiLock.remainingMs} is above zero, that is until its signal
+ * aborts: the group is lost as soon as any of its locks is.
+ */
+export class MultiLock implements AsyncDisposable {
+  /** The locked resources, in the order they were locked (sorted). */
+  readonly resources: readonly string[];
+  readonly #locks: readonly Lock[];
+  readonly #signal: AbortSignal;
+
+  /** @internal Created by `Locker.acquireAll`; not part of the public API. */
+  constructor(locks: readonly Lock[]) {
+    this.#locks = locks;
+    this.resources = locks.map((lock) => lock.resource);
+    this.#signal = AbortSignal.any(locks.map((lock) => lock.signal));
+  }
+
+  /** Aborts with the first `LockLostError` of any of the locks. */
+  get signal(): AbortSignal {
+    return this.#signal;
+  }
+
+  /** Each resource's fencing token, with `fencing: true`. */
+  get fences(): ReadonlyMap<string, bigint> {
+    const fences = new Map<string, bigint>();
+    for (const lock of this.#locks)
+      if (lock.fence !== undefined) fences.set(lock.resource, lock.fence);
+    return fences;
+  }
+
+  /** The validity left of the lock that runs out first (ms); 0 once any is gone. */
+  remainingMs(): number {
+    return Math.min(...this.#locks.map((lock) => lock.remainingMs()));
+  }
+
+  /** Extends every lock (see `Lock.extend`); rejects when any of them is lost. */
+  async extend(ttlMs?: number): Promise<void> {
+    await Promise.all(this.#locks.map((lock) => lock.extend(ttlMs)));
+  }
+
+  /**
+   * Releases every lock. `'released'` when all were, `'failed'` when any release failed,
+   * `'not-held'` otherwise (some had expired or been taken).
+   */
+  async release(): Promise<ReleaseResult> {
+    const results = await Promise.all(this.#locks.map((lock) => lock.release()));
+    if (results.every((result) => result === 'released')) return 'released';
+    return results.includes('failed') ? 'failed' : 'not-held';
+  }
+
+  /** Releases every lock at the end of an `await using` scope. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.release();
+  }
+}

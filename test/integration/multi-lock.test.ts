@@ -1,0 +1,114 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import {
+  AcquireTimeoutError,
+  InvalidArgumentError,
+  LockBusyError,
+  LockLostError,
+} from '../../src/index.js';
+import { useLockers, useRedis } from '../support/redis.js';
+
+const fixture = useRedis(5);
+const locker = useLockers(fixture);
+
+/** How many of `resources` are locked on each node. */
+const lockedOn = (resources: readonly string[]) =>
+  Promise.all(fixture().admin.map((a) => a.exists(...resources.map((r) => `distlock:{${r}}`))));
+
+describe('acquireAll', () => {
+  for (const nodes of [1, 5]) {
+    it(`locks every resource or none (${nodes} node(s))`, async () => {
+      const urls = fixture().redis.urls.slice(0, nodes);
+      const l = locker({ nodes: urls });
+      const all = await l.acquireAll(['c', 'a', 'b'], { ttlMs: 10_000 });
+      expect(all.resources).toEqual(['a', 'b', 'c']);
+      expect((await lockedOn(['a', 'b', 'c'])).slice(0, nodes)).toEqual(Array(nodes).fill(3));
+      expect(all.remainingMs()).toBeGreaterThan(9_000);
+      expect(await all.release()).toBe('released');
+
+      const other = await locker({ nodes: urls }).acquire('b', { ttlMs: 10_000 });
+      const error = await l
+        .acquireAll(['a', 'b', 'c'], { ttlMs: 10_000, waitMs: 0 })
+        .catch((e) => e);
+      expect(error).toBeInstanceOf(LockBusyError);
+      expect((error as LockBusyError).resource).toBe('b');
+      expect(await lockedOn(['a', 'c'])).toEqual([0, 0, 0, 0, 0]); // 'a' was given back
+      await other.release();
+    });
+  }
+
+  it('waits holding nothing, and finishes as soon as the busy one is released', async () => {
+    const { urls } = fixture().redis;
+    const holder = await locker().acquire('b', { ttlMs: 10_000 });
+    const waiting = locker({ retryDelayMs: 2_000 }).acquireAll(['a', 'b'], {
+      ttlMs: 10_000,
+      waitMs: 8_000,
+    });
+    await delay(200);
+    // 'a' is free meanwhile: the waiter gave it back before it waited for 'b'.
+    const a = await locker({ nodes: urls }).tryAcquire('a', { ttlMs: 1_000 });
+    expect(a).not.toBeNull();
+    await a?.release();
+    const releasedAt = performance.now();
+    await holder.release();
+    const both = await waiting;
+    expect(performance.now() - releasedAt).toBeLessThan(1_000); // woken, not polling
+    expect(await both.release()).toBe('released');
+  });
+
+  it('never deadlocks: two callers asking in opposite orders both finish, never at once', async () => {
+    const l1 = locker({ retryDelayMs: 10 });
+    const l2 = locker({ retryDelayMs: 10 });
+    let inside = 0;
+    let overlaps = 0;
+    const worker = async (l: typeof l1, resources: string[]) => {
+      for (let i = 0; i < 15; i++) {
+        const all = await l.acquireAll(resources, { ttlMs: 5_000, waitMs: 10_000 });
+        if (++inside > 1) overlaps++;
+        await delay(5);
+        inside--;
+        await all.release();
+      }
+    };
+    await Promise.all([worker(l1, ['x', 'y']), worker(l2, ['y', 'x'])]);
+    expect(overlaps).toBe(0);
+    expect(await lockedOn(['x', 'y'])).toEqual([0, 0, 0, 0, 0]);
+  });
+
+  it('gives up after waitMs with the resource that stayed busy, and holds nothing', async () => {
+    const holder = await locker().acquire('b', { ttlMs: 10_000 });
+    const started = performance.now();
+    const error = await locker()
+      .acquireAll(['a', 'b'], { ttlMs: 5_000, waitMs: 300 })
+      .catch((e: unknown) => e);
+    expect(performance.now() - started).toBeLessThan(1_500);
+    expect(error).toBeInstanceOf(AcquireTimeoutError);
+    expect((error as AcquireTimeoutError).resource).toBe('b');
+    expect(await lockedOn(['a'])).toEqual([0, 0, 0, 0, 0]);
+    await holder.release();
+  });
+
+  it('fires its signal when any of its locks is lost, and gives each its fence', async () => {
+    const all = await locker().acquireAll(['a', 'b'], { ttlMs: 300, fencing: true });
+    expect([...all.fences.keys()]).toEqual(['a', 'b']);
+    await delay(350);
+    expect(all.signal.aborted).toBe(true);
+    expect(all.signal.reason).toBeInstanceOf(LockLostError);
+    expect(all.remainingMs()).toBe(0);
+    expect(await all.release()).toBe('not-held');
+  });
+
+  it('rejects bad arguments before any I/O, naming the field', () => {
+    const l = locker();
+    expect(() => l.acquireAll([], { ttlMs: 1_000 })).toThrow(InvalidArgumentError);
+    expect(() => l.acquireAll(['a', ''], { ttlMs: 1_000 })).toThrow(
+      expect.objectContaining({ field: 'resources[1]' }),
+    );
+    expect(() => l.acquireAll(['a', 'a'], { ttlMs: 1_000 })).toThrow(
+      expect.objectContaining({ field: 'resources' }),
+    );
+    expect(() => l.acquireAll(['a'], { ttlMs: -1 })).toThrow(
+      expect.objectContaining({ field: 'ttlMs' }),
+    );
+  });
+});
