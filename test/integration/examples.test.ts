@@ -57,6 +57,22 @@ describe('README examples', () => {
     ]);
   });
 
+  it('read-write.mjs lets readers share, and serves a waiting writer before a later reader', () => {
+    expect(runExample('read-write.mjs')).toEqual([
+      'two readers at once: true',
+      'late reader got in before the writer: false',
+      'order: writer, late reader',
+    ]);
+  });
+
+  it('acquire-all.mjs runs two transfers in opposite orders without deadlock', () => {
+    expect(runExample('acquire-all.mjs')).toEqual([
+      'both transfers done, each locked account:1 and account:2',
+      'while account:2 is held: LOCK_BUSY account:2',
+      'account:1 left free: true',
+    ]);
+  });
+
   it('failover.mjs keeps a lock through a Sentinel failover with replicaAcks', () => {
     expect(runExample('failover.mjs')).toEqual([
       'node: sentinel orders (sentinels)',
