@@ -98,6 +98,15 @@ describe('acquireAll', () => {
     expect(await all.release()).toBe('not-held');
   });
 
+  it('keeps locking with one of 5 nodes paused and another killed', async () => {
+    const { nodes } = fixture().redis;
+    nodes[0]?.pause();
+    await nodes[1]?.kill();
+    const all = await locker().acquireAll(['a', 'b', 'c'], { ttlMs: 5_000, waitMs: 0 });
+    expect(all.remainingMs()).toBeGreaterThan(3_000); // the first operation opens connections
+    expect(await all.release()).toBe('released');
+  });
+
   it('rejects bad arguments before any I/O, naming the field', () => {
     const l = locker();
     expect(() => l.acquireAll([], { ttlMs: 1_000 })).toThrow(InvalidArgumentError);
