@@ -41,6 +41,8 @@ export interface SemaphoreFigures {
   readonly waitMaxMs: number;
   /** The most permit intervals (acquired, release started) that overlapped at one instant. */
   readonly mostHolders: number;
+  /** Acquisitions that took the holders at once above the permits (must be 0). */
+  readonly overPermits: number;
   readonly jain: number;
   readonly minPerWorker: number;
   readonly maxPerWorker: number;
@@ -59,6 +61,8 @@ export interface SemaphoreRow extends SemaphoreFigures {
   readonly workers: number;
   /** The most holders at once in any repetition (the row's `mostHolders` is the median). */
   readonly mostHoldersEver: number;
+  /** Acquisitions above the permits, over all repetitions. */
+  readonly overPermitsTotal: number;
   /** Per-worker acquisition counts of each repetition. */
   readonly perWorkerCounts: number[][];
 }
@@ -126,9 +130,13 @@ async function runOnce(spec: SemaphoreSpec, urls: readonly string[], seconds: nu
 /**
  * The most intervals open at once: +1 at each `acquired`, -1 at each `releaseStart`, a
  * release counted first when both fall on the same instant. As a counter every worker
- * increments once its acquire resolved and decrements before it calls release.
+ * increments once its acquire resolved and decrements before it calls release. Also how
+ * many acquisitions took the count above `permits`.
  */
-export function mostAtOnce(intervals: readonly { acquired: number; releaseStart: number }[]) {
+export function holdersAtOnce(
+  intervals: readonly { acquired: number; releaseStart: number }[],
+  permits: number,
+): { most: number; overPermits: number } {
   const events = intervals.flatMap((i) => [
     [i.acquired, 1] as const,
     [i.releaseStart, -1] as const,
@@ -136,11 +144,13 @@ export function mostAtOnce(intervals: readonly { acquired: number; releaseStart:
   events.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
   let open = 0;
   let most = 0;
+  let overPermits = 0;
   for (const [, step] of events) {
     open += step;
     most = Math.max(most, open);
+    if (step > 0 && open > permits) overPermits++;
   }
-  return most;
+  return { most, overPermits };
 }
 
 function figures(outcomes: ChildOutcome[], deadline: number, seconds: number) {
@@ -148,6 +158,7 @@ function figures(outcomes: ChildOutcome[], deadline: number, seconds: number) {
   const counts = Array.from({ length: WORKERS }, () => 0);
   for (const a of all) counts[a.worker] = (counts[a.worker] ?? 0) + 1;
   const waits = all.map((a) => a.acquired - a.t0);
+  const holders = holdersAtOnce(all, PERMITS);
   const sum = (figure: (o: NonNullable<ChildOutcome>) => number) =>
     outcomes.reduce((total, o) => total + (o ? figure(o) : 0), 0);
   const result: SemaphoreFigures = {
@@ -155,7 +166,8 @@ function figures(outcomes: ChildOutcome[], deadline: number, seconds: number) {
     waitP50Ms: percentile(waits, 50),
     waitP99Ms: percentile(waits, 99),
     waitMaxMs: percentile(waits, 100),
-    mostHolders: mostAtOnce(all),
+    mostHolders: holders.most,
+    overPermits: holders.overPermits,
     jain: jain(counts),
     minPerWorker: Math.min(...counts),
     maxPerWorker: Math.max(...counts),
@@ -191,7 +203,8 @@ export async function semaphore(
       runs[i]?.push(await runOnce(cell.spec, urls, options.seconds));
       process.stderr.write(
         `  semaphore: ${cell.spec.name} on ${cell.nodes} node(s) rep ${rep + 1}: ` +
-          `most holders at once ${runs[i]?.at(-1)?.result.mostHolders} of ${PERMITS}\n`,
+          `most holders at once ${runs[i]?.at(-1)?.result.mostHolders} of ${PERMITS}, ` +
+          `acquisitions above the permits ${runs[i]?.at(-1)?.result.overPermits}\n`,
       );
     }
   }
@@ -208,6 +221,7 @@ export async function semaphore(
       workers: WORKERS,
       ...medians,
       mostHoldersEver: Math.max(...results.map((r) => r.result.mostHolders)),
+      overPermitsTotal: results.reduce((total, r) => total + r.result.overPermits, 0),
       perWorkerCounts: results.map((r) => r.counts),
     };
   });
