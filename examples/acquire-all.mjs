@@ -29,7 +29,10 @@ try {
     .acquireAll(['account:1', 'account:2'], { ttlMs: 5_000, waitMs: 0 })
     .catch((e) => e);
   console.log('while account:2 is held:', error.code, error.resource);
-  console.log('account:1 left free:', (await locker.tryAcquire('account:1', { ttlMs: 1_000 })) !== null);
+  console.log(
+    'account:1 left free:',
+    (await locker.tryAcquire('account:1', { ttlMs: 1_000 })) !== null,
+  );
   await held.release();
 } finally {
   await locker.close();

@@ -164,7 +164,7 @@ export class Locker {
     if (!Array.isArray(resources) || resources.length === 0) {
       throw new InvalidArgumentError('resources', 'a non-empty array of resource names', resources);
     }
-    resources.forEach((resource, i) => validateResource(resource, `resources[${i}]`));
+    for (const [i, resource] of resources.entries()) validateResource(resource, `resources[${i}]`);
     const sorted = [...resources].sort();
     const repeated = sorted.find((resource, i) => sorted[i + 1] === resource);
     if (repeated !== undefined) {
