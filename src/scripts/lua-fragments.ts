@@ -75,11 +75,13 @@ end
  * - `leaveLine(waiter)`, `dropGone(now)`;
  * - `firstWaiter()`: the first waiter's token and ticket, or nil;
  * - `wakeWaiter(waiter)`: tells the waiter on its channel, naming its ticket;
- * - `handOver(lockKey)`: gives the lock to the first waiter whose deadline has not passed
- *   (dropping those ahead of it whose deadline passed), set to expire at that waiter's deadline (a waiter that died blocks the lock no longer
- *   than it would keep its place), takes it out of the line and wakes it; false when nobody
- *   waits. The waiter then confirms with a request of its own, which renews the key to its
- *   TTL: its validity counts from that request, never from the message.
+ * - `passOn(give)`: calls `give(waiter, ms, now)` for the first waiter whose deadline has not
+ *   passed (dropping those ahead of it whose deadline passed), `ms` being the time to that
+ *   deadline, takes it out of the line and wakes it; false when nobody waits;
+ * - `handOver(lockKey)`: passes the lock on that way, set to expire at the waiter's deadline
+ *   (a waiter that died blocks the lock no longer than it would keep its place). The waiter
+ *   then confirms with a request of its own, which renews the key to its TTL: its validity
+ *   counts from that request, never from the message.
  * The script sets the locals `queue`, `deadlines` and `channels` first. A wake-up that fails
  * (a user without access to the channel) only makes waiters poll: it never fails the script
  * around it, whose writes are done by then.
@@ -117,7 +119,7 @@ local function wakeWaiter(waiter)
     redis.pcall('PUBLISH', channel, ticket)
   end
 end
-local function handOver(lockKey)
+local function passOn(give)
   if redis.call('EXISTS', queue) == 0 then
     return false
   end
@@ -128,13 +130,18 @@ local function handOver(lockKey)
     if deadline and deadline > now then
       wakeWaiter(first)
       leaveLine(first)
-      redis.call('SET', lockKey, first, 'PX', deadline - now)
+      give(first, deadline - now, now)
       return true
     end
     leaveLine(first)
     first = firstWaiter()
   end
   return false
+end
+local function handOver(lockKey)
+  return passOn(function(waiter, ms)
+    redis.call('SET', lockKey, waiter, 'PX', ms)
+  end)
 end
 `;
 

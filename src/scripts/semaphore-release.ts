@@ -1,46 +1,66 @@
 import { queueKeys } from '../keys.js';
-import { WAITING_LINE } from './lua-fragments.js';
+import { EXPIRING_SET, WAITING_LINE } from './lua-fragments.js';
 import { defineScript, integerReply } from './script.js';
 
+/** How a permit or a place in line ends (see semaphore-release). */
+export type PermitEnd = 'release' | 'undo' | 'leave' | 'leave-granted';
+
 /**
- * semaphore-release — give our permit back and, for a real release, wake the first waiter
- * in line, who takes the permit with a request of its own. Undoing a failed attempt wakes
- * nobody. Also how a waiter leaves the line (`leaving`): it then holds no permit, and wakes
- * the next waiter when a permit is free.
+ * semaphore-release — end our permit, or our place in line:
+ * - `release`: gives the permit back and hands it to the first waiter in line, as a lock's
+ *   release does (see `passOn`): the permit is the waiter's until its deadline in line, and
+ *   its next request renews it to its TTL. A newcomer cannot take it meanwhile;
+ * - `undo` (a failed attempt): gives it back silently;
+ * - `leave` (a waiter that gave up): leaves the line and passes on a permit handed to it
+ *   meanwhile; otherwise wakes the first waiter, in case a permit is free;
+ * - `leave-granted` (it got a permit on a quorum): leaves the line, keeping a permit this
+ *   node granted or handed it after the verdict.
  *
  * KEYS[1]  holders, KEYS[2] queue, KEYS[3] waiter deadlines, KEYS[4] waiter channels
  * ARGV[1]  token
- * ARGV[2]  '1' to wake the first waiter, '0' not to
- * ARGV[3]  '1' when a waiter leaves the line, '0' for a release
+ * ARGV[2]  how it ends: 'release', 'undo', 'leave' or 'leave-granted'
  *
- * Returns 1 when we held a permit (a release) or were in line (leaving), 0 otherwise.
+ * Returns 1 when we held a permit (release, undo) or were in line (leaving), 0 otherwise.
  */
 export const semaphoreReleaseScript = defineScript({
   name: 'semaphore-release',
-  keys: ({ key }: { key: string; token: string; announce: boolean; leaving?: boolean }) => {
+  keys: ({ key }: { key: string; token: string; end: PermitEnd }) => {
     const { queue, deadlines, channels } = queueKeys(key);
     return [key, queue, deadlines, channels];
   },
-  args: ({ token, announce, leaving }) => [token, announce ? '1' : '0', leaving ? '1' : '0'],
+  args: ({ token, end }) => [token, end],
   parse: integerReply('semaphore-release'),
-  lua: `${WAITING_LINE}
+  lua: `${WAITING_LINE}${EXPIRING_SET}
 local holders = KEYS[1]
-local token, announce, leaving = ARGV[1], ARGV[2] == '1', ARGV[3] == '1'
+local token, ending = ARGV[1], ARGV[2]
 
-local done
-if leaving then
-  done = redis.call('ZREM', queue, token)
-  leaveLine(token)
-else
-  done = redis.call('ZREM', holders, token)
+local function passPermitOn()
+  return passOn(function(waiter, ms, now)
+    holdUntil(holders, waiter, ms, now)
+  end)
 end
-if done == 1 and announce and redis.call('EXISTS', queue) == 1 then
-  dropGone(serverMs())
-  local first = firstWaiter()
-  if first then
-    wakeWaiter(first)
+
+if ending == 'release' or ending == 'undo' then
+  local held = redis.call('ZREM', holders, token)
+  if held == 1 and ending == 'release' then
+    passPermitOn()
+  end
+  return held
+end
+local wasInLine = redis.call('ZREM', queue, token)
+leaveLine(token)
+if ending == 'leave' then
+  if redis.call('ZREM', holders, token) == 1 then
+    if not passPermitOn() then
+      return 1
+    end
+  else
+    local first = firstWaiter()
+    if first then
+      wakeWaiter(first)
+    end
   end
 end
-return done
+return wasInLine
 `,
 });

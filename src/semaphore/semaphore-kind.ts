@@ -7,8 +7,8 @@ import { semaphoreTakeScript } from '../scripts/semaphore-take.js';
 /**
  * A permit of a counting semaphore with `permits` permits: each node keeps the holders in a
  * sorted set, by when their permit expires on its own clock; a permit counts with
- * {@link permitQuorumOf} grants. A release wakes the first waiter in line, who takes the
- * permit with its own request (nothing is handed over).
+ * {@link permitQuorumOf} grants. A release hands the permit to the first waiter in line and
+ * wakes it; the waiter confirms it with a request of its own, as a lock's waiter does.
  */
 export function semaphoreKind(permits: number): HoldKind {
   return {
@@ -23,8 +23,13 @@ export function semaphoreKind(permits: number): HoldKind {
         .then((state) => ({ state, fence: '' }));
     },
     extend: (node, hold, timeoutMs) => semaphoreExtendScript.run(node, hold, timeoutMs),
-    release: (node, hold, timeoutMs) => semaphoreReleaseScript.run(node, hold, timeoutMs),
-    leaveLine: (node, { key, token }, timeoutMs) =>
-      semaphoreReleaseScript.run(node, { key, token, announce: true, leaving: true }, timeoutMs),
+    release: (node, { key, token, announce }, timeoutMs) => {
+      const end = announce ? 'release' : 'undo';
+      return semaphoreReleaseScript.run(node, { key, token, end }, timeoutMs);
+    },
+    leaveLine: (node, { key, token, granted }, timeoutMs) => {
+      const end = granted ? 'leave-granted' : 'leave';
+      return semaphoreReleaseScript.run(node, { key, token, end }, timeoutMs);
+    },
   };
 }
