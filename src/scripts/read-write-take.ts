@@ -97,8 +97,11 @@ if writer then
   return ttlLeft
 end
 if not writes then
-  local firstWriter = redis.call('ZRANGE', waitingWriters, 0, 0, 'WITHSCORES')
-  if firstWriter[1] == nil or (waits and tonumber(firstWriter[2]) > tonumber(ticket)) then
+  -- The line's own order (ticket, then token on a tie), never the tickets alone: a reader
+  -- and a writer that drew the same ticket would each wait for the other.
+  local firstWriter = redis.call('ZRANGE', waitingWriters, 0, 0)[1]
+  local writerRank = firstWriter and redis.call('ZRANK', queue, firstWriter)
+  if not writerRank or (waits and writerRank > redis.call('ZRANK', queue, token)) then
     return read()
   end
   wakeFront()

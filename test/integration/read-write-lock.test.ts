@@ -1,7 +1,9 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
+import { IORedisConnection } from '../../src/driver/ioredis.js';
 import { InvalidArgumentError, NoQuorumError } from '../../src/index.js';
+import { readWriteTakeScript } from '../../src/scripts/read-write-take.js';
 import { useLockers, useRedis } from '../support/redis.js';
 
 const fixture = useRedis(5);
@@ -138,5 +140,31 @@ describe('a read-write lock', () => {
     expect(() => doc.read.acquire({ ttlMs: 0 })).toThrow(
       expect.objectContaining({ field: 'ttlMs' }),
     );
+  });
+});
+
+describe('the read-write line', () => {
+  it('orders a reader and a writer that drew the same ticket by their tokens, as the line does', async () => {
+    const admin = fixture().admin[0] as Redis;
+    const node = new IORedisConnection(admin);
+    const take = (token: string, mode: 'read' | 'write', ticket: number) =>
+      readWriteTakeScript.run(
+        node,
+        {
+          key: 'distlock:{doc}:rw',
+          token,
+          ttlMs: 10_000,
+          mode,
+          line: { ticket, waiterTimeoutMs: 5_000, wakeChannel: 'w' },
+        },
+        1_000,
+      );
+    await admin.set(WRITER, 'holder', 'PX', 60_000);
+    expect(await take('a-reader', 'read', 7)).toBeGreaterThan(0); // in line behind the holder
+    expect(await take('b-writer', 'write', 7)).toBeGreaterThan(0);
+    await admin.del(WRITER);
+    // Before: each compared the other's ticket and waited for it, so neither ever got in.
+    expect(await take('b-writer', 'write', 7)).toBe(-2); // 'a-reader' is ahead
+    expect(await take('a-reader', 'read', 7)).toBe(0);
   });
 });
