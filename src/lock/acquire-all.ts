@@ -1,17 +1,23 @@
-import { AcquireTimeoutError, LockBusyError } from '../errors.js';
+import { AcquireTimeoutError, LockBusyError, NoQuorumError } from '../errors.js';
 import type { AcquireSettings } from '../options.js';
 import { acquireLock, lockTarget } from './acquire.js';
 import type { LockContext } from './context.js';
 import type { Lock } from './lock.js';
 import { MultiLock } from './multi-lock.js';
+import { sleep } from './sleep.js';
+
+/** A resource that could not be taken without waiting, and why. */
+type Blocked = LockBusyError | NoQuorumError;
 
 /**
  * Acquires every one of `resources` (sorted, distinct), or none. Each round takes them one
- * by one in sorted order, without waiting: when one is busy, it gives back what it took,
- * then waits in that resource's line holding nothing (so no two callers can wait for each
- * other), and the next round starts from the lock it was handed. Each resource is a lock
- * of its own, under its own hash tag, so this works across Redis Cluster slots. Gives up
- * when `waitMs` has passed overall, with the busy resource's error.
+ * by one in sorted order, without waiting: when one is busy (or its nodes failed), it gives
+ * back what it took, then waits in that resource's line holding nothing (so no two callers
+ * can wait for each other), and the next round starts from the lock it was handed. From the
+ * second round on, a random pause comes first, so that two callers that keep handing each
+ * other what the other needs fall out of step. Each resource is a lock of its own, under
+ * its own hash tag, so this works across Redis Cluster slots. Gives up when `waitMs` has
+ * passed overall, with the last resource's error.
  */
 export async function acquireAll(
   context: LockContext,
@@ -20,21 +26,26 @@ export async function acquireAll(
 ): Promise<MultiLock> {
   const { clock } = context;
   const startedAt = clock.now();
+  const stops = {
+    what: `Acquiring ${resources.map((r) => `"${r}"`).join(', ')}`,
+    signal: settings.signal,
+    closed: context.shutdown.signal,
+  };
   const held = new Map<string, Lock>();
   const take = (resource: string, waitMs: number) =>
     acquireLock(context, lockTarget(context, resource), { ...settings, waitMs });
   try {
     for (let rounds = 1; ; rounds++) {
-      const busy = await takeInOrder(resources, held, take);
-      if (!busy) return new MultiLock(resources.map((resource) => held.get(resource) as Lock));
+      const blocked = await takeInOrder(resources, held, take);
+      if (!blocked) return new MultiLock(resources.map((resource) => held.get(resource) as Lock));
       await releaseAll(held);
-      const left = startedAt + settings.waitMs - clock.now();
-      if (left <= 0 && settings.waitMs > 0) {
-        const { resource, nodes } = busy;
-        throw new AcquireTimeoutError(resource, clock.now() - startedAt, rounds, nodes);
+      if (rounds > 1) {
+        const pauseMs = context.settings.retryDelayMs * Math.random();
+        await sleep(Math.min(pauseMs, startedAt + settings.waitMs - clock.now()), stops);
       }
-      if (left <= 0) throw busy;
-      held.set(busy.resource, await take(busy.resource, left));
+      const left = startedAt + settings.waitMs - clock.now();
+      if (left <= 0) throw outOfTime(blocked, settings.waitMs, clock.now() - startedAt, rounds);
+      held.set(blocked.resource, await take(blocked.resource, left));
     }
   } catch (error) {
     await releaseAll(held);
@@ -42,22 +53,28 @@ export async function acquireAll(
   }
 }
 
-/** Takes the resources not held yet, in order, until one is busy: its error, if any. */
+/** Takes the resources not held yet, in order, until one cannot be taken: its error. */
 async function takeInOrder(
   resources: readonly string[],
   held: Map<string, Lock>,
   take: (resource: string, waitMs: number) => Promise<Lock>,
-): Promise<LockBusyError | undefined> {
+): Promise<Blocked | undefined> {
   for (const resource of resources) {
     if (held.has(resource)) continue;
     try {
       held.set(resource, await take(resource, 0));
     } catch (error) {
-      if (error instanceof LockBusyError) return error;
+      if (error instanceof LockBusyError || error instanceof NoQuorumError) return error;
       throw error;
     }
   }
   return undefined;
+}
+
+/** The error when the wait is over: busy for a while is a timeout; the rest as they were. */
+function outOfTime(blocked: Blocked, waitMs: number, waitedMs: number, rounds: number) {
+  if (waitMs === 0 || !(blocked instanceof LockBusyError)) return blocked;
+  return new AcquireTimeoutError(blocked.resource, waitedMs, rounds, blocked.nodes);
 }
 
 async function releaseAll(held: Map<string, Lock>): Promise<void> {

@@ -16,7 +16,7 @@ export class MultiLock implements AsyncDisposable {
   constructor(locks: readonly Lock[]) {
     this.#locks = locks;
     this.resources = locks.map((lock) => lock.resource);
-    this.#signal = AbortSignal.any(locks.map((lock) => lock.signal));
+    this.#signal = firstAbort(locks.map((lock) => lock.signal));
   }
 
   /** Aborts with the first `LockLostError` of any of the locks. */
@@ -56,4 +56,20 @@ export class MultiLock implements AsyncDisposable {
   async [Symbol.asyncDispose](): Promise<void> {
     await this.release();
   }
+}
+
+/** Aborts with the reason of whichever of `signals` aborts first (`AbortSignal.any`, Node 20.3+). */
+function firstAbort(signals: readonly AbortSignal[]): AbortSignal {
+  const controller = new AbortController();
+  const aborted = signals.find((signal) => signal.aborted);
+  if (aborted) {
+    controller.abort(aborted.reason);
+    return controller.signal;
+  }
+  const onAbort = (event: Event) => {
+    for (const signal of signals) signal.removeEventListener('abort', onAbort);
+    controller.abort((event.target as AbortSignal).reason);
+  };
+  for (const signal of signals) signal.addEventListener('abort', onAbort, { once: true });
+  return controller.signal;
 }

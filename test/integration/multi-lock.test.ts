@@ -107,6 +107,19 @@ describe('acquireAll', () => {
     expect(await all.release()).toBe('released');
   });
 
+  it('waits out nodes that fail for a moment, as acquire does', async () => {
+    const { nodes } = fixture().redis;
+    const l = locker();
+    await (await l.acquireAll(['a', 'b'], { ttlMs: 5_000 })).release(); // connections open
+    for (const node of nodes.slice(0, 3)) node.pause(); // no majority
+    setTimeout(() => {
+      for (const node of nodes.slice(0, 3)) node.resume();
+    }, 300);
+    // Before: NoQuorumError at once, with nearly all of waitMs left.
+    const all = await l.acquireAll(['a', 'b'], { ttlMs: 5_000, waitMs: 3_000 });
+    expect(await all.release()).toBe('released');
+  });
+
   it('rejects bad arguments before any I/O, naming the field', () => {
     const l = locker();
     expect(() => l.acquireAll([], { ttlMs: 1_000 })).toThrow(InvalidArgumentError);
