@@ -187,3 +187,24 @@ export function onePerClient<Client extends object, Adapter>(
     return adapter;
   };
 }
+
+const knownScriptSets = new WeakMap<RedisConnection, Set<string>>();
+
+/**
+ * The scripts that `connection`'s server is known to have loaded (see the scripts' `run`),
+ * for this process. Connections that send over one socket share one set (see
+ * {@link shareKnownScripts}): a NOSCRIPT seen through either must clear it for both.
+ */
+export function knownScripts(connection: RedisConnection): Set<string> {
+  let known = knownScriptSets.get(connection);
+  if (!known) {
+    known = new Set();
+    knownScriptSets.set(connection, known);
+  }
+  return known;
+}
+
+/** Makes `alias` (another view of the same socket) share `connection`'s known scripts. */
+export function shareKnownScripts(alias: RedisConnection, connection: RedisConnection): void {
+  knownScriptSets.set(alias, knownScripts(connection));
+}

@@ -1,4 +1,4 @@
-import { NotSentError, type RedisConnection } from './connection.js';
+import { NotSentError, type RedisConnection, shareKnownScripts } from './connection.js';
 
 /** Commands in flight to one server (their deadlines), and whether one outlived its own. */
 interface Flight {
@@ -34,6 +34,7 @@ export class StallGuard implements RedisConnection {
       close: () => inner.close(),
       shardOf: (command, args) => this.shardOf(command, args),
     };
+    shareKnownScripts(this.forced, this);
   }
 
   /** Whether a server of the node has a command that outlived its timeout. */

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { RedisConnection } from '../driver/connection.js';
+import { knownScripts, type RedisConnection } from '../driver/connection.js';
 
 /**
  * A Lua script and its typed call: the call builds KEYS and ARGV from one input object, so
@@ -12,7 +12,11 @@ export interface Script<Input, Result> {
   /**
    * Runs the script on one node: EVAL the first time on a connection (which loads it), then
    * EVALSHA; EVAL again after a NOSCRIPT (a restart or `SCRIPT FLUSH`). The only place that
-   * runs Lua.
+   * runs Lua. Not EVALSHA first: on NOSCRIPT, the commands sent behind it on the same
+   * connection would run before its EVAL, and the lock's commands count on the order they
+   * were sent in (a waiter leaves the line before its release, an acquisition's write comes
+   * before its undo). Which scripts a server has is remembered per connection and shard
+   * (see `knownScripts`).
    */
   run(connection: RedisConnection, input: Input, timeoutMs: number): Promise<Result>;
 }
@@ -45,7 +49,7 @@ export function defineScript<Input, Result>(
       const failed = (error: unknown): never => {
         throw withCommandNamed(error, lua);
       };
-      const loaded = loadedOn(connection);
+      const loaded = knownScripts(connection);
       const script = `${connection.shardOf?.('EVALSHA', [sha1, ...tail]) ?? ''} ${sha1}`;
       const evaluate = () =>
         connection.send('EVAL', [lua, ...tail], timeoutMs).then((reply) => {
@@ -62,24 +66,6 @@ export function defineScript<Input, Result>(
         });
     },
   };
-}
-
-/**
- * The scripts that each connection's server (each shard of a Cluster connection) has run, so
- * that a script's first call there is an EVAL. Not an EVALSHA and, on NOSCRIPT, an EVAL: the
- * commands sent behind it on the same connection run before that EVAL, out of the order they
- * were sent in, and the lock's commands count on that order (a waiter's leaving the line
- * must run before its release, an acquisition's `SET` before its undo).
- */
-const scriptsRun = new WeakMap<RedisConnection, Set<string>>();
-
-function loadedOn(connection: RedisConnection): Set<string> {
-  let loaded = scriptsRun.get(connection);
-  if (!loaded) {
-    loaded = new Set();
-    scriptsRun.set(connection, loaded);
-  }
-  return loaded;
 }
 
 /**

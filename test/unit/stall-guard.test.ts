@@ -1,6 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { NotSentError, type RedisConnection } from '../../src/driver/connection.js';
+import { knownScripts, NotSentError, type RedisConnection } from '../../src/driver/connection.js';
 import { StallGuard } from '../../src/driver/stall-guard.js';
 
 /** A node whose replies the test releases by hand. */
@@ -55,5 +55,12 @@ describe('StallGuard', () => {
     const guard = new StallGuard(manualNode().node);
     guard.markStalled();
     expect(guard.stalled).toBe(false);
+  });
+
+  it('shares what its server knows of scripts with its forced view: one socket, one cache', () => {
+    const guard = new StallGuard(manualNode().node);
+    knownScripts(guard).add('some-sha');
+    // A NOSCRIPT seen through either view must clear both.
+    expect(knownScripts(guard.forced)).toBe(knownScripts(guard));
   });
 });
