@@ -291,14 +291,13 @@ function failure(
             results,
           );
     case 'unavailable': {
-      const yes = results.filter((r) => r.outcome === 'yes').length;
       const needed = kind.quorum(results.length);
       const hint = misconfigured(attempt, target)
         ? ' A configuration error (credentials, permissions, TLS, a Cluster node given as one server): retrying cannot fix it.'
         : '';
       return new NoQuorumError(
         resource,
-        `No quorum for "${resource}": ${yes} of ${results.length} node(s) agreed, ${needed} needed.${hint}`,
+        `No quorum for "${resource}": ${yes(results)} of ${results.length} node(s) agreed, ${needed} needed.${hint}`,
         results,
       );
     }
@@ -306,9 +305,13 @@ function failure(
       const drift = driftMs(info.ttlMs, info.context.settings.driftFactor);
       return new NoQuorumError(
         resource,
-        `${kind.quorum(results.length)} of ${results.length} node(s) agreed on "${resource}" too late: ${Math.round(attempt.elapsedMs)} ms elapsed + ${drift} ms drift used up the ${info.ttlMs} ms lease.`,
+        `${yes(results)} of ${results.length} node(s) agreed on "${resource}" too late: ${Math.round(attempt.elapsedMs)} ms elapsed + ${drift} ms drift used up the ${info.ttlMs} ms lease.`,
         results,
       );
     }
   }
+}
+
+function yes(results: readonly NodeResult[]): number {
+  return results.filter((r) => r.outcome === 'yes').length;
 }

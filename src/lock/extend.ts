@@ -53,7 +53,7 @@ export async function extendLease(
   lease.status = 'lost';
   const [results] = await Promise.all([round.settled, undo()]);
   const reason = !decision.quorum
-    ? 'a majority of nodes did not confirm the extension'
+    ? `fewer than ${quorum} of ${context.nodes.length} node(s) confirmed the extension`
     : 'the extension was confirmed too late';
   throw new LockLostError(lease.resource, reason, results);
 }
