@@ -161,20 +161,13 @@ function throwIfStopped(stops: WaitStops): void {
  */
 function undoIfStopped(
   context: LockContext,
-  { kind, key, token, ttlMs }: AcquireRequest,
+  request: AcquireRequest,
   acquireResults: readonly (NodeResult | undefined)[],
   stops: WaitStops,
 ): Promise<never> | undefined {
   const late = stopped(stops);
   if (!late) return undefined;
-  const undo = deleteIfOwned(context, {
-    kind,
-    key,
-    token,
-    ttlMs,
-    acquireResults,
-    announce: true,
-  });
+  const undo = deleteIfOwned(context, { ...request, acquireResults, announce: true });
   return undo.settled.then(() => {
     throw late;
   });

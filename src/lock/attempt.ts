@@ -96,7 +96,7 @@ export async function attemptAcquire(
   request: AcquireRequest,
 ): Promise<Attempt> {
   const { clock, nodes, settings } = context;
-  const { kind, key, token, ttlMs } = request;
+  const { kind, ttlMs } = request;
   const quorum = kind.quorum(nodes.length);
   const startedAt = clock.now();
   const round = askEveryNode(
@@ -130,14 +130,7 @@ export async function attemptAcquire(
 
   // The deletes start as soon as the verdict is known, while stragglers are still awaited.
   const acquireResults = decision.results;
-  const undo = deleteIfOwned(context, {
-    kind,
-    key,
-    token,
-    ttlMs,
-    acquireResults,
-    announce: false,
-  });
+  const undo = deleteIfOwned(context, { ...request, acquireResults, announce: false });
   const [results] = await Promise.all([round.settled, undo.settled]);
   if (decision.quorum && validity <= 0) {
     return { kind: 'expired', elapsedMs: decidedAt - startedAt, results };

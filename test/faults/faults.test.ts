@@ -73,6 +73,24 @@ async function scenario(
   return report;
 }
 
+/** A nemesis step that pauses a node for 300 ms, and the next time kills it past the TTL. */
+function pauseOrKillANode(): (t: Targets) => Promise<void> {
+  let round = 0;
+  return async () => {
+    const node = someNode();
+    if (round++ % 2 === 0) {
+      node.pause();
+      await delay(300);
+      node.resume();
+    } else {
+      await node.kill();
+      await delay(TTL_MS + 100);
+      await node.restart();
+    }
+    await delay(200);
+  };
+}
+
 /** SIGSTOPs a worker while it holds the lock (`intoMs` into its holding), for twice the TTL. */
 async function pauseAWorker({ holders, done }: Targets, intoMs = 0): Promise<void> {
   await delay(200);
@@ -150,23 +168,10 @@ describe('fault suite (fenced read-modify-write on 5 nodes)', { timeout }, () =>
   });
 
   it('a semaphore of 2 permits, nodes paused or killed and restarted: never more than 2 holders', async () => {
-    let round = 0;
     const r = await scenario(
       'semaphore, 2 permits, pause or kill node',
       false,
-      async () => {
-        const node = someNode();
-        if (round++ % 2 === 0) {
-          node.pause();
-          await delay(300);
-          node.resume();
-        } else {
-          await node.kill();
-          await delay(TTL_MS + 100);
-          await node.restart();
-        }
-        await delay(200);
-      },
+      pauseOrKillANode(),
       20,
       { permits: 2 },
     );
@@ -175,26 +180,9 @@ describe('fault suite (fenced read-modify-write on 5 nodes)', { timeout }, () =>
   });
 
   it('a read-write lock, nodes paused or killed and restarted: no reader with a writer, no lost write', async () => {
-    let round = 0;
-    const r = await scenario(
-      'read-write lock, pause or kill node',
-      false,
-      async () => {
-        const node = someNode();
-        if (round++ % 2 === 0) {
-          node.pause();
-          await delay(300);
-          node.resume();
-        } else {
-          await node.kill();
-          await delay(TTL_MS + 100);
-          await node.restart();
-        }
-        await delay(200);
-      },
-      20,
-      { readWrite: true },
-    );
+    const r = await scenario('read-write lock, pause or kill node', false, pauseOrKillANode(), 20, {
+      readWrite: true,
+    });
     expect(r.writes).toBeGreaterThan(5);
     expectNoViolation(r);
   });
