@@ -157,7 +157,7 @@ describe('the documented minimal ACL', () => {
     }
   });
 
-  it('is enough for semaphores: take, wait (woken), extend and give back permits', async () => {
+  it('is enough for semaphores and read-write locks: take, wait (woken), extend, give back', async () => {
     const all = `${ACL.base} ${ACL.semaphores}`;
     const [holder, waiter] = [
       await lockerAs('acl-s', `&distlock:* ${all}`),
@@ -175,6 +175,16 @@ describe('the documented minimal ACL', () => {
       expect(performance.now() - releasedAt).toBeLessThan(90); // woken, not polling
       expect(await next.release()).toBe('released');
     }
+    const doc = holder.readWriteLock('acl-doc');
+    const reader = await doc.read.acquire({ ttlMs: 10_000 });
+    await reader.extend(10_000);
+    const writing = waiter.readWriteLock('acl-doc').write.acquire({ ttlMs: 10_000, waitMs: 5_000 });
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    const readerGoneAt = performance.now();
+    expect(await reader.release()).toBe('released');
+    const writer = await writing;
+    expect(performance.now() - readerGoneAt).toBeLessThan(90); // woken, not polling
+    expect(await writer.release()).toBe('released');
     const without = await lockerAs('acl-u', `&distlock:* ${ACL.base}`);
     const error = await without
       .semaphore('acl-pool', { permits: 1 })
