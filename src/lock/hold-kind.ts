@@ -1,5 +1,6 @@
 import type { RedisConnection } from '../driver/connection.js';
 import type { FencedReply } from '../scripts/acquire-fenced.js';
+import type { WaitingPlace } from '../scripts/acquire-in-line.js';
 import type { AcquireRequest } from './attempt.js';
 
 /** One holder's key and token on a node, and the TTL it asks for. */
@@ -34,7 +35,7 @@ export interface HoldKind {
    */
   release(
     node: RedisConnection,
-    hold: Omit<HoldOnNode, 'ttlMs'> & { readonly announce: boolean },
+    hold: Omit<HoldOnNode, 'ttlMs'> & { readonly announce: boolean; readonly line?: WaitingPlace },
     timeoutMs: number,
   ): Promise<number>;
   /**

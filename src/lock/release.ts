@@ -1,5 +1,6 @@
 import { NotSentError } from '../driver/connection.js';
 import type { NodeResult } from '../quorum/node-result.js';
+import type { WaitingPlace } from '../scripts/acquire-in-line.js';
 import type { LockContext } from './context.js';
 import { askEveryNode } from './every-node.js';
 import type { HoldKind } from './hold-kind.js';
@@ -60,6 +61,12 @@ export interface DeleteRequest {
    * attempt's own waiter).
    */
   readonly announce: boolean;
+  /**
+   * Undoing an attempt of an acquisition that waits in line: its place, which a kind whose
+   * grant took it out of the line there (a semaphore's) gives back, so that every node keeps
+   * the same waiters in the same order.
+   */
+  readonly line?: WaitingPlace;
 }
 
 /**

@@ -3,16 +3,20 @@ import { fencedReply } from './acquire-fenced.js';
 import { HOLDER_TTL, WAITING_LINE } from './lua-fragments.js';
 import { defineScript } from './script.js';
 
-/** A place in the waiting line of one acquisition, the same on every node. */
-export interface LineTicket {
+/** A waiter's place in a line, as the line's scripts need it. */
+export interface WaitingPlace {
   /** The caller's place in line (its arrival order), the same on every node. */
   readonly ticket: number;
   /** How long a waiter that stopped asking keeps its place (ms). */
   readonly waiterTimeoutMs: number;
-  /** Fair: take a free lock only when first in line. Otherwise a free lock is anyone's. */
-  readonly fair: boolean;
   /** The channel on which the waiter's locker hears that it was handed the lock. */
   readonly wakeChannel: string;
+}
+
+/** A place in the waiting line of one acquisition, the same on every node. */
+export interface LineTicket extends WaitingPlace {
+  /** Fair: take a free lock only when first in line. Otherwise a free lock is anyone's. */
+  readonly fair: boolean;
 }
 
 /** What an acquisition that waits in line asks one node for. */

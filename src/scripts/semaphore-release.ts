@@ -1,4 +1,5 @@
 import { queueKeys } from '../keys.js';
+import type { WaitingPlace } from './acquire-in-line.js';
 import { EXPIRING_SET, WAITING_LINE } from './lua-fragments.js';
 import { defineScript, integerReply } from './script.js';
 
@@ -10,7 +11,9 @@ export type PermitEnd = 'release' | 'undo' | 'leave' | 'leave-granted';
  * - `release`: gives the permit back and hands it to the first waiter in line, as a lock's
  *   release does (see `passOn`): the permit is the waiter's until its deadline in line, and
  *   its next request renews it to its TTL. A newcomer cannot take it meanwhile;
- * - `undo` (a failed attempt): gives it back silently;
+ * - `undo` (a failed attempt): gives it back silently, and a waiter takes its place in line
+ *   back (the grant took it out), so that every node keeps the same waiters in one order: a
+ *   waiter missing from one node's line would be handed another node's permits;
  * - `leave` (a waiter that gave up): leaves the line and passes on a permit handed to it
  *   meanwhile; otherwise wakes the first waiter, in case a permit is free;
  * - `leave-granted` (it got a permit on a quorum): leaves the line, keeping a permit this
@@ -19,16 +22,24 @@ export type PermitEnd = 'release' | 'undo' | 'leave' | 'leave-granted';
  * KEYS[1]  holders, KEYS[2] queue, KEYS[3] waiter deadlines, KEYS[4] waiter channels
  * ARGV[1]  token
  * ARGV[2]  how it ends: 'release', 'undo', 'leave' or 'leave-granted'
+ * ARGV[3]  undo of a waiter: its ticket ('' otherwise); ARGV[4] its patience (ms); ARGV[5]
+ *          its wake-up channel (see semaphore-take)
  *
  * Returns 1 when we held a permit (release, undo) or were in line (leaving), 0 otherwise.
  */
 export const semaphoreReleaseScript = defineScript({
   name: 'semaphore-release',
-  keys: ({ key }: { key: string; token: string; end: PermitEnd }) => {
+  keys: ({ key }: { key: string; token: string; end: PermitEnd; line?: WaitingPlace }) => {
     const { queue, deadlines, channels } = queueKeys(key);
     return [key, queue, deadlines, channels];
   },
-  args: ({ token, end }) => [token, end],
+  args: ({ token, end, line }) => [
+    token,
+    end,
+    line?.ticket ?? '',
+    line?.waiterTimeoutMs ?? 0,
+    line?.wakeChannel ?? '',
+  ],
   parse: integerReply('semaphore-release'),
   lua: `${WAITING_LINE}${EXPIRING_SET}
 local holders = KEYS[1]
@@ -44,6 +55,9 @@ if ending == 'release' or ending == 'undo' then
   local held = redis.call('ZREM', holders, token)
   if held == 1 and ending == 'release' then
     passPermitOn()
+  end
+  if ending == 'undo' and ARGV[3] ~= '' then
+    joinLine(token, ARGV[3], ARGV[5], tonumber(ARGV[4]), serverMs())
   end
   return held
 end

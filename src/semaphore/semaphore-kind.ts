@@ -23,9 +23,10 @@ export function semaphoreKind(permits: number): HoldKind {
         .then((state) => ({ state, fence: '' }));
     },
     extend: (node, hold, timeoutMs) => semaphoreExtendScript.run(node, hold, timeoutMs),
-    release: (node, { key, token, announce }, timeoutMs) => {
+    release: (node, { key, token, announce, line }, timeoutMs) => {
       const end = announce ? 'release' : 'undo';
-      return semaphoreReleaseScript.run(node, { key, token, end }, timeoutMs);
+      const place = !announce && line ? { line } : {};
+      return semaphoreReleaseScript.run(node, { key, token, end, ...place }, timeoutMs);
     },
     leaveLine: (node, { key, token, granted }, timeoutMs) => {
       const end = granted ? 'leave-granted' : 'leave';

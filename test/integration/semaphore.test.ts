@@ -82,6 +82,21 @@ describe('a semaphore', () => {
     expect(await admin.zrange(KEY, 0, -1)).toEqual(['second']); // passed on
     expect(await end('second', 'undo')).toBe(1);
     expect(await admin.keys('distlock:{pool}*')).toEqual([]);
+
+    // A waiter's failed attempt gives its permit back and takes its place in line back, so
+    // that this node's line matches the others'. Before, it was missing here, and this node
+    // handed its next permit to another waiter than the rest did.
+    expect(await take('waiter', 5)).toBe(0);
+    const line = { ticket: 5, waiterTimeoutMs: 5_000, wakeChannel: 'w' };
+    expect(
+      await semaphoreReleaseScript.run(
+        node,
+        { key: KEY, token: 'waiter', end: 'undo', line },
+        1_000,
+      ),
+    ).toBe(1);
+    expect(await admin.zrange(KEY, 0, -1)).toEqual([]);
+    expect(await admin.zrange(`${KEY}:queue`, 0, -1, 'WITHSCORES')).toEqual(['waiter', '5']);
   });
 
   it("frees a crashed holder's permit at its TTL", async () => {
