@@ -275,7 +275,7 @@ function semaphoreTable(rows: readonly SemaphoreRow[]): string {
 
 Each worker has its own clients and its own instance of the library, and loops on one
 semaphore: acquire (10 s lease, up to 30 s wait), hold 2 ms, release. Each library with its
-default retry settings (distlock: \`retryDelayMs\` 100, wake-up on release; redis-semaphore:
+default retry settings (distlock: \`retryDelayMs\` 100, a release hands the permit to the first waiter; redis-semaphore:
 \`retryInterval\` 10, \`refreshInterval\` 8 s, never reached). Ratios are to redis-semaphore on the same nodes
 (\`Semaphore\` on 1 node, \`RedlockSemaphore\` on 3): acq/s higher is better, waits lower.
 Most holders: the most permits held at one instant (from a holder's acquire resolving to its

@@ -40,7 +40,7 @@ function distlockSpec(name: string, fair: boolean): SemaphoreSpec {
     singleNode: true,
     multiNode: true,
     make(clients, { permits, ttlMs, waitMs }) {
-      // Default retryDelayMs (100 ms): a release wakes the first waiter in line over pub/sub.
+      // Default retryDelayMs (100 ms): a release hands the permit to the first waiter in line.
       const locker = new Locker({ nodes: clients });
       const pools = new Map<string, ReturnType<Locker['semaphore']>>();
       return {
