@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from './errors.js';
+import type { LockTelemetry } from './lock/telemetry.js';
 import type { NodeSpec, TlsOptions } from './node-specs.js';
 
 /** Options of a {@link Locker}. */
@@ -37,6 +38,11 @@ export interface LockerOptions {
    * that node, and its other commands wait behind it. @default 0
    */
   replicaAcks?: number;
+  /**
+   * Where to report spans and metrics, e.g. `openTelemetry()` from `distlock/opentelemetry`.
+   * Without it distlock reports nothing and pays nothing for it.
+   */
+  telemetry?: LockTelemetry;
 }
 
 /** Options of {@link Locker.acquire}. */
@@ -84,6 +90,7 @@ export interface LockerSettings {
   readonly retryDelayMs: number;
   readonly onEvictionRisk: 'warn' | 'refuse';
   readonly replicaAcks: number;
+  readonly telemetry: LockTelemetry | undefined;
 }
 
 /** Defaults of {@link LockerOptions} and {@link AcquireOptions}. */
@@ -148,7 +155,30 @@ export function lockerSettings(options: LockerOptions): LockerSettings {
       nodeTimeoutMs,
     );
   }
-  return { prefix, driftFactor, nodeTimeoutMs, retryDelayMs, onEvictionRisk, replicaAcks };
+  const { telemetry } = options;
+  const isTelemetry = (t: unknown): t is LockTelemetry =>
+    typeof t === 'object' &&
+    t !== null &&
+    'start' in t &&
+    typeof t.start === 'function' &&
+    'held' in t &&
+    typeof t.held === 'function';
+  if (telemetry !== undefined && !isTelemetry(telemetry)) {
+    throw new InvalidArgumentError(
+      'telemetry',
+      'a LockTelemetry (e.g. openTelemetry())',
+      telemetry,
+    );
+  }
+  return {
+    prefix,
+    driftFactor,
+    nodeTimeoutMs,
+    retryDelayMs,
+    onEvictionRisk,
+    replicaAcks,
+    telemetry,
+  };
 }
 
 /** Validated acquire options. */

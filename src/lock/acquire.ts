@@ -2,7 +2,7 @@ import { CONNECT_WAIT_MS, isConfigurationError } from '../driver/connection.js';
 import {
   AcquireTimeoutError,
   LockBusyError,
-  type LockError,
+  LockError,
   LockerClosedError,
   NoQuorumError,
 } from '../errors.js';
@@ -19,6 +19,7 @@ import { Lock, type LockLifecycle } from './lock.js';
 import { mutexKind } from './mutex-kind.js';
 import { deleteIfOwned } from './release.js';
 import { sleep, stopped, type WaitStops } from './sleep.js';
+import { traced } from './telemetry.js';
 import { newToken } from './token.js';
 import { PlaceInLine } from './waiting-line.js';
 import { Waiter } from './wake-ups.js';
@@ -41,10 +42,51 @@ export function lockTarget(context: LockContext, resource: string): HoldTarget {
  * past the deadline, past the current holder's remaining lease, or past an abort of `signal`
  * or the locker's close, and a release of the resource ends it at once.
  */
-export async function acquireLock(
+export function acquireLock(
   context: LockContext,
   target: HoldTarget,
   settings: AcquireSettings,
+): Promise<Lock> {
+  const { telemetry } = context.settings;
+  if (!telemetry) return acquireUntraced(context, target, settings);
+  let attempts = 0;
+  let nodes: readonly (NodeResult | undefined)[] = [];
+  const observe = (attempt: Attempt) => {
+    attempts++;
+    nodes = attempt.results;
+  };
+  const hold = { resource: target.resource, kind: target.kind.noun };
+  return traced(
+    telemetry,
+    'acquire',
+    hold,
+    () => acquireUntraced(context, target, settings, observe),
+    {
+      ok: () => ({ outcome: 'acquired', attempts, nodes }),
+      failed: (error) => ({ outcome: outcomeOf(error), attempts, nodes, error: error as Error }),
+    },
+  );
+}
+
+/** The outcome of a failed acquisition, by its error's code: `busy`, `timeout`, `no_quorum`... */
+function outcomeOf(error: unknown): string {
+  const code = error instanceof LockError ? error.code : 'ERROR';
+  return OUTCOMES[code] ?? code.toLowerCase();
+}
+
+const OUTCOMES: Record<string, string> = {
+  LOCK_BUSY: 'busy',
+  ACQUIRE_TIMEOUT: 'timeout',
+  NO_QUORUM: 'no_quorum',
+  ABORTED: 'aborted',
+  LOCKER_CLOSED: 'closed',
+};
+
+async function acquireUntraced(
+  context: LockContext,
+  target: HoldTarget,
+  settings: AcquireSettings,
+  observe?: (attempt: Attempt) => void,
 ): Promise<Lock> {
   const { clock } = context;
   const { kind, resource, key } = target;
@@ -86,6 +128,7 @@ export async function acquireLock(
       if (identifying) await identifying;
       const subscribed = context.wakeUps.subscribed;
       const attempt = await attemptAcquire(context, request);
+      observe?.(attempt);
       if (attempt.kind === 'acquired') {
         const mayHold = line?.joined ? mayBeHandedOver(attempt.results) : attempt.results;
         const undoing = undoIfStopped(context, request, mayHold, stops);

@@ -7,6 +7,7 @@ import { extendLease } from './extend.js';
 import type { Lease, ReleaseResult } from './lease.js';
 import { LossSignal } from './loss-signal.js';
 import { releaseLease } from './release.js';
+import { traced } from './telemetry.js';
 import { Watchdog } from './watchdog.js';
 
 /** How a new {@link Lock} keeps itself alive. */
@@ -41,6 +42,10 @@ export class Lock implements AsyncDisposable {
       over: () => this.remainingMs() === 0,
       end: () => this.#endByClose(),
     });
+    if (context.settings.telemetry) {
+      context.settings.telemetry.held(this.#hold(), { began: true });
+      this.#loss.signal(lease.deadline); // a hold that runs out unreleased is reported lost
+    }
     if (lifecycle?.autoExtend) {
       const { ttlMs } = lease;
       const minTtlMs = Math.max(
@@ -93,24 +98,31 @@ export class Lock implements AsyncDisposable {
     if (this.#context.shutdown.closed) {
       return Promise.reject(new LockerClosedError(`Extending "${this.resource}"`));
     }
-    const { shutdown } = this.#context;
-    return shutdown
-      .track(() => extendLease(this.#context, this.#lease, ttlMs))
-      .then(
-        (results) => {
-          this.#loss.arm(this.#lease.deadline);
-          this.#watchdog?.schedule(this.#lease.deadline);
-          this.#context.events.report('extended', () => ({
-            resource: this.resource,
-            validityMs: this.#lease.deadline - this.#context.clock.now(),
-            nodes: results,
-          }));
-        },
-        (error: LockLostError) => {
-          this.#lost(error);
-          throw error;
-        },
-      );
+    const { shutdown, settings } = this.#context;
+    const extending = () => extendLease(this.#context, this.#lease, ttlMs);
+    const { telemetry } = settings;
+    const run = telemetry
+      ? () =>
+          traced(telemetry, 'extend', this.#hold(), extending, {
+            ok: (nodes) => ({ outcome: 'extended', nodes }),
+            failed: (error) => ({ outcome: 'lost', error: error as Error }),
+          })
+      : extending;
+    return shutdown.track(run).then(
+      (results) => {
+        this.#loss.arm(this.#lease.deadline);
+        this.#watchdog?.schedule(this.#lease.deadline);
+        this.#context.events.report('extended', () => ({
+          resource: this.resource,
+          validityMs: this.#lease.deadline - this.#context.clock.now(),
+          nodes: results,
+        }));
+      },
+      (error: LockLostError) => {
+        this.#lost(error);
+        throw error;
+      },
+    );
   }
 
   /**
@@ -159,7 +171,18 @@ export class Lock implements AsyncDisposable {
     this.#loss.stop();
     const floorMs = Math.ceil(this.#lease.keepUntil - this.#context.clock.now());
     const keep = Math.max(keepMs ?? 0, floorMs);
-    const ending = () => releaseLease(this.#context, this.#lease, keep > 0 ? keep : undefined);
+    const releasing = () => releaseLease(this.#context, this.#lease, keep > 0 ? keep : undefined);
+    const { telemetry } = this.#context.settings;
+    if (telemetry && this.#lease.status === 'held') {
+      telemetry.held(this.#hold(), { ended: 'released', heldMs: this.#heldMs() });
+    }
+    const ending = telemetry
+      ? () =>
+          traced(telemetry, 'release', this.#hold(), releasing, {
+            ok: ({ result, nodes }) => ({ outcome: result.replace('-', '_'), nodes }),
+            failed: (error) => ({ outcome: 'error', error: error as Error }),
+          })
+      : releasing;
     return this.#context.shutdown.track(ending).then(({ result, nodes }) => {
       this.#context.events.report('released', () => ({
         resource: this.resource,
@@ -174,6 +197,10 @@ export class Lock implements AsyncDisposable {
   #lost(error: LockLostError): void {
     if (this.#lease.status === 'released' || this.#lossReported) return;
     this.#lossReported = true;
+    if (this.#lease.status === 'held') {
+      const heldMs = this.#heldMs();
+      this.#context.settings.telemetry?.held(this.#hold(), { ended: 'lost', heldMs });
+    }
     this.#unhold();
     this.#lease.status = 'lost';
     this.#watchdog?.stop();
@@ -183,6 +210,10 @@ export class Lock implements AsyncDisposable {
       error,
       heldMs: this.#heldMs(),
     }));
+  }
+
+  #hold() {
+    return { resource: this.resource, kind: this.#lease.kind.noun };
   }
 
   #heldMs(): number {

@@ -1,0 +1,162 @@
+import {
+  type Attributes,
+  context,
+  type Meter,
+  type MeterProvider,
+  metrics,
+  SpanKind,
+  SpanStatusCode,
+  type Tracer,
+  type TracerProvider,
+  trace,
+} from '@opentelemetry/api';
+import type { HoldInfo, LockTelemetry, OperationEnd, TracedOperation } from '../lock/telemetry.js';
+import type { NodeResult } from '../quorum/node-result.js';
+
+/** Options of {@link openTelemetry}. */
+export interface OpenTelemetryOptions {
+  /** Where spans go. @default the global tracer provider (`trace.getTracerProvider()`) */
+  tracerProvider?: TracerProvider;
+  /** Where metrics go. @default the global meter provider (`metrics.getMeterProvider()`) */
+  meterProvider?: MeterProvider;
+  /**
+   * Maps a resource name to the value of the `distlock.resource` metric attribute, or
+   * `undefined` to leave it out. Resource names are not metric attributes by default: their
+   * number is unbounded. Return a small, fixed set of values (`invoice:42` → `invoice`).
+   * Spans always carry the resource name.
+   */
+  resourceAttribute?: (resource: string) => string | undefined;
+}
+
+const SCOPE = 'distlock';
+
+/**
+ * Reports distlock's spans and metrics through `@opentelemetry/api` (an optional peer
+ * dependency: only this entry point imports it).
+ *
+ * Spans `lock.acquire`, `lock.extend`, `lock.release` (kind INTERNAL), the active span while
+ * the operation runs, so the Redis client's own spans nest in them. Metrics:
+ * - `distlock.acquire.duration` (histogram, s), by `distlock.hold.kind` and `distlock.outcome`;
+ * - `distlock.hold.duration` (histogram, s), by kind and `distlock.hold.end` (released, lost);
+ * - `distlock.holds` (up-down counter): holds now;
+ * - `distlock.losses`, `distlock.extensions` (counters);
+ * - `distlock.node.failures` (counter), by `server.address` (the node's name) and `error.type`.
+ * Tokens never appear.
+ *
+ * @example
+ * ```ts
+ * import { openTelemetry } from 'distlock/opentelemetry';
+ * const locker = new Locker({ nodes, telemetry: openTelemetry() });
+ * ```
+ */
+export function openTelemetry(options: OpenTelemetryOptions = {}): LockTelemetry {
+  const tracer: Tracer = (options.tracerProvider ?? trace.getTracerProvider()).getTracer(SCOPE);
+  const meter: Meter = (options.meterProvider ?? metrics.getMeterProvider()).getMeter(SCOPE);
+  const instruments = {
+    acquireDuration: meter.createHistogram('distlock.acquire.duration', {
+      description: 'How long acquisitions took, by outcome.',
+      unit: 's',
+    }),
+    holdDuration: meter.createHistogram('distlock.hold.duration', {
+      description: 'How long holds lasted, until released or lost.',
+      unit: 's',
+    }),
+    holds: meter.createUpDownCounter('distlock.holds', {
+      description: 'Holds (locks, permits, read and write locks) held now.',
+      unit: '{hold}',
+    }),
+    losses: meter.createCounter('distlock.losses', {
+      description: 'Holds lost: an extension failed, or the validity ran out unreleased.',
+      unit: '{hold}',
+    }),
+    extensions: meter.createCounter('distlock.extensions', {
+      description: 'Extensions, by outcome.',
+      unit: '{extension}',
+    }),
+    nodeFailures: meter.createCounter('distlock.node.failures', {
+      description: 'Node requests that failed or timed out, by node and kind of failure.',
+      unit: '{request}',
+    }),
+  };
+  const labels = (hold: HoldInfo): Attributes => {
+    const resource = options.resourceAttribute?.(hold.resource);
+    return {
+      'distlock.hold.kind': hold.kind,
+      ...(resource === undefined ? {} : { 'distlock.resource': resource }),
+    };
+  };
+
+  return {
+    start(operation, hold): TracedOperation {
+      const startedAt = performance.now();
+      const span = tracer.startSpan(`lock.${operation}`, {
+        kind: SpanKind.INTERNAL,
+        attributes: { 'distlock.resource': hold.resource, 'distlock.hold.kind': hold.kind },
+      });
+      const active = trace.setSpan(context.active(), span);
+      return {
+        run: (work) => context.with(active, work),
+        end(end: OperationEnd) {
+          span.setAttributes(spanAttributes(end));
+          if (end.error) {
+            span.recordException(end.error);
+            span.setStatus({ code: SpanStatusCode.ERROR, message: end.error.message });
+          }
+          span.end();
+          countNodeFailures(instruments.nodeFailures, end.nodes);
+          const outcome = { ...labels(hold), 'distlock.outcome': end.outcome };
+          if (operation === 'acquire') {
+            instruments.acquireDuration.record((performance.now() - startedAt) / 1_000, outcome);
+          } else if (operation === 'extend') {
+            instruments.extensions.add(1, outcome);
+          }
+        },
+      };
+    },
+    held(hold, change) {
+      if ('began' in change) {
+        instruments.holds.add(1, labels(hold));
+        return;
+      }
+      instruments.holds.add(-1, labels(hold));
+      const ended = { ...labels(hold), 'distlock.hold.end': change.ended };
+      instruments.holdDuration.record(change.heldMs / 1_000, ended);
+      if (change.ended === 'lost') instruments.losses.add(1, labels(hold));
+    },
+  };
+}
+
+function spanAttributes({ outcome, attempts, nodes }: OperationEnd): Attributes {
+  const count = (what: NodeResult['outcome']) =>
+    (nodes ?? []).filter((node) => node?.outcome === what).length;
+  return {
+    'distlock.outcome': outcome,
+    ...(attempts === undefined ? {} : { 'distlock.acquire.attempts': attempts }),
+    ...(nodes === undefined
+      ? {}
+      : {
+          'distlock.nodes.yes': count('yes'),
+          'distlock.nodes.no': count('no'),
+          'distlock.nodes.timeout': count('timeout'),
+          'distlock.nodes.error': count('error'),
+          // Nodes that had not answered when the verdict was reached.
+          'distlock.nodes.pending': nodes.filter((node) => node === undefined).length,
+        }),
+  };
+}
+
+function countNodeFailures(
+  counter: { add(value: number, attributes: Attributes): void },
+  nodes: readonly (NodeResult | undefined)[] | undefined,
+): void {
+  for (const node of nodes ?? []) {
+    if (node?.outcome !== 'timeout' && node?.outcome !== 'error') continue;
+    const errorType = node.outcome === 'timeout' ? 'timeout' : errorTypeOf(node.error);
+    counter.add(1, { 'server.address': node.node, 'error.type': errorType });
+  }
+}
+
+/** A Redis error's code (`NOPERM`, `WRONGPASS`...), else the error's class name. */
+function errorTypeOf(error: Error): string {
+  return /^[A-Z][A-Z_]+(?= )/.exec(error.message)?.[0] ?? error.name;
+}
