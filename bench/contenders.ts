@@ -9,6 +9,7 @@ import NodeRedlock from 'redlock';
 // The built package, as users run it (not the TypeScript sources through a loader).
 import { Locker } from '../dist/esm/index.js';
 import { handOffFloor } from './handoff-floor.js';
+import { distlockWithTelemetry } from './telemetry-contender.js';
 
 /** A held lock, as far as the benchmark is concerned. */
 export interface Held {
@@ -31,6 +32,8 @@ export interface ContenderSpec {
   readonly singleNode: boolean;
   /** Only meaningful under contention (fair mode changes nothing without waiters). */
   readonly contentionOnly?: boolean;
+  /** Only measured uncontended (the cost of telemetry per cycle). */
+  readonly uncontendedOnly?: boolean;
   make(clients: Redis[], tuning: Tuning): Contender;
 }
 
@@ -145,6 +148,7 @@ export const CONTENDERS: readonly ContenderSpec[] = [
   redlockLike('@sesamecare-oss/redlock', SesameRedlock),
   semaphore('redis-semaphore Mutex', 'Mutex'),
   semaphore('redis-semaphore RedlockMutex', 'RedlockMutex'),
+  distlockWithTelemetry,
 ];
 
 /** Finds a contender by (case-insensitive) name prefix. */

@@ -156,7 +156,9 @@ export async function contention(
 ): Promise<ContentionRow[]> {
   const url = redis.urls[0] as string;
   const cells: { spec: ContenderSpec; tuning: Tuning; label: ContentionRow['tuning'] }[] = [];
-  for (const spec of CONTENDERS.filter((s) => s.singleNode && (options.only?.(s) ?? true))) {
+  for (const spec of CONTENDERS.filter(
+    (s) => s.singleNode && !s.uncontendedOnly && (options.only?.(s) ?? true),
+  )) {
     if (REFERENCES.has(spec.name)) cells.push({ spec, tuning: 'defaults', label: 'n/a' });
     else
       for (const tuning of ['defaults', 'tuned'] as const)

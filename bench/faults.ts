@@ -121,7 +121,7 @@ export async function faults(
 ): Promise<FaultRow[]> {
   const rows: FaultRow[] = [];
   const specs = CONTENDERS.filter(
-    (s) => s.multiNode && !s.contentionOnly && (options.only?.(s) ?? true),
+    (s) => s.multiNode && !s.contentionOnly && !s.uncontendedOnly && (options.only?.(s) ?? true),
   );
   for (const fault of ['node 0 paused (SIGSTOP)', 'node 1 killed (SIGKILL)'] as const) {
     const runs = specs.map(() => [] as FaultFigures[]);

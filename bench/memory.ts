@@ -76,7 +76,7 @@ export async function memory(
   const admin = new Redis(url);
   try {
     const specs = CONTENDERS.filter(
-      (s) => s.singleNode && !s.contentionOnly && (options.only?.(s) ?? true),
+      (s) => s.singleNode && !s.contentionOnly && !s.uncontendedOnly && (options.only?.(s) ?? true),
     );
     const runs = specs.map(() => [] as { redisBytesPerLock: number; heapBytesPerLock: number }[]);
     for (let rep = 0; rep < options.reps; rep++) {

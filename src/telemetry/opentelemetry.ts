@@ -78,12 +78,22 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): LockTelemetry
       unit: '{request}',
     }),
   };
-  const labels = (hold: HoldInfo): Attributes => {
+  // Metric attribute sets are few (kind × outcome × mapped resource): built once each, since
+  // an SDK hashes a new object on every record.
+  const attributeSets = new Map<string, Attributes>();
+  const labels = (hold: HoldInfo, name?: string, value?: string): Attributes => {
     const resource = options.resourceAttribute?.(hold.resource);
-    return {
-      'distlock.hold.kind': hold.kind,
-      ...(resource === undefined ? {} : { 'distlock.resource': resource }),
-    };
+    const id = `${hold.kind}\0${resource ?? ''}\0${name ?? ''}\0${value ?? ''}`;
+    let attributes = attributeSets.get(id);
+    if (!attributes) {
+      attributes = {
+        'distlock.hold.kind': hold.kind,
+        ...(resource === undefined ? {} : { 'distlock.resource': resource }),
+        ...(name === undefined ? {} : { [name]: value }),
+      };
+      attributeSets.set(id, attributes);
+    }
+    return attributes;
   };
 
   return {
@@ -104,7 +114,7 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): LockTelemetry
           }
           span.end();
           countNodeFailures(instruments.nodeFailures, end.nodes);
-          const outcome = { ...labels(hold), 'distlock.outcome': end.outcome };
+          const outcome = labels(hold, 'distlock.outcome', end.outcome);
           if (operation === 'acquire') {
             instruments.acquireDuration.record((performance.now() - startedAt) / 1_000, outcome);
           } else if (operation === 'extend') {
@@ -119,7 +129,7 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): LockTelemetry
         return;
       }
       instruments.holds.add(-1, labels(hold));
-      const ended = { ...labels(hold), 'distlock.hold.end': change.ended };
+      const ended = labels(hold, 'distlock.hold.end', change.ended);
       instruments.holdDuration.record(change.heldMs / 1_000, ended);
       if (change.ended === 'lost') instruments.losses.add(1, labels(hold));
     },
@@ -127,22 +137,14 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): LockTelemetry
 }
 
 function spanAttributes({ outcome, attempts, nodes }: OperationEnd): Attributes {
-  const count = (what: NodeResult['outcome']) =>
-    (nodes ?? []).filter((node) => node?.outcome === what).length;
-  return {
-    'distlock.outcome': outcome,
-    ...(attempts === undefined ? {} : { 'distlock.acquire.attempts': attempts }),
-    ...(nodes === undefined
-      ? {}
-      : {
-          'distlock.nodes.yes': count('yes'),
-          'distlock.nodes.no': count('no'),
-          'distlock.nodes.timeout': count('timeout'),
-          'distlock.nodes.error': count('error'),
-          // Nodes that had not answered when the verdict was reached.
-          'distlock.nodes.pending': nodes.filter((node) => node === undefined).length,
-        }),
-  };
+  const attributes: Attributes = { 'distlock.outcome': outcome };
+  if (attempts !== undefined) attributes['distlock.acquire.attempts'] = attempts;
+  if (nodes === undefined) return attributes;
+  // `pending`: nodes that had not answered when the verdict was reached.
+  const votes = { yes: 0, no: 0, timeout: 0, error: 0, pending: 0 };
+  for (const node of nodes) votes[node?.outcome ?? 'pending']++;
+  for (const [vote, count] of Object.entries(votes)) attributes[`distlock.nodes.${vote}`] = count;
+  return attributes;
 }
 
 function countNodeFailures(

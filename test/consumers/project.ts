@@ -45,7 +45,7 @@ export function packFreshCheckout(dir: string): { tarball: string; files: string
 
 /**
  * A consumer project in `dir` that installs the tarball with ioredis `ioredisVersion` (and
- * node-redis and valkey-glide, which the README's client examples use), holding the
+ * node-redis, valkey-glide and the OpenTelemetry API, which the README's examples use), holding the
  * README's examples under readme/ and the fixtures of test/consumers.
  */
 export function consumerProject(dir: string, tarball: string, ioredisVersion: string): void {
@@ -61,6 +61,7 @@ export function consumerProject(dir: string, tarball: string, ioredisVersion: st
     `ioredis@${ioredisVersion}`,
     `redis@${installed('redis')}`,
     `@valkey/valkey-glide@${installed('@valkey/valkey-glide')}`,
+    `@opentelemetry/api@${installed('@opentelemetry/api')}`,
     `typescript@${installed('typescript')}`,
     `@types/node@${installed('@types/node')}`,
   ]);

@@ -73,6 +73,14 @@ describe('README examples', () => {
     ]);
   });
 
+  it('telemetry.mjs reports spans and metrics to the OpenTelemetry SDK', () => {
+    expect(runExample('telemetry.mjs')).toEqual([
+      'spans: lock.acquire, lock.release, lock.acquire, lock.release',
+      'first acquire: acquired report',
+      'metrics: distlock.acquire.duration, distlock.hold.duration, distlock.holds',
+    ]);
+  });
+
   it('failover.mjs keeps a lock through a Sentinel failover with replicaAcks', () => {
     expect(runExample('failover.mjs')).toEqual([
       'node: sentinel orders (sentinels)',

@@ -28,6 +28,24 @@ describe('package exports', () => {
     expect([esm.trim(), cjs.trim()]).toEqual(['function', 'function']);
   });
 
+  it('ships distlock/opentelemetry to both module systems, and only it imports the API', () => {
+    const esm = node(
+      `const t = await import('distlock/opentelemetry'); console.log(typeof t.openTelemetry);`,
+      'module',
+    );
+    const cjs = node(
+      `console.log(typeof require('distlock/opentelemetry').openTelemetry);`,
+      'commonjs',
+    );
+    expect([esm.trim(), cjs.trim()]).toEqual(['function', 'function']);
+    // The main entry must load without the optional peer.
+    const loaded = node(
+      `require('distlock'); console.log(Object.keys(require.cache).some((f) => f.includes('@opentelemetry')));`,
+      'commonjs',
+    );
+    expect(loaded.trim()).toBe('false');
+  });
+
   it('resolves types for ESM and CommonJS consumers', () => {
     // Throws (and prints the compiler errors) if either consumer fails to type-check.
     execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'test/package'], {
