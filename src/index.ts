@@ -25,6 +25,12 @@ export type { ReleaseResult } from './lock/lease.js';
 export { Lock } from './lock/lock.js';
 export { Locker } from './lock/locker.js';
 export { MultiLock } from './lock/multi-lock.js';
+export type {
+  HoldInfo,
+  LockTelemetry,
+  OperationEnd,
+  TracedOperation,
+} from './lock/telemetry.js';
 export type { NodeSpec, TlsOptions } from './node-specs.js';
 export { type AcquireOptions, DEFAULTS, type LockerOptions } from './options.js';
 export type { NodeOutcome, NodeResult } from './quorum/node-result.js';
