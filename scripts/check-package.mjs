@@ -18,6 +18,8 @@ const REQUIRED = [
   'dist/esm/cli/main.js',
   'dist/esm/testing/index.js',
   'testing/package.json',
+  'dist/esm/telemetry/opentelemetry.js',
+  'opentelemetry/package.json',
 ];
 
 const dir = mkdtempSync(join(tmpdir(), 'distlock-pack-'));

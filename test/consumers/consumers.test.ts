@@ -62,6 +62,7 @@ describe('npm pack from a fresh checkout', () => {
         'src/index.ts',
         'dist/esm/cli/main.js',
         'testing/package.json',
+        'opentelemetry/package.json',
       ]),
     );
   });
