@@ -28,7 +28,16 @@ const npm = (cwd: string, args: string[]) =>
 export function packFreshCheckout(dir: string): { tarball: string; files: string[] } {
   const checkout = join(dir, 'checkout');
   mkdirSync(checkout);
-  for (const entry of ['package.json', 'README.md', 'LICENSE', 'src', 'scripts', 'testing']) {
+  const copied = [
+    'package.json',
+    'README.md',
+    'LICENSE',
+    'src',
+    'scripts',
+    'testing',
+    'opentelemetry',
+  ];
+  for (const entry of copied) {
     cpSync(join(REPO, entry), join(checkout, entry), { recursive: true });
   }
   for (const entry of ['tsconfig.json', 'tsconfig.build.json']) {
