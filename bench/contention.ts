@@ -5,8 +5,8 @@
  * and acquire failures. Each library runs with its default retry settings and tuned ones; the
  * floor spins every 1 ms whatever the tuning, so it runs once, as a reference row.
  */
-import { type ChildProcess, fork } from 'node:child_process';
 import type { RedisNodes } from '../src/testing/index.js';
+import { awaitMessage, forkWorkers, workerIdsOf } from './child-workers.js';
 import { CONTENDERS, type ContenderSpec, type Tuning } from './contenders.js';
 import type { Acquisition, WorkerReport, WorkerSetup, WorkerStart } from './contention-worker.js';
 import { jain, median, nowMs, percentile, round } from './stats.js';
@@ -54,36 +54,15 @@ export interface ContentionRow extends ContentionFigures {
 
 type ChildOutcome = Extract<WorkerReport, { type: 'done' }> | undefined;
 
-/** Resolves with the child's next message of `type`, or undefined if it exits or time runs out. */
-function awaitMessage(child: ChildProcess, type: WorkerReport['type'], timeoutMs: number) {
-  return new Promise<WorkerReport | undefined>((resolve) => {
-    const timer = setTimeout(() => finish(undefined), timeoutMs);
-    const onMessage = (m: WorkerReport) => m.type === type && finish(m);
-    const onExit = () => finish(undefined);
-    function finish(result: WorkerReport | undefined) {
-      clearTimeout(timer);
-      child.off('message', onMessage).off('exit', onExit);
-      resolve(result);
-    }
-    child.on('message', onMessage).on('exit', onExit);
-  });
-}
-
 async function runOnce(spec: ContenderSpec, tuning: Tuning, url: string, seconds: number) {
   const key = `bench:c:${spec.name.replace(/\W+/g, '')}:${Math.random().toString(36).slice(2, 8)}`;
-  const children = Array.from({ length: PROCESSES }, () =>
-    fork(WORKER_FILE, {
-      execArgv: ['--import', 'tsx'],
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    }),
-  );
+  const children = forkWorkers(WORKER_FILE, PROCESSES);
   try {
-    const ready = children.map((child) => awaitMessage(child, 'ready', SETUP_TIMEOUT_MS));
+    const ready = children.map((child) =>
+      awaitMessage<WorkerReport>(child, 'ready', SETUP_TIMEOUT_MS),
+    );
     children.forEach((child, i) => {
-      const workerIds = Array.from(
-        { length: WORKERS_PER_PROCESS },
-        (_, w) => i * WORKERS_PER_PROCESS + w,
-      );
+      const workerIds = workerIdsOf(i, WORKERS_PER_PROCESS);
       const setup: WorkerSetup = {
         type: 'setup',
         contender: spec.name,
@@ -99,7 +78,7 @@ async function runOnce(spec: ContenderSpec, tuning: Tuning, url: string, seconds
     if ((await Promise.all(ready)).some((m) => !m)) throw new Error(`${spec.name}: setup failed`);
     const deadline = nowMs() + seconds * 1_000;
     const done = children.map((child) =>
-      awaitMessage(child, 'done', seconds * 1_000 + REPORT_GRACE_MS),
+      awaitMessage<WorkerReport>(child, 'done', seconds * 1_000 + REPORT_GRACE_MS),
     );
     for (const child of children) child.send({ type: 'start', deadline } satisfies WorkerStart);
     return figures((await Promise.all(done)) as ChildOutcome[], deadline, seconds);

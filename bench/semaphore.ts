@@ -7,8 +7,8 @@
  * holders at once: permit intervals (acquired, release started) overlapping in time, over all
  * workers, which must never exceed the permits.
  */
-import { type ChildProcess, fork } from 'node:child_process';
 import type { RedisNodes } from '../src/testing/index.js';
+import { awaitMessage, forkWorkers, workerIdsOf } from './child-workers.js';
 import { SEMAPHORE_CONTENDERS, type SemaphoreSpec } from './semaphore-contenders.js';
 import type {
   SemaphoreWorkerReport,
@@ -69,36 +69,15 @@ export interface SemaphoreRow extends SemaphoreFigures {
 
 type ChildOutcome = Extract<SemaphoreWorkerReport, { type: 'done' }> | undefined;
 
-/** Resolves with the child's next message of `type`, or undefined if it exits or time runs out. */
-function awaitMessage(child: ChildProcess, type: SemaphoreWorkerReport['type'], timeoutMs: number) {
-  return new Promise<SemaphoreWorkerReport | undefined>((resolve) => {
-    const timer = setTimeout(() => finish(undefined), timeoutMs);
-    const onMessage = (m: SemaphoreWorkerReport) => m.type === type && finish(m);
-    const onExit = () => finish(undefined);
-    function finish(result: SemaphoreWorkerReport | undefined) {
-      clearTimeout(timer);
-      child.off('message', onMessage).off('exit', onExit);
-      resolve(result);
-    }
-    child.on('message', onMessage).on('exit', onExit);
-  });
-}
-
 async function runOnce(spec: SemaphoreSpec, urls: readonly string[], seconds: number) {
   const key = `bench:s:${spec.name.replace(/\W+/g, '')}:${Math.random().toString(36).slice(2, 8)}`;
-  const children = Array.from({ length: PROCESSES }, () =>
-    fork(WORKER_FILE, {
-      execArgv: ['--import', 'tsx'],
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    }),
-  );
+  const children = forkWorkers(WORKER_FILE, PROCESSES);
   try {
-    const ready = children.map((child) => awaitMessage(child, 'ready', SETUP_TIMEOUT_MS));
+    const ready = children.map((child) =>
+      awaitMessage<SemaphoreWorkerReport>(child, 'ready', SETUP_TIMEOUT_MS),
+    );
     children.forEach((child, i) => {
-      const workerIds = Array.from(
-        { length: WORKERS_PER_PROCESS },
-        (_, w) => i * WORKERS_PER_PROCESS + w,
-      );
+      const workerIds = workerIdsOf(i, WORKERS_PER_PROCESS);
       const setup: SemaphoreWorkerSetup = {
         type: 'setup',
         contender: spec.name,
@@ -116,7 +95,11 @@ async function runOnce(spec: SemaphoreSpec, urls: readonly string[], seconds: nu
     if ((await Promise.all(ready)).some((m) => !m)) throw new Error(`${spec.name}: setup failed`);
     const deadline = nowMs() + seconds * 1_000;
     const done = children.map((child) =>
-      awaitMessage(child, 'done', seconds * 1_000 + DRAIN_MS + REPORT_GRACE_MS),
+      awaitMessage<SemaphoreWorkerReport>(
+        child,
+        'done',
+        seconds * 1_000 + DRAIN_MS + REPORT_GRACE_MS,
+      ),
     );
     for (const child of children) {
       child.send({ type: 'start', deadline } satisfies SemaphoreWorkerStart);

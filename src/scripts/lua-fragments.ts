@@ -72,7 +72,8 @@ end
  * - `joinLine(waiter, ticket, channel, patience, now)`: (re)joins at `ticket` (a waiter keeps
  *   its place), with a deadline `patience` ms from `now`; the line's keys then live at least
  *   that long (so a line whose waiters all died leaves nothing behind);
- * - `leaveLine(waiter)`, `dropGone(now)`;
+ * - `leaveLine(waiter)`, `dropGone(now, leave)` (each waiter past its deadline leaves by
+ *   `leave`, `leaveLine` unless given);
  * - `firstWaiter()`: the first waiter's token and ticket, or nil;
  * - `wakeWaiter(waiter)`: tells the waiter on its channel, naming its ticket;
  * - `passOn(give)`: calls `give(waiter, ms, now)` for the first waiter whose deadline has not
@@ -103,9 +104,9 @@ local function leaveLine(waiter)
   redis.call('ZREM', deadlines, waiter)
   redis.call('HDEL', channels, waiter)
 end
-local function dropGone(now)
+local function dropGone(now, leave)
   for _, gone in ipairs(redis.call('ZRANGEBYSCORE', deadlines, '-inf', now)) do
-    leaveLine(gone)
+    (leave or leaveLine)(gone)
   end
 end
 local function firstWaiter()
@@ -169,9 +170,7 @@ local function leaveRwLine(waiter)
   redis.call('ZREM', waitingWriters, waiter)
 end
 local function dropGoneRw(now)
-  for _, gone in ipairs(redis.call('ZRANGEBYSCORE', deadlines, '-inf', now)) do
-    leaveRwLine(gone)
-  end
+  dropGone(now, leaveRwLine)
 end
 local function wakeFront()
   for i, waiter in ipairs(redis.call('ZRANGE', queue, 0, 99)) do

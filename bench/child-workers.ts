@@ -1,0 +1,36 @@
+/**
+ * Worker processes for the scenarios that run contenders in child processes (contention,
+ * semaphore): forking them, and waiting for one of their reports.
+ */
+import { type ChildProcess, fork } from 'node:child_process';
+
+/** Forks `count` worker processes running `file` (TypeScript, through tsx). */
+export function forkWorkers(file: URL, count: number): ChildProcess[] {
+  return Array.from({ length: count }, () =>
+    fork(file, { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
+  );
+}
+
+/** The ids of the workers of process `index`, `perProcess` each. */
+export function workerIdsOf(index: number, perProcess: number): number[] {
+  return Array.from({ length: perProcess }, (_, w) => index * perProcess + w);
+}
+
+/** The child's next report of `type`, or `undefined` if it exits or `timeoutMs` passes first. */
+export function awaitMessage<Report extends { readonly type: string }>(
+  child: ChildProcess,
+  type: Report['type'],
+  timeoutMs: number,
+): Promise<Report | undefined> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => finish(undefined), timeoutMs);
+    const onMessage = (m: Report) => m.type === type && finish(m);
+    const onExit = () => finish(undefined);
+    function finish(result: Report | undefined) {
+      clearTimeout(timer);
+      child.off('message', onMessage).off('exit', onExit);
+      resolve(result);
+    }
+    child.on('message', onMessage).on('exit', onExit);
+  });
+}
