@@ -63,7 +63,7 @@ export async function withLocker(
   nodes: NodeOptions,
   use: (locker: Locker) => Promise<number>,
 ): Promise<number> {
-  const locker = new Locker(nodes);
+  const locker = new Locker({ nodes: nodes.nodes, ...(nodes.tls ? { tls: nodes.tls } : {}) });
   try {
     return await use(locker);
   } finally {
