@@ -9,6 +9,7 @@ import type { RedisConnection } from './driver/connection.js';
 import { IORedisConnection } from './driver/ioredis.js';
 import { clusterName, isIORedisClusterLike } from './driver/ioredis-cluster.js';
 import { InvalidArgumentError } from './errors.js';
+import { namesOf, rejectUnknownOptions } from './option-names.js';
 
 /** A Redis node: a `redis://` / `rediss://` URL, a Redis client, or a custom connection. */
 export type NodeSpec = string | RedisClient | RedisConnection;
@@ -27,6 +28,8 @@ export interface TlsOptions {
   /** The name the server's certificate must carry, when it differs from the URL's host. */
   readonly servername?: string;
 }
+
+const TLS_OPTIONS = namesOf<TlsOptions>({ ca: true, cert: true, key: true, servername: true });
 
 /** The connections of a locker, and which of them it opened itself (and so must close). */
 export interface ResolvedNodes {
@@ -93,9 +96,9 @@ function validateTls(tls: unknown, specs: readonly unknown[]): TlsOptions | unde
   if (typeof tls !== 'object' || tls === null) {
     throw new InvalidArgumentError('tls', 'an object with ca, cert, key or servername', tls);
   }
+  rejectUnknownOptions(tls, TLS_OPTIONS, 'tls', { path: 'tls.' });
   for (const [field, value] of Object.entries(tls)) {
-    const text = typeof value === 'string' || Buffer.isBuffer(value);
-    if (!['ca', 'cert', 'key', 'servername'].includes(field) || !text) {
+    if (!(typeof value === 'string' || Buffer.isBuffer(value))) {
       throw new InvalidArgumentError(
         `tls.${field}`,
         'PEM text or a Buffer (ca, cert, key) or a name (servername)',

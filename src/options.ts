@@ -1,6 +1,7 @@
 import { InvalidArgumentError } from './errors.js';
 import type { LockTelemetry } from './lock/telemetry.js';
 import type { NodeSpec, TlsOptions } from './node-specs.js';
+import { namesOf, rejectUnknownOptions } from './option-names.js';
 
 /** Options of a {@link Locker}. */
 export interface LockerOptions {
@@ -93,6 +94,31 @@ export interface LockerSettings {
   readonly telemetry: LockTelemetry | undefined;
 }
 
+/** The names of {@link LockerOptions}: a name missing here, or one too many, fails to compile. */
+const LOCKER_OPTIONS = namesOf<LockerOptions>({
+  nodes: true,
+  prefix: true,
+  driftFactor: true,
+  nodeTimeoutMs: true,
+  retryDelayMs: true,
+  onEvictionRisk: true,
+  tls: true,
+  replicaAcks: true,
+  telemetry: true,
+});
+
+/** The names of {@link AcquireOptions}. */
+const ACQUIRE_OPTIONS = namesOf<AcquireOptions>({
+  ttlMs: true,
+  waitMs: true,
+  signal: true,
+  autoExtend: true,
+  maxHoldMs: true,
+  minHoldMs: true,
+  fair: true,
+  fencing: true,
+});
+
 /** Defaults of {@link LockerOptions} and {@link AcquireOptions}. */
 export const DEFAULTS = {
   prefix: 'distlock:',
@@ -125,6 +151,9 @@ export function lockerSettings(options: LockerOptions): LockerSettings {
   if (typeof options !== 'object' || options === null) {
     throw new InvalidArgumentError('options', 'an object', options);
   }
+  rejectUnknownOptions(options, LOCKER_OPTIONS, 'new Locker()', {
+    other: { owner: 'acquire', names: ACQUIRE_OPTIONS },
+  });
   const prefix = options.prefix ?? DEFAULTS.prefix;
   if (typeof prefix !== 'string' || !isWellFormed(prefix)) {
     throw new InvalidArgumentError('prefix', 'a well-formed Unicode string', prefix);
@@ -193,16 +222,59 @@ export interface AcquireSettings {
   readonly fencing: boolean;
 }
 
+/**
+ * Which method takes the acquire options, and on what: `tryAcquire` sets `waitMs: 0` itself,
+ * `withLock` sets `autoExtend: true`, and a caller may give those only with the same value.
+ */
+export interface AcquireCall {
+  readonly method: 'acquire' | 'tryAcquire' | 'withLock' | 'acquireAll';
+  /** What the method acquires, when not a lock (`permit`), for messages. */
+  readonly noun?: string;
+  /** Options this hold does not take, each with why. */
+  readonly lacks?: Readonly<Partial<Record<keyof AcquireOptions, string>>>;
+}
+
+const FIXED_BY: Record<AcquireCall['method'], Partial<AcquireOptions>> = {
+  acquire: {},
+  tryAcquire: { waitMs: 0 },
+  withLock: { autoExtend: true },
+  acquireAll: {},
+};
+
 /** Validates a resource name and acquire options against the locker's settings. */
 export function acquireSettings(
   resource: unknown,
-  options: AcquireOptions,
+  given: unknown,
   locker: LockerSettings,
+  call: AcquireCall = { method: 'acquire' },
 ): AcquireSettings {
   validateResource(resource);
-  if (typeof options !== 'object' || options === null) {
-    throw new InvalidArgumentError('options', 'an object with `ttlMs`', options);
+  if (typeof given !== 'object' || given === null) {
+    throw new InvalidArgumentError('options', 'an object with `ttlMs`', given);
   }
+  const lacks: Partial<Record<string, string>> = call.lacks ?? {};
+  for (const [name, why] of Object.entries(lacks)) {
+    if (name in given) {
+      throw new InvalidArgumentError(
+        name,
+        `absent: ${why}`,
+        (given as Record<string, unknown>)[name],
+      );
+    }
+  }
+  const method = call.noun === undefined ? call.method : `a ${call.noun}'s ${call.method}`;
+  const known = ACQUIRE_OPTIONS.filter((name) => !(name in lacks));
+  rejectUnknownOptions(given, known, method, {
+    other: { owner: 'new Locker()', names: LOCKER_OPTIONS },
+  });
+  const fixed = FIXED_BY[call.method];
+  for (const [name, value] of Object.entries(fixed)) {
+    const chosen = (given as Record<string, unknown>)[name];
+    if (chosen !== undefined && chosen !== value) {
+      throw new InvalidArgumentError(name, `absent (${method} always uses ${value})`, chosen);
+    }
+  }
+  const options: Partial<AcquireOptions> = { ...given, ...fixed };
   const ttlMs = validateTtl('ttlMs', options.ttlMs, locker);
   const waitMs = options.waitMs ?? DEFAULTS.waitMs;
   if (typeof waitMs !== 'number' || !(waitMs >= 0)) {

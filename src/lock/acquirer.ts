@@ -1,5 +1,5 @@
 import { InvalidArgumentError, LockBusyError } from '../errors.js';
-import { type AcquireOptions, acquireSettings } from '../options.js';
+import { type AcquireCall, type AcquireOptions, acquireSettings } from '../options.js';
 import { acquireLock, type HoldTarget } from './acquire.js';
 import type { LockContext } from './context.js';
 import type { Lock } from './lock.js';
@@ -27,12 +27,12 @@ export class Acquirer {
    * (`AcquireTimeoutError`, `NoQuorumError`, `AbortedError`...).
    */
   acquire(options: HoldOptions): Promise<Lock> {
-    return acquireLock(this.#context, this.#target, this.#settings(options));
+    return acquireLock(this.#context, this.#target, this.#settings(options, 'acquire'));
   }
 
   /** One attempt: the hold, or `null` when others hold what it needs. */
   tryAcquire(options: Omit<HoldOptions, 'waitMs'>): Promise<Lock | null> {
-    const settings = this.#settings({ ...options, waitMs: 0 });
+    const settings = this.#settings(options, 'tryAcquire');
     return acquireLock(this.#context, this.#target, settings).catch((error: unknown) => {
       if (error instanceof LockBusyError) return null;
       throw error;
@@ -42,16 +42,14 @@ export class Acquirer {
   /** Runs `work` under the hold, auto-extended, and always releases it; as `Locker.withLock`. */
   withLock<T>(options: HoldOptions, work: (signal: AbortSignal) => Promise<T> | T): Promise<T> {
     if (typeof work !== 'function') throw new InvalidArgumentError('work', 'a function', work);
-    const settings = this.#settings({ ...options, autoExtend: true });
+    const settings = this.#settings(options, 'withLock');
     return withLock(acquireLock(this.#context, this.#target, settings), work);
   }
 
-  #settings(options: HoldOptions) {
-    if (options !== null && typeof options === 'object' && 'fencing' in options) {
-      const { noun } = this.#target.kind;
-      const why = `absent: a ${noun} has no fencing token (use a lock for fenced writes)`;
-      throw new InvalidArgumentError('fencing', why, (options as { fencing: unknown }).fencing);
-    }
-    return acquireSettings(this.#target.resource, options, this.#context.settings);
+  #settings(options: unknown, method: AcquireCall['method']) {
+    const { noun } = this.#target.kind;
+    const lacks = { fencing: `a ${noun} has no fencing token (use a lock for fenced writes)` };
+    const call = { method, noun, lacks };
+    return acquireSettings(this.#target.resource, options, this.#context.settings, call);
   }
 }

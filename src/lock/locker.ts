@@ -5,6 +5,7 @@ import { StallGuard } from '../driver/stall-guard.js';
 import { InvalidArgumentError, LockBusyError } from '../errors.js';
 import { wakeChannel } from '../keys.js';
 import { resolveNodes } from '../node-specs.js';
+import { rejectUnknownOptions } from '../option-names.js';
 import {
   type AcquireOptions,
   acquireSettings,
@@ -109,7 +110,9 @@ export class Locker {
    * Node failures still reject with `NoQuorumError`.
    */
   tryAcquire(resource: string, options: Omit<AcquireOptions, 'waitMs'>): Promise<Lock | null> {
-    const settings = acquireSettings(resource, { ...options, waitMs: 0 }, this.#context.settings);
+    const settings = acquireSettings(resource, options, this.#context.settings, {
+      method: 'tryAcquire',
+    });
     return acquireLock(this.#context, lockTarget(this.#context, resource), settings).catch(
       (error: unknown) => {
         if (error instanceof LockBusyError) return null;
@@ -137,11 +140,9 @@ export class Locker {
     work: (signal: AbortSignal) => Promise<T> | T,
   ): Promise<T> {
     if (typeof work !== 'function') throw new InvalidArgumentError('work', 'a function', work);
-    const settings = acquireSettings(
-      resource,
-      { ...options, autoExtend: true },
-      this.#context.settings,
-    );
+    const settings = acquireSettings(resource, options, this.#context.settings, {
+      method: 'withLock',
+    });
     return withLock(
       acquireLock(this.#context, lockTarget(this.#context, resource), settings),
       work,
@@ -170,7 +171,9 @@ export class Locker {
     if (repeated !== undefined) {
       throw new InvalidArgumentError('resources', 'distinct names', repeated);
     }
-    const settings = acquireSettings(sorted[0] as string, options, this.#context.settings);
+    const settings = acquireSettings(sorted[0] as string, options, this.#context.settings, {
+      method: 'acquireAll',
+    });
     return acquireAll(this.#context, sorted, settings);
   }
 
@@ -186,7 +189,11 @@ export class Locker {
    */
   semaphore(name: string, options: SemaphoreOptions): Semaphore {
     validateResource(name, 'name');
-    const permits = (options as Partial<SemaphoreOptions> | undefined)?.permits;
+    if (typeof options !== 'object' || options === null) {
+      throw new InvalidArgumentError('options', 'an object with `permits`', options);
+    }
+    rejectUnknownOptions(options, ['permits'], 'semaphore');
+    const { permits } = options;
     if (!Number.isSafeInteger(permits) || (permits as number) < 1) {
       throw new InvalidArgumentError('permits', 'an integer >= 1', permits);
     }

@@ -2,6 +2,7 @@ import { Cron } from 'croner';
 import { asError, InvalidArgumentError } from '../errors.js';
 import type { Lock } from '../lock/lock.js';
 import type { Locker } from '../lock/locker.js';
+import { namesOf, rejectUnknownOptions } from '../option-names.js';
 import { validateDuration, validateResource } from '../options.js';
 
 /** How long a scheduled job's lock is kept, as in ShedLock. */
@@ -22,6 +23,13 @@ export interface ScheduleOptions {
   /** Told after every tick on this node what happened (for logs, metrics and tests). */
   onTick?: (outcome: TickOutcome, scheduledAt: Date, error?: unknown) => void | Promise<void>;
 }
+
+const SCHEDULE_OPTIONS = namesOf<ScheduleOptions>({
+  lockAtMostFor: true,
+  lockAtLeastFor: true,
+  timezone: true,
+  onTick: true,
+});
 
 /** One tick, as the job sees it. */
 export interface Tick {
@@ -66,6 +74,10 @@ export function schedule(
   job: (tick: Tick) => Promise<unknown> | unknown,
 ): Schedule {
   validateResource(name);
+  if (typeof options !== 'object' || options === null) {
+    throw new InvalidArgumentError('options', 'an object with `lockAtMostFor`', options);
+  }
+  rejectUnknownOptions(options, SCHEDULE_OPTIONS, 'schedule');
   const { lockAtMostFor, lockAtLeastFor = 0, timezone, onTick } = options;
   validateDuration('lockAtMostFor', lockAtMostFor);
   if (

@@ -11,6 +11,7 @@ import {
   trace,
 } from '@opentelemetry/api';
 import type { HoldInfo, LockTelemetry, OperationEnd, TracedOperation } from '../lock/telemetry.js';
+import { namesOf, rejectUnknownOptions } from '../option-names.js';
 import type { NodeResult } from '../quorum/node-result.js';
 
 /** Options of {@link openTelemetry}. */
@@ -27,6 +28,12 @@ export interface OpenTelemetryOptions {
    */
   resourceAttribute?: (resource: string) => string | undefined;
 }
+
+const OPEN_TELEMETRY_OPTIONS = namesOf<OpenTelemetryOptions>({
+  tracerProvider: true,
+  meterProvider: true,
+  resourceAttribute: true,
+});
 
 const SCOPE = 'distlock';
 
@@ -50,6 +57,7 @@ const SCOPE = 'distlock';
  * ```
  */
 export function openTelemetry(options: OpenTelemetryOptions = {}): LockTelemetry {
+  rejectUnknownOptions(options, OPEN_TELEMETRY_OPTIONS, 'openTelemetry');
   const tracer: Tracer = (options.tracerProvider ?? trace.getTracerProvider()).getTracer(SCOPE);
   const meter: Meter = (options.meterProvider ?? metrics.getMeterProvider()).getMeter(SCOPE);
   const instruments = {

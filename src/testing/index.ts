@@ -9,7 +9,8 @@
  * redis.nodes[0].pause(); // SIGSTOP
  * ```
  */
-import { RedisServer, type RedisServerOptions } from './redis-server.js';
+import { rejectUnknownOptions } from '../option-names.js';
+import { REDIS_SERVER_OPTIONS, RedisServer, type RedisServerOptions } from './redis-server.js';
 
 export { type Fault, FaultProxy } from './fault-proxy.js';
 export {
@@ -41,11 +42,12 @@ export interface RedisNodes extends AsyncDisposable {
 export function startRedis(
   options: RedisServerOptions & { nodes?: number } = {},
 ): Promise<RedisNodes> {
-  const count = options.nodes ?? 1;
+  rejectUnknownOptions(options, [...REDIS_SERVER_OPTIONS, 'nodes'], 'startRedis');
+  const { nodes: count = 1, ...server } = options;
   if (!Number.isSafeInteger(count) || count < 1) {
     throw new TypeError(`Expected \`nodes\` to be a positive integer, got \`${count}\``);
   }
-  return startNodes(count, options);
+  return startNodes(count, server);
 }
 
 async function startNodes(count: number, options: RedisServerOptions): Promise<RedisNodes> {

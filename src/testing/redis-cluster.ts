@@ -1,3 +1,4 @@
+import { namesOf, rejectUnknownOptions } from '../option-names.js';
 import { LiveCluster } from './cluster-group.js';
 import { freePort } from './ports.js';
 import { RedisServer } from './redis-server.js';
@@ -24,6 +25,13 @@ export interface RedisClusterOptions {
    */
   args?: readonly string[];
 }
+
+const CLUSTER_OPTIONS = namesOf<RedisClusterOptions>({
+  masters: true,
+  replicasPerMaster: true,
+  nodeTimeoutMs: true,
+  args: true,
+});
 
 /**
  * A Redis Cluster of real `redis-server` processes on loopback ports. Faults are the nodes'
@@ -78,6 +86,7 @@ export interface RedisCluster extends AsyncDisposable {
  * ```
  */
 export async function startRedisCluster(options: RedisClusterOptions = {}): Promise<RedisCluster> {
+  rejectUnknownOptions(options, CLUSTER_OPTIONS, 'startRedisCluster');
   const masters = checkedInteger('masters', options.masters ?? 3, 1);
   const replicasPerMaster = checkedInteger('replicasPerMaster', options.replicasPerMaster ?? 1, 0);
   const nodeTimeoutMs = checkedInteger('nodeTimeoutMs', options.nodeTimeoutMs ?? 1000, 1);

@@ -1,3 +1,4 @@
+import { namesOf, rejectUnknownOptions } from '../option-names.js';
 import { RedisServer } from './redis-server.js';
 import { replicationProgress } from './sentinel-checks.js';
 import { LiveSentinelGroup } from './sentinel-group.js';
@@ -29,6 +30,15 @@ export interface RedisSentinelOptions {
    */
   failoverTimeoutMs?: number;
 }
+
+const SENTINEL_OPTIONS = namesOf<RedisSentinelOptions>({
+  masterName: true,
+  replicas: true,
+  sentinels: true,
+  quorum: true,
+  downAfterMs: true,
+  failoverTimeoutMs: true,
+});
 
 /**
  * A master, its replicas and the Sentinel processes monitoring them, all real `redis-server`
@@ -100,6 +110,7 @@ const DATA_NODE_ARGS = ['--repl-diskless-sync', 'no', '--rdb-del-sync-files', 'y
 export async function startRedisSentinel(
   options: RedisSentinelOptions = {},
 ): Promise<RedisSentinelGroup> {
+  rejectUnknownOptions(options, SENTINEL_OPTIONS, 'startRedisSentinel');
   const masterName = options.masterName ?? 'distlock';
   if (!/^[\w.:-]+$/.test(masterName)) {
     throw new TypeError(

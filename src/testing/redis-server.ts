@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { namesOf, rejectUnknownOptions } from '../option-names.js';
 import { track, trackPid, untrack } from './cleanup.js';
 import { freePort } from './ports.js';
 
@@ -20,6 +21,14 @@ export interface RedisServerOptions {
    */
   config?: string;
 }
+
+/** The names of {@link RedisServerOptions}. */
+export const REDIS_SERVER_OPTIONS = namesOf<RedisServerOptions>({
+  binary: true,
+  args: true,
+  startTimeoutMs: true,
+  config: true,
+});
 
 type Settings = Required<Omit<RedisServerOptions, 'config'>>;
 
@@ -55,6 +64,7 @@ export class RedisServer {
 
   /** Starts a server on a free port (retrying with another port if one is taken meanwhile). */
   static async start(options: RedisServerOptions = {}): Promise<RedisServer> {
+    rejectUnknownOptions(options, REDIS_SERVER_OPTIONS, 'RedisServer.start');
     const settings: Settings = {
       binary: options.binary ?? process.env.DISTLOCK_REDIS_SERVER ?? 'redis-server',
       args: options.args ?? [],
