@@ -59,7 +59,12 @@ export interface AcquireOptions {
    * or `maxHoldMs` after acquisition. @default false
    */
   autoExtend?: boolean;
-  /** Longest an auto-extended lock is held; then it runs out and its signal fires. @default 3600000 */
+  /**
+   * Longest an auto-extended lock is held: auto-extension stops short of it, then the lease
+   * runs out and the signal fires. At least `ttlMs`, since the first lease alone lasts that
+   * long (and outlives the process if it dies); to hold for less, lower `ttlMs`.
+   * @default 3600000 (one hour), or `ttlMs` when that is longer
+   */
   maxHoldMs?: number;
   /**
    * Shortest time the resource stays locked after acquisition, also when released sooner
@@ -288,8 +293,18 @@ export function acquireSettings(
   if (typeof autoExtend !== 'boolean') {
     throw new InvalidArgumentError('autoExtend', 'a boolean', autoExtend);
   }
-  const maxHoldMs = options.maxHoldMs ?? DEFAULTS.maxHoldMs;
+  // The default never cuts a lease short: a lease longer than an hour is held for its TTL.
+  const maxHoldMs = options.maxHoldMs ?? Math.max(DEFAULTS.maxHoldMs, ttlMs);
   if (maxHoldMs !== Number.POSITIVE_INFINITY) positiveInteger('maxHoldMs', maxHoldMs);
+  if (maxHoldMs < ttlMs) {
+    // The first lease alone lasts ttlMs, and outlives this process if it dies: a shorter
+    // maxHoldMs could not be kept. A lock held at most 1 s needs a TTL of at most 1 s.
+    throw new InvalidArgumentError(
+      'maxHoldMs',
+      `at least ttlMs = ${ttlMs} (a lease lasts its TTL; lower ttlMs to hold for less)`,
+      maxHoldMs,
+    );
+  }
   const minHoldMs = options.minHoldMs ?? 0;
   if (!Number.isSafeInteger(minHoldMs) || minHoldMs < 0 || minHoldMs > ttlMs) {
     throw new InvalidArgumentError('minHoldMs', `an integer in [0, ttlMs = ${ttlMs}]`, minHoldMs);

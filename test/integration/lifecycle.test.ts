@@ -140,6 +140,26 @@ describe('auto-extension', () => {
     const next = await locker().acquire('job', { ttlMs: 1_000, waitMs: 500 });
     await next.release();
   });
+
+  it('refuses a maxHoldMs shorter than ttlMs, before any I/O: the lease would outlast it', () => {
+    // Such a lock was held until ~3,959 ms with maxHoldMs 1000 and ttlMs 4000.
+    const options = { ttlMs: 4_000, autoExtend: true, maxHoldMs: 1_000 };
+    expect(() => locker().acquire('job', options)).toThrow(
+      'Expected `maxHoldMs` to be at least ttlMs = 4000 (a lease lasts its TTL; lower ttlMs to hold for less), got `1000` (number)',
+    );
+    expect(() => locker().withLock('job', { ttlMs: 4_000, maxHoldMs: 1_000 }, () => 0)).toThrow(
+      /`maxHoldMs`/,
+    );
+    return expect(fixture().admin[0]?.exists(KEY)).resolves.toBe(0);
+  });
+
+  it('maxHoldMs equal to ttlMs holds the first lease, unextended, to its end', async () => {
+    const lock = await locker().acquire('job', { ttlMs: 600, autoExtend: true, maxHoldMs: 600 });
+    const acquired = performance.now();
+    const at = await abortedAt(lock.signal);
+    expect(at - acquired).toBeGreaterThan(500);
+    expect(at - acquired).toBeLessThan(600 + 100);
+  });
 });
 
 describe('scoped use', () => {

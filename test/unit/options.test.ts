@@ -152,6 +152,16 @@ describe('durations a timer cannot hold are rejected (a longer timer fires after
     expect(thrown(() => new Locker(options as never)).field).toBe(field);
   });
 
+  it('a lease longer than the default maxHoldMs (one hour) is not cut short by it', async () => {
+    const none = { ...NO_IO, send: async () => Promise.reject(new Error('offline')) };
+    const offline = new Locker({ nodes: [none] });
+    const twoHours = { ttlMs: 7_200_000, autoExtend: true, waitMs: 0 };
+    await expect(offline.acquire('r', twoHours)).rejects.toMatchObject({ code: 'NO_QUORUM' });
+    expect(thrown(() => offline.acquire('r', { ...twoHours, maxHoldMs: 3_600_000 })).field).toBe(
+      'maxHoldMs',
+    );
+  });
+
   it('extend past the timer limit', async () => {
     const none = { ...NO_IO, send: async () => 'OK' };
     const lock = await new Locker({ nodes: [none] }).acquire('r', { ttlMs: 1_000 });
