@@ -19,13 +19,17 @@ export class LossSignal {
     private readonly onDeadline: (error: LockLostError) => void,
   ) {}
 
-  /** The signal, armed at the current deadline. */
+  /**
+   * The signal, armed at the current deadline. Read after the deadline, it is aborted at once:
+   * its timer may not have run yet (the event loop was busy), or may not exist (first read).
+   */
   signal(deadline: number): AbortSignal {
     if (!this.#controller) {
       this.#controller = new AbortController();
       if (this.#lost) this.#controller.abort(this.#lost);
       else this.arm(deadline);
     }
+    if (!this.#lost && !this.#stopped && this.clock.now() >= deadline) this.#expire();
     return this.#controller.signal;
   }
 
@@ -42,12 +46,16 @@ export class LossSignal {
         this.#timer.unref();
         return;
       }
-      this.onDeadline(
-        new LockLostError(this.resource, 'its validity ran out without a successful extension'),
-      );
+      this.#expire();
     };
     this.#timer = setTimeout(fire, Math.max(0, Math.ceil(deadline - this.clock.now())));
     this.#timer.unref();
+  }
+
+  #expire(): void {
+    this.onDeadline(
+      new LockLostError(this.resource, 'its validity ran out without a successful extension'),
+    );
   }
 
   /** Fires the signal (once) with `error`. */

@@ -21,6 +21,8 @@ export class MultiLock implements AsyncDisposable {
 
   /** Aborts with the first `LockLostError` of any of the locks. */
   get signal(): AbortSignal {
+    // Reading a lock's signal after its deadline aborts it, and through it this one.
+    for (const lock of this.#locks) if (lock.signal.aborted) break;
     return this.#signal;
   }
 

@@ -30,6 +30,31 @@ function abortedAt(signal: AbortSignal): Promise<number> {
 }
 
 describe('lost-lock signal', () => {
+  it('is aborted when first read after the deadline, without waiting a tick', async () => {
+    const lock = await locker().acquire('job', { ttlMs: 200 });
+    await delay(250);
+    expect(lock.remainingMs()).toBe(0);
+    const { signal } = lock;
+    expect(signal.aborted).toBe(true);
+    expect(signal.reason).toBeInstanceOf(LockLostError);
+    expect(signal.reason.message).toMatch(/validity ran out/);
+  });
+
+  it('is aborted when read after the deadline while its timer is still due', async () => {
+    const lock = await locker().acquire('job', { ttlMs: 200 });
+    expect(lock.signal.aborted).toBe(false); // armed at the deadline
+    const until = performance.now() + 250;
+    while (performance.now() < until); // the event loop is blocked past the deadline
+    expect(lock.signal.aborted).toBe(true);
+  });
+
+  it('is not aborted when read after the deadline of a lock released before it', async () => {
+    const lock = await locker().acquire('job', { ttlMs: 200 });
+    await lock.release();
+    await delay(250);
+    expect(lock.signal.aborted).toBe(false);
+  });
+
   it('fires before the deadline when auto-extension fails because nodes were killed', async () => {
     const lock = await locker().acquire('job', { ttlMs: 1_000, autoExtend: true });
     const acquired = performance.now();

@@ -98,6 +98,14 @@ describe('acquireAll', () => {
     expect(await all.release()).toBe('not-held');
   });
 
+  it('reads as aborted past its deadline even before its timers ran', async () => {
+    const all = await locker().acquireAll(['a', 'b'], { ttlMs: 200 });
+    const until = performance.now() + 250;
+    while (performance.now() < until); // the event loop is blocked past the deadline
+    expect(all.signal.aborted).toBe(true);
+    expect(all.signal.reason).toBeInstanceOf(LockLostError);
+  });
+
   it('keeps locking with one of 5 nodes paused and another killed', async () => {
     const { nodes } = fixture().redis;
     nodes[0]?.pause();
