@@ -73,10 +73,10 @@ export async function cronUnderLock(
       lockAtMostFor: request.lockAtMostFor,
       lockAtLeastFor: request.lockAtLeastFor,
       onTick: (outcome, at, error) => {
-        if (outcome === 'failed') {
-          const why = error instanceof Error ? error.message : String(error);
-          log(`distlock: tick ${at.toISOString()} failed: ${why}`);
-        }
+        const why = error instanceof Error ? error.message : String(error);
+        if (outcome === 'failed') log(`distlock: tick ${at.toISOString()} failed: ${why}`);
+        // The command was stopped when the loss was noticed (SIGTERM, SIGKILL after the grace).
+        if (outcome === 'lost') log(`distlock: tick ${at.toISOString()} lost its lock: ${why}`);
       },
     },
     runJob,

@@ -1,5 +1,5 @@
 import { Cron } from 'croner';
-import { asError, InvalidArgumentError } from '../errors.js';
+import { asError, InvalidArgumentError, LockLostError } from '../errors.js';
 import type { Lock } from '../lock/lock.js';
 import type { Locker } from '../lock/locker.js';
 import { namesOf, rejectUnknownOptions } from '../option-names.js';
@@ -39,8 +39,13 @@ export interface Tick {
   readonly signal: AbortSignal;
 }
 
-/** What a tick did on this node. */
-export type TickOutcome = 'ran' | 'skipped' | 'failed';
+/**
+ * What a tick did on this node: `ran` (the job resolved), `skipped` (another node has the
+ * tick), `failed` (the job threw, or the tick could not be locked: `error` says why), or
+ * `lost` (the tick's lock was lost while the job ran: past `lockAtMostFor`, or the nodes lost
+ * the key; `error` is the `LockLostError`, whatever the job did, since it was not protected).
+ */
+export type TickOutcome = 'ran' | 'skipped' | 'failed' | 'lost';
 
 /** A running schedule. */
 export interface Schedule {
@@ -127,7 +132,14 @@ export function schedule(
     } catch (error) {
       failure = error;
     }
-    await lock.release(); // reports, never rejects
+    // Read before the release, which stops the signal: aborted if the deadline has passed.
+    const { signal } = lock;
+    const released = await lock.release(); // reports, never rejects
+    if (signal.aborted) return report('lost', scheduledAt, signal.reason);
+    if (released === 'not-held') {
+      const gone = 'the nodes no longer held it when the job ended (expired, evicted or deleted)';
+      return report('lost', scheduledAt, new LockLostError(lock.resource, gone));
+    }
     report(failure === undefined ? 'ran' : 'failed', scheduledAt, failure);
   };
   let timer: Cron;

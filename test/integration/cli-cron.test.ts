@@ -119,6 +119,29 @@ describe('distlock cron', () => {
     expect((await cron.done).code).toBe(143);
   });
 
+  it('stops a job that runs past --at-most, and logs its tick as lost', async () => {
+    const cron = distlock([
+      'cron',
+      '* * * * * *',
+      '--key',
+      'overrun',
+      '--at-most',
+      '500ms',
+      '--at-least',
+      '1ms',
+      ...nodes(),
+      '--',
+      'sleep',
+      '30',
+    ]);
+    await printed(cron, /lost its lock/);
+    expect(cron.stderr()).toMatch(
+      /^distlock: tick \S+ lost its lock: Lock on "schedule:overrun" lost: its validity ran out/m,
+    );
+    cron.child.kill('SIGTERM');
+    expect((await cron.done).code).toBe(143);
+  });
+
   it.each([
     [
       '127 for a command that is not found',

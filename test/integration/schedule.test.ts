@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { InvalidArgumentError, Locker, schedule } from '../../src/index.js';
+import { InvalidArgumentError, Locker, LockLostError, schedule } from '../../src/index.js';
 import { useRedis } from '../support/redis.js';
 
 const fixture = useRedis(1);
@@ -151,6 +151,33 @@ describe('schedule', () => {
     const pttl = await admin.pttl('distlock:{schedule:deploy}');
     expect(pttl).toBeGreaterThan(3_500); // kept until lockAtLeastFor, not deleted
     expect(pttl).toBeLessThanOrEqual(5_000);
+  });
+
+  it.each([
+    ['the job ran past lockAtMostFor', 'validity ran out', async () => delay(600)],
+    [
+      'the key was gone from the nodes when the job ended',
+      'no longer held',
+      async () => {
+        await fixture().admin[0]?.del('distlock:{schedule:overrun}'); // evicted, flushed...
+      },
+    ],
+  ])('reports a tick as lost, with the LockLostError, when %s', async (_, reason, work) => {
+    const locker = new Locker({ nodes: fixture().redis.urls });
+    const { promise: firstTick, resolve } = deferred<{ outcome: string; error: unknown }>();
+    const job = schedule(
+      locker,
+      'overrun',
+      '* * * * * *',
+      { lockAtMostFor: 300, onTick: (outcome, _at, error) => resolve({ outcome, error }) },
+      work, // ignores its signal
+    );
+    const tick = await firstTick;
+    await job.stop();
+    await locker.close();
+    expect(tick.outcome).toBe('lost');
+    expect(tick.error).toBeInstanceOf(LockLostError);
+    expect((tick.error as Error).message).toContain(reason);
   });
 
   it('rejects bad arguments synchronously', () => {
