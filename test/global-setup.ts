@@ -1,6 +1,7 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { reapLeftoverServers } from '../src/testing/index.js';
 import { isRunning } from './support/processes.js';
 
 /**
@@ -10,6 +11,13 @@ import { isRunning } from './support/processes.js';
 const log = join(tmpdir(), `distlock-test-pids-${process.pid}`);
 
 export function setup(): void {
+  // Nodes of an earlier run whose process was killed outright (SIGKILL, OOM) would linger.
+  const reaped = reapLeftoverServers();
+  if (reaped.dirs > 0) {
+    console.log(
+      `reaped ${reaped.servers} redis-server(s) and ${reaped.dirs} temp dir(s) of a killed run`,
+    );
+  }
   writeFileSync(log, '');
   process.env.DISTLOCK_TEST_PID_LOG = log;
 }

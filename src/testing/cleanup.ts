@@ -1,6 +1,11 @@
 import { appendFileSync, rmSync } from 'node:fs';
+import { markOwned } from './leftovers.js';
 
-/** Processes and folders to remove even when a test throws or the process exits early. */
+/**
+ * Processes and folders to remove even when a test throws or the process exits early. Each
+ * folder is also marked with this process and its server, so that if this process is killed
+ * outright (SIGKILL: no exit hook runs), a later one can reap them (`reapLeftoverServers`).
+ */
 interface Owned {
   pid: number | undefined;
   dir: string;
@@ -13,6 +18,7 @@ let hooked = false;
 export function track(dir: string): Owned {
   hookExit();
   const owned: Owned = { pid: undefined, dir };
+  markOwned(dir);
   live.add(owned);
   return owned;
 }
@@ -20,6 +26,7 @@ export function track(dir: string): Owned {
 /** Records a started pid (and, for the test suite's final check, logs it). */
 export function trackPid(owned: Owned, pid: number): void {
   owned.pid = pid;
+  markOwned(owned.dir, pid);
   const log = process.env.DISTLOCK_TEST_PID_LOG;
   if (log) appendFileSync(log, `${pid}\n`);
 }

@@ -21,6 +21,7 @@ export {
   readHistory,
   type Write,
 } from './history.js';
+export { type Reaped, reapLeftoverServers } from './leftovers.js';
 export { type RedisCluster, type RedisClusterOptions, startRedisCluster } from './redis-cluster.js';
 export {
   type RedisSentinelGroup,

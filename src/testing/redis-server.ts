@@ -4,11 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { namesOf, rejectUnknownOptions } from '../option-names.js';
 import { track, trackPid, untrack } from './cleanup.js';
+import { DIR_PREFIX, reapLeftoverServers } from './leftovers.js';
 import { freePort } from './ports.js';
 
 /** Options of {@link RedisServer.start}. */
 export interface RedisServerOptions {
-  /** The server binary. @default process.env.DISTLOCK_REDIS_SERVER ?? 'redis-server' */
+  /** The server binary. @default $DISTLOCK_REDIS_SERVER when set, else `redis-server` from PATH */
   binary?: string;
   /** Extra `redis-server` arguments, e.g. `['--maxmemory', '10mb']`. */
   args?: readonly string[];
@@ -30,14 +31,43 @@ export const REDIS_SERVER_OPTIONS = namesOf<RedisServerOptions>({
   config: true,
 });
 
-type Settings = Required<Omit<RedisServerOptions, 'config'>>;
+/** The server binary, and where its name came from (for the message when it cannot run). */
+interface Binary {
+  readonly path: string;
+  readonly from: 'The `binary` option' | 'DISTLOCK_REDIS_SERVER' | 'the default';
+}
+
+type Settings = Required<Omit<RedisServerOptions, 'config' | 'binary'>> & { binary: Binary };
+
+/** Leftovers of dead processes are reaped once, at this process's first start. */
+let reaped = false;
 
 /** What a node prints once it listens: a data node, or (with `--sentinel`) a Sentinel. */
 const READY = /Ready to accept connections|Sentinel ID is/;
 
 const INSTALL_HINT =
-  'redis-server was not found on PATH. Install it (Debian/Ubuntu: `apt-get install -y redis-server`; ' +
-  'macOS: `brew install redis`) or point DISTLOCK_REDIS_SERVER at the binary.';
+  'Install it (Debian/Ubuntu: `apt-get install -y redis-server`; macOS: `brew install redis`) ' +
+  'or point DISTLOCK_REDIS_SERVER at the binary.';
+
+/** Which binary to start: the option, else `$DISTLOCK_REDIS_SERVER`, else `redis-server`. */
+function serverBinary(option: string | undefined): Binary {
+  if (option !== undefined) return { path: option, from: 'The `binary` option' };
+  const variable = process.env.DISTLOCK_REDIS_SERVER;
+  if (variable) return { path: variable, from: 'DISTLOCK_REDIS_SERVER' };
+  return { path: 'redis-server', from: 'the default' };
+}
+
+/** Why `binary` could not be started (`ENOENT`, `EACCES`...), naming where it came from. */
+function cannotStart(binary: Binary, error: NodeJS.ErrnoException): string {
+  let problem = `could not be started (${error.message})`;
+  if (error.code === 'EACCES') problem = 'is not executable';
+  if (error.code === 'ENOENT') {
+    problem = binary.path.includes('/') ? 'does not exist' : 'was not found on PATH';
+  }
+  if (binary.from === 'the default') return `redis-server ${problem}. ${INSTALL_HINT}`;
+  const unset = binary.from === 'DISTLOCK_REDIS_SERVER' ? ', or unset it to use PATH' : '';
+  return `${binary.from} is "${binary.path}", which ${problem}. Point it at a redis-server binary${unset}.`;
+}
 
 /**
  * One real `redis-server` process on a free loopback port, in its own temp dir, without
@@ -66,12 +96,16 @@ export class RedisServer {
   static async start(options: RedisServerOptions = {}): Promise<RedisServer> {
     rejectUnknownOptions(options, REDIS_SERVER_OPTIONS, 'RedisServer.start');
     const settings: Settings = {
-      binary: options.binary ?? process.env.DISTLOCK_REDIS_SERVER ?? 'redis-server',
+      binary: serverBinary(options.binary),
       args: options.args ?? [],
       startTimeoutMs: options.startTimeoutMs ?? 10_000,
     };
+    if (!reaped) {
+      reaped = true;
+      reapLeftoverServers();
+    }
     for (let tries = 1; ; tries++) {
-      const dir = mkdtempSync(join(tmpdir(), 'distlock-redis-'));
+      const dir = mkdtempSync(join(tmpdir(), DIR_PREFIX));
       const server = new RedisServer(await freePort(), settings, dir, options.config);
       try {
         await server.#spawn();
@@ -163,7 +197,8 @@ export class RedisServer {
       this.#owned.dir,
       ...this.#options.args,
     ];
-    const child = spawn(this.#options.binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const { binary } = this.#options;
+    const child = spawn(binary.path, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     this.#child = child;
     this.#paused = false;
     this.#exited = new Promise((resolve) => {
@@ -185,7 +220,7 @@ export class RedisServer {
         this.#options.startTimeoutMs,
       );
       child.once('error', (error: NodeJS.ErrnoException) => {
-        fail(error.code === 'ENOENT' ? INSTALL_HINT : error.message);
+        fail(cannotStart(binary, error));
       });
       child.once('exit', () => fail(`redis-server on port ${this.port} exited:\n${output}`));
       const onData = (chunk: Buffer) => {

@@ -1,7 +1,20 @@
-import { existsSync } from 'node:fs';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { setTimeout as delay } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { describe, expect, it } from 'vitest';
-import { RedisServer, startRedis } from '../../src/testing/index.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  RedisServer,
+  type RedisServerOptions,
+  reapLeftoverServers,
+  startRedis,
+} from '../../src/testing/index.js';
+import { stopsRunning } from '../support/cli.js';
+import { isRunning } from '../support/processes.js';
 
 function alive(pid: number): boolean {
   try {
@@ -64,10 +77,100 @@ describe('distlock/testing', () => {
     await redis.stop();
   });
 
-  it('says how to install redis-server when it is missing', async () => {
-    const error = await RedisServer.start({ binary: '/nonexistent/redis-server' }).catch(
-      (e: unknown) => e,
-    );
+  it('says how to install redis-server when it is missing from PATH', async () => {
+    const path = process.env.PATH;
+    process.env.PATH = '/nonexistent';
+    const error = await RedisServer.start()
+      .catch((e: unknown) => e)
+      .finally(() => {
+        process.env.PATH = path;
+      });
+    expect(String(error)).toContain('redis-server was not found on PATH. Install it');
     expect(String(error)).toContain('apt-get install -y redis-server');
+  });
+
+  it('names DISTLOCK_REDIS_SERVER, or the binary option, and the path that cannot run', async () => {
+    const notExecutable = join(mkdtempSync(join(tmpdir(), 'distlock-harness-')), 'redis-server');
+    writeFileSync(notExecutable, '#!/bin/sh\n');
+    const failure = async (options: RedisServerOptions, variable?: string) => {
+      process.env.DISTLOCK_REDIS_SERVER = variable;
+      if (variable === undefined) delete process.env.DISTLOCK_REDIS_SERVER;
+      try {
+        return String(await RedisServer.start(options).catch((e: unknown) => e));
+      } finally {
+        delete process.env.DISTLOCK_REDIS_SERVER;
+      }
+    };
+    expect(await failure({}, '/nope')).toBe(
+      'Error: DISTLOCK_REDIS_SERVER is "/nope", which does not exist. Point it at a redis-server binary, or unset it to use PATH.',
+    );
+    expect(await failure({}, 'redis-server-nope')).toContain(
+      'DISTLOCK_REDIS_SERVER is "redis-server-nope", which was not found on PATH.',
+    );
+    expect(await failure({}, notExecutable)).toContain(
+      `DISTLOCK_REDIS_SERVER is "${notExecutable}", which is not executable.`,
+    );
+    expect(await failure({ binary: '/nope' }, '/elsewhere')).toBe(
+      'Error: The `binary` option is "/nope", which does not exist. Point it at a redis-server binary.',
+    );
+    rmSync(dirname(notExecutable), { recursive: true, force: true });
+  });
+});
+
+describe('leftovers of a process killed outright', () => {
+  const OWNER = new URL('../support/redis-owner-process.ts', import.meta.url).pathname;
+  const children: ChildProcess[] = [];
+  afterEach(() => {
+    for (const child of children.splice(0)) child.kill('SIGTERM'); // its exit hook stops its node
+  });
+
+  /** Runs the owner script; resolves with the node it started, and the child. */
+  async function owner(mode: 'hold' | 'once') {
+    const child = spawn(process.execPath, ['--import', 'tsx', OWNER, mode], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    children.push(child);
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const [line] = (await once(createInterface({ input: child.stdout }), 'line')) as [string];
+    return { child, exited, node: JSON.parse(line) as { pid: number; dir: string } };
+  }
+
+  it('are reaped by the next start, and nothing that is not theirs is touched', async () => {
+    const killed = await owner('hold');
+    const living = await owner('hold');
+    // A temp dir of the same name without the marker: somebody else's, or not marked yet.
+    const foreign = mkdtempSync(join(tmpdir(), 'distlock-redis-'));
+    // A marker whose owner is dead, naming a pid that another process has since taken.
+    const stranger = spawn('sleep', ['60'], { stdio: 'ignore' });
+    const reused = mkdtempSync(join(tmpdir(), 'distlock-redis-'));
+    const marker = {
+      owner: { pid: 2_147_483_646, started: '1' },
+      server: { pid: stranger.pid, started: 'not when it started' },
+    };
+    writeFileSync(join(reused, 'distlock-owner.json'), JSON.stringify(marker));
+    try {
+      killed.child.kill('SIGKILL');
+      await killed.exited;
+      await delay(200);
+      // What the issue saw: the server and its temp dir outlive their owner.
+      expect(isRunning(killed.node.pid)).toBe(true);
+      expect(existsSync(killed.node.dir)).toBe(true);
+
+      const later = await owner('once'); // a fresh process: its first start reaps
+      expect(await later.exited).toBe(0);
+
+      expect(await stopsRunning(killed.node.pid)).toBe(true);
+      expect(existsSync(killed.node.dir)).toBe(false);
+      expect(isRunning(living.node.pid)).toBe(true); // its owner lives
+      expect(existsSync(living.node.dir)).toBe(true);
+      expect(existsSync(foreign)).toBe(true);
+      expect(isRunning(stranger.pid as number)).toBe(true); // not the server the marker named
+      expect(existsSync(reused)).toBe(false);
+      expect(reapLeftoverServers()).toEqual({ servers: 0, dirs: 0 }); // nothing left to reap
+    } finally {
+      stranger.kill('SIGKILL');
+      rmSync(foreign, { recursive: true, force: true });
+      rmSync(reused, { recursive: true, force: true });
+    }
   });
 });
