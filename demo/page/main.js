@@ -167,10 +167,8 @@ lanesSvg.addEventListener('pointerup', () => {
   panning = undefined;
 });
 
-let resizing = 0;
-window.addEventListener('resize', () => {
-  cancelAnimationFrame(resizing);
-  resizing = requestAnimationFrame(drawAll);
-});
+// Browsers fire resize at most once per frame already; redrawing at once (not in a later
+// frame) also leaves the page drawn at its new width for whoever reads it next.
+window.addEventListener('resize', drawAll);
 listViolations();
 drawAll();
