@@ -33,8 +33,10 @@ export class InvalidArgumentError extends LockError {
   readonly field: string;
   readonly expected: string;
 
-  constructor(field: string, expected: string, value: unknown) {
-    super('INVALID_ARGUMENT', `Expected \`${field}\` to be ${expected}, got ${describe(value)}`);
+  /** `hideValue`: say only the value's type (it may be a secret given under a wrong name). */
+  constructor(field: string, expected: string, value: unknown, { hideValue = false } = {}) {
+    const got = hideValue ? `a value of type ${typeof value}` : describe(value);
+    super('INVALID_ARGUMENT', `Expected \`${field}\` to be ${expected}, got ${got}`);
     this.field = field;
     this.expected = expected;
   }

@@ -1,26 +1,38 @@
 import { InvalidArgumentError } from './errors.js';
 
 /**
- * Names that users of other lock libraries bring along, and what distlock calls the same
- * thing (node-redlock's `retryCount`, redis-semaphore's `lockTimeout`, Redisson's
- * `leaseTime`). Suggested only where the option object has the target.
+ * Names that users of other lock libraries (or of ioredis) bring along, and what distlock
+ * calls the same thing: node-redlock's `retryCount`, redis-semaphore's `lockTimeout`,
+ * Redisson's `leaseTime`. Suggested only where an option object has the target.
  */
 const FAMILIAR_NAMES: Readonly<Record<string, string>> = {
   acquireTimeout: 'waitMs',
   clients: 'nodes',
   duration: 'ttlMs',
   expiry: 'ttlMs',
+  fence: 'fencing',
+  fenced: 'fencing',
+  keyPrefix: 'prefix',
   leaseTime: 'ttlMs',
   lockTimeout: 'ttlMs',
+  maxRetries: 'waitMs',
+  retries: 'waitMs',
   retryCount: 'waitMs',
   retryInterval: 'retryDelayMs',
   retryJitter: 'retryDelayMs',
   servers: 'nodes',
+  timeout: 'waitMs',
   urls: 'nodes',
 };
 
-/** The keys of an options type, from an object that must list each of them exactly once. */
-export function namesOf<T>(names: Record<keyof T, true>): readonly string[] {
+/**
+ * The keys of an options type, from an object that must list each of them exactly once:
+ * `namesOf<LockerOptions>({ nodes: true, ... })`. `T` must be given: it is not inferred, and
+ * its default makes a call without it fail to compile.
+ */
+export function namesOf<T = { 'namesOf needs its options type': never }>(
+  names: Record<keyof NoInfer<T>, true>,
+): readonly string[] {
   return Object.keys(names);
 }
 
@@ -28,6 +40,7 @@ export function namesOf<T>(names: Record<keyof T, true>): readonly string[] {
 export interface OtherOptions {
   /** The call that takes them, for the message (`acquire`). */
   readonly owner: string;
+  /** Its option names. */
   readonly names: readonly string[];
 }
 
@@ -35,7 +48,7 @@ export interface OtherOptions {
  * Throws an `InvalidArgumentError` for the first own key of `options` that is not in `known`,
  * naming it and suggesting the closest known name (or one of `other`'s, saying where it
  * belongs): a misspelled option would otherwise be silently ignored (`ttl: 5` instead of
- * `ttlMs`, and the default applies).
+ * `ttlMs`, and the default applies). The value is not shown: it may be a secret.
  *
  * @param owner what the options belong to, for the message (`acquire`, `new Locker()`)
  * @param path prefix of the reported field, for nested options (`tls.`)
@@ -48,43 +61,59 @@ export function rejectUnknownOptions(
 ): void {
   for (const [name, value] of Object.entries(options)) {
     if (known.includes(name)) continue;
-    const closest = closestName(name, [...known, ...(other?.names ?? [])]);
+    const closest = closestName(name, known, other?.names);
     let hint = '';
     if (closest !== undefined && known.includes(closest)) {
       hint = `; did you mean \`${path}${closest}\`?`;
     } else if (closest !== undefined && other !== undefined) {
       hint = `; \`${closest}\` is an option of ${other.owner}`;
     }
-    throw new InvalidArgumentError(
-      `${path}${name}`,
-      `absent (not an option of ${owner}${hint})`,
-      value,
-    );
+    const expected = `absent (not an option of ${owner}${hint})`;
+    throw new InvalidArgumentError(`${path}${name}`, expected, value, { hideValue: true });
   }
 }
 
 /**
- * The known name `name` most likely stands for: a familiar name from another library; else a
- * known name that starts with it (`ttl` → `ttlMs`: a unit left out) or contains it
- * (`timeout` → `nodeTimeoutMs`); else the nearest by edit distance (ignoring case), within a
- * third of its length and at least 2.
+ * The name `name` most likely stands for, in this order: a familiar name from another
+ * library among `known`; a name of `known` that starts with it, contains it or is contained
+ * in it (`ttl` → `ttlMs`, `timeout` → `nodeTimeoutMs`, `keyprefix` → `prefix`); the same two
+ * among `other`; else the nearest of all by edit distance, ignoring case, when it is within a
+ * third of the name's length (at least 2) and less than the typed name's length.
  */
-export function closestName(name: string, known: readonly string[]): string | undefined {
-  const familiar = FAMILIAR_NAMES[name];
-  if (familiar !== undefined && known.includes(familiar)) return familiar;
+export function closestName(
+  name: string,
+  known: readonly string[],
+  other: readonly string[] = [],
+): string | undefined {
+  return (
+    familiar(name, known) ??
+    nearest(name, known, true) ??
+    familiar(name, other) ??
+    nearest(name, [...known, ...other], false)
+  );
+}
+
+function familiar(name: string, names: readonly string[]): string | undefined {
+  const meant = FAMILIAR_NAMES[name];
+  return meant !== undefined && names.includes(meant) ? meant : undefined;
+}
+
+/** The best of `names` for `name`: parts first; with `partsOnly`, nothing else. */
+function nearest(name: string, names: readonly string[], partsOnly: boolean): string | undefined {
   const typed = name.toLowerCase();
   let best: { name: string; score: number } | undefined;
-  for (const candidate of known) {
+  for (const candidate of names) {
     const lower = candidate.toLowerCase();
     const distance = editDistance(typed, lower);
-    const near = distance <= Math.max(2, Math.floor(candidate.length / 3));
-    const part = typed.length >= 2 && lower.startsWith(typed);
-    const inside = typed.length >= 4 && lower.includes(typed);
-    // Names that start with or contain what was typed come before any others.
-    const score = part || inside ? distance - 100 : distance;
-    if ((near || part || inside) && (best === undefined || score < best.score)) {
-      best = { name: candidate, score };
-    }
+    const part =
+      (typed.length >= 2 && lower.startsWith(typed)) ||
+      (typed.length >= 4 && lower.includes(typed)) ||
+      (lower.length >= 4 && typed.includes(lower));
+    const near =
+      distance <= Math.max(2, Math.floor(candidate.length / 3)) && distance < typed.length;
+    if (!part && (partsOnly || !near)) continue;
+    const score = part ? distance - 100 : distance; // a part beats any near miss
+    if (best === undefined || score < best.score) best = { name: candidate, score };
   }
   return best?.name;
 }

@@ -100,7 +100,7 @@ export interface LockerSettings {
 }
 
 /** The names of {@link LockerOptions}: a name missing here, or one too many, fails to compile. */
-const LOCKER_OPTIONS = namesOf<LockerOptions>({
+export const LOCKER_OPTIONS = namesOf<LockerOptions>({
   nodes: true,
   prefix: true,
   driftFactor: true,
@@ -113,7 +113,7 @@ const LOCKER_OPTIONS = namesOf<LockerOptions>({
 });
 
 /** The names of {@link AcquireOptions}. */
-const ACQUIRE_OPTIONS = namesOf<AcquireOptions>({
+export const ACQUIRE_OPTIONS = namesOf<AcquireOptions>({
   ttlMs: true,
   waitMs: true,
   signal: true,
@@ -215,107 +215,6 @@ export function lockerSettings(options: LockerOptions): LockerSettings {
   };
 }
 
-/** Validated acquire options. */
-export interface AcquireSettings {
-  readonly ttlMs: number;
-  readonly waitMs: number;
-  readonly signal: AbortSignal | undefined;
-  readonly autoExtend: boolean;
-  readonly maxHoldMs: number;
-  readonly minHoldMs: number;
-  readonly fair: boolean;
-  readonly fencing: boolean;
-}
-
-/**
- * Which method takes the acquire options, and on what: `tryAcquire` sets `waitMs: 0` itself,
- * `withLock` sets `autoExtend: true`, and a caller may give those only with the same value.
- */
-export interface AcquireCall {
-  readonly method: 'acquire' | 'tryAcquire' | 'withLock' | 'acquireAll';
-  /** What the method acquires, when not a lock (`permit`), for messages. */
-  readonly noun?: string;
-  /** Options this hold does not take, each with why. */
-  readonly lacks?: Readonly<Partial<Record<keyof AcquireOptions, string>>>;
-}
-
-const FIXED_BY: Record<AcquireCall['method'], Partial<AcquireOptions>> = {
-  acquire: {},
-  tryAcquire: { waitMs: 0 },
-  withLock: { autoExtend: true },
-  acquireAll: {},
-};
-
-/** Validates a resource name and acquire options against the locker's settings. */
-export function acquireSettings(
-  resource: unknown,
-  given: unknown,
-  locker: LockerSettings,
-  call: AcquireCall = { method: 'acquire' },
-): AcquireSettings {
-  validateResource(resource);
-  if (typeof given !== 'object' || given === null) {
-    throw new InvalidArgumentError('options', 'an object with `ttlMs`', given);
-  }
-  const lacks: Partial<Record<string, string>> = call.lacks ?? {};
-  for (const [name, why] of Object.entries(lacks)) {
-    if (name in given) {
-      throw new InvalidArgumentError(
-        name,
-        `absent: ${why}`,
-        (given as Record<string, unknown>)[name],
-      );
-    }
-  }
-  const method = call.noun === undefined ? call.method : `a ${call.noun}'s ${call.method}`;
-  const known = ACQUIRE_OPTIONS.filter((name) => !(name in lacks));
-  rejectUnknownOptions(given, known, method, {
-    other: { owner: 'new Locker()', names: LOCKER_OPTIONS },
-  });
-  const fixed = FIXED_BY[call.method];
-  for (const [name, value] of Object.entries(fixed)) {
-    const chosen = (given as Record<string, unknown>)[name];
-    if (chosen !== undefined && chosen !== value) {
-      throw new InvalidArgumentError(name, `absent (${method} always uses ${value})`, chosen);
-    }
-  }
-  const options: Partial<AcquireOptions> = { ...given, ...fixed };
-  const ttlMs = validateTtl('ttlMs', options.ttlMs, locker);
-  const waitMs = options.waitMs ?? DEFAULTS.waitMs;
-  if (typeof waitMs !== 'number' || !(waitMs >= 0)) {
-    throw new InvalidArgumentError('waitMs', 'a number >= 0 (Infinity to wait forever)', waitMs);
-  }
-  const signal = options.signal;
-  if (signal !== undefined && !(signal instanceof AbortSignal)) {
-    throw new InvalidArgumentError('signal', 'an AbortSignal', signal);
-  }
-  const autoExtend = options.autoExtend ?? false;
-  if (typeof autoExtend !== 'boolean') {
-    throw new InvalidArgumentError('autoExtend', 'a boolean', autoExtend);
-  }
-  // The default never cuts a lease short: a lease longer than an hour is held for its TTL.
-  const maxHoldMs = options.maxHoldMs ?? Math.max(DEFAULTS.maxHoldMs, ttlMs);
-  if (maxHoldMs !== Number.POSITIVE_INFINITY) positiveInteger('maxHoldMs', maxHoldMs);
-  if (maxHoldMs < ttlMs) {
-    // The first lease alone lasts ttlMs, and outlives this process if it dies: a shorter
-    // maxHoldMs could not be kept. A lock held at most 1 s needs a TTL of at most 1 s.
-    throw new InvalidArgumentError(
-      'maxHoldMs',
-      `at least ttlMs = ${ttlMs} (a lease lasts its TTL; lower ttlMs to hold for less)`,
-      maxHoldMs,
-    );
-  }
-  const minHoldMs = options.minHoldMs ?? 0;
-  if (!Number.isSafeInteger(minHoldMs) || minHoldMs < 0 || minHoldMs > ttlMs) {
-    throw new InvalidArgumentError('minHoldMs', `an integer in [0, ttlMs = ${ttlMs}]`, minHoldMs);
-  }
-  const fair = options.fair ?? false;
-  if (typeof fair !== 'boolean') throw new InvalidArgumentError('fair', 'a boolean', fair);
-  const fencing = options.fencing ?? false;
-  if (typeof fencing !== 'boolean') throw new InvalidArgumentError('fencing', 'a boolean', fencing);
-  return { ttlMs, waitMs, signal, autoExtend, maxHoldMs, minHoldMs, fair, fencing };
-}
-
 /**
  * Throws unless `resource` is a non-empty, well-formed Unicode string: a lone surrogate
  * reaches Redis as U+FFFD, so `"\uD800"` and `"\uDC00"` would share one lock.
@@ -370,7 +269,8 @@ function isWellFormed(text: string): boolean {
   return !/\p{Surrogate}/u.test(text);
 }
 
-function positiveInteger(field: string, value: unknown): asserts value is number {
+/** Throws unless `value` is a positive integer. */
+export function positiveInteger(field: string, value: unknown): asserts value is number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
     throw new InvalidArgumentError(field, 'a positive integer', value);
   }

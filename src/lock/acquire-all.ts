@@ -1,5 +1,5 @@
+import type { AcquireSettings } from '../acquire-settings.js';
 import { AcquireTimeoutError, LockBusyError, NoQuorumError } from '../errors.js';
-import type { AcquireSettings } from '../options.js';
 import { acquireLock, lockTarget } from './acquire.js';
 import type { LockContext } from './context.js';
 import type { Lock } from './lock.js';

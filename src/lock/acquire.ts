@@ -1,3 +1,4 @@
+import type { AcquireSettings } from '../acquire-settings.js';
 import { CONNECT_WAIT_MS, isConfigurationError } from '../driver/connection.js';
 import {
   AcquireTimeoutError,
@@ -7,7 +8,6 @@ import {
   NoQuorumError,
 } from '../errors.js';
 import { lockKey } from '../keys.js';
-import type { AcquireSettings } from '../options.js';
 import type { NodeResult } from '../quorum/node-result.js';
 import { driftMs } from '../quorum/validity.js';
 import { type AcquireRequest, type Attempt, attemptAcquire } from './attempt.js';

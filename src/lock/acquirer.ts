@@ -1,5 +1,6 @@
+import { type AcquireCall, acquireSettings } from '../acquire-settings.js';
 import { InvalidArgumentError, LockBusyError } from '../errors.js';
-import { type AcquireCall, type AcquireOptions, acquireSettings } from '../options.js';
+import type { AcquireOptions } from '../options.js';
 import { acquireLock, type HoldTarget } from './acquire.js';
 import type { LockContext } from './context.js';
 import type { Lock } from './lock.js';
@@ -8,6 +9,14 @@ import { withLock } from './with-lock.js';
 /** Options of a hold that has no fencing token (a permit, a read or a write hold). */
 export type HoldOptions = Omit<AcquireOptions, 'fencing'>;
 
+/** How users reach an {@link Acquirer}'s methods, for messages: `Semaphore.withPermit`. */
+export interface CalledAs {
+  /** What holds the acquirer: `Semaphore`, `ReadWriteLock.read`. */
+  readonly owner: string;
+  /** The public name of `withLock`, when it has another. */
+  readonly withLock?: string;
+}
+
 /**
  * Acquires one kind of hold on one resource: a semaphore's permits, a read-write lock's
  * read or write side. Each hold is a {@link Lock} handle of its own.
@@ -15,11 +24,13 @@ export type HoldOptions = Omit<AcquireOptions, 'fencing'>;
 export class Acquirer {
   readonly #context: LockContext;
   readonly #target: HoldTarget;
+  readonly #calledAs: CalledAs;
 
   /** @internal Created by `Locker.semaphore` and `Locker.readWriteLock`. */
-  constructor(context: LockContext, target: HoldTarget) {
+  constructor(context: LockContext, target: HoldTarget, calledAs: CalledAs) {
     this.#context = context;
     this.#target = target;
+    this.#calledAs = calledAs;
   }
 
   /**
@@ -49,7 +60,9 @@ export class Acquirer {
   #settings(options: unknown, method: AcquireCall['method']) {
     const { noun } = this.#target.kind;
     const lacks = { fencing: `a ${noun} has no fencing token (use a lock for fenced writes)` };
-    const call = { method, noun, lacks };
+    const { owner, withLock = 'withLock' } = this.#calledAs;
+    const name = `${owner}.${method === 'withLock' ? withLock : method}`;
+    const call = { method, name, lacks };
     return acquireSettings(this.#target.resource, options, this.#context.settings, call);
   }
 }

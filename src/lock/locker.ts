@@ -1,3 +1,4 @@
+import { acquireSettings } from '../acquire-settings.js';
 import { monotonicClock } from '../clock.js';
 import type { RedisConnection } from '../driver/connection.js';
 import { CONNECT_WAIT_MS } from '../driver/connection.js';
@@ -5,10 +6,9 @@ import { StallGuard } from '../driver/stall-guard.js';
 import { InvalidArgumentError, LockBusyError } from '../errors.js';
 import { wakeChannel } from '../keys.js';
 import { resolveNodes } from '../node-specs.js';
-import { rejectUnknownOptions } from '../option-names.js';
+import { namesOf, rejectUnknownOptions } from '../option-names.js';
 import {
   type AcquireOptions,
-  acquireSettings,
   type LockerOptions,
   lockerSettings,
   validateResource,
@@ -192,7 +192,7 @@ export class Locker {
     if (typeof options !== 'object' || options === null) {
       throw new InvalidArgumentError('options', 'an object with `permits`', options);
     }
-    rejectUnknownOptions(options, ['permits'], 'semaphore');
+    rejectUnknownOptions(options, namesOf<SemaphoreOptions>({ permits: true }), 'semaphore');
     const { permits } = options;
     if (!Number.isSafeInteger(permits) || (permits as number) < 1) {
       throw new InvalidArgumentError('permits', 'an integer >= 1', permits);

@@ -30,7 +30,15 @@ export class ReadWriteLock {
   constructor(context: LockContext, name: string) {
     this.name = name;
     const key = readWriteKey(context.settings.prefix, name);
-    this.read = new Acquirer(context, { kind: readWriteKind('read'), resource: name, key });
-    this.write = new Acquirer(context, { kind: readWriteKind('write'), resource: name, key });
+    const side = (mode: 'read' | 'write') =>
+      new Acquirer(
+        context,
+        { kind: readWriteKind(mode), resource: name, key },
+        {
+          owner: `ReadWriteLock.${mode}`,
+        },
+      );
+    this.read = side('read');
+    this.write = side('write');
   }
 }

@@ -43,7 +43,8 @@ export class Semaphore {
     this.name = name;
     this.permits = permits;
     const key = permitKey(context.settings.prefix, name);
-    this.#permits = new Acquirer(context, { kind: semaphoreKind(permits), resource: name, key });
+    const target = { kind: semaphoreKind(permits), resource: name, key };
+    this.#permits = new Acquirer(context, target, { owner: 'Semaphore', withLock: 'withPermit' });
   }
 
   /**

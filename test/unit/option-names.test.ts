@@ -36,7 +36,7 @@ describe('a misspelled option is rejected, naming it and the option it likely me
     const error = thrown(() => new Locker({ nodes: [NO_IO], ttl: 5 } as never));
     expect(error.field).toBe('ttl');
     expect(error.message).toBe(
-      'Expected `ttl` to be absent (not an option of new Locker(); `ttlMs` is an option of acquire), got `5` (number)',
+      'Expected `ttl` to be absent (not an option of new Locker(); `ttlMs` is an option of acquire), got a value of type number',
     );
   });
 
@@ -63,7 +63,7 @@ describe('a misspelled option is rejected, naming it and the option it likely me
     const error = thrown(() => locker.acquire('r', { ttl: 5000 } as never));
     expect(error.field).toBe('ttl');
     expect(error.message).toBe(
-      'Expected `ttl` to be absent (not an option of acquire; did you mean `ttlMs`?), got `5000` (number)',
+      'Expected `ttl` to be absent (not an option of acquire; did you mean `ttlMs`?), got a value of type number',
     );
   });
 
@@ -89,11 +89,11 @@ describe('a misspelled option is rejected, naming it and the option it likely me
       [() => locker.tryAcquire('r', typo), 'tryAcquire'],
       [() => locker.withLock('r', typo, work), 'withLock'],
       [() => locker.acquireAll(['a', 'b'], typo), 'acquireAll'],
-      [() => pool.acquire(typo), "a permit's acquire"],
-      [() => pool.tryAcquire(typo), "a permit's tryAcquire"],
-      [() => pool.withPermit(typo, work), "a permit's withLock"],
-      [() => doc.read.acquire(typo), "a read lock's acquire"],
-      [() => doc.write.withLock(typo, work), "a write lock's withLock"],
+      [() => pool.acquire(typo), 'Semaphore.acquire'],
+      [() => pool.tryAcquire(typo), 'Semaphore.tryAcquire'],
+      [() => pool.withPermit(typo, work), 'Semaphore.withPermit'],
+      [() => doc.read.acquire(typo), 'ReadWriteLock.read.acquire'],
+      [() => doc.write.withLock(typo, work), 'ReadWriteLock.write.withLock'],
     ] as const) {
       const error = thrown(call);
       expect(error.field).toBe('fiar');
@@ -109,6 +109,23 @@ describe('a misspelled option is rejected, naming it and the option it likely me
     const extend = thrown(() => locker.withLock('r', { ttlMs: 1_000, autoExtend: false }, () => 0));
     expect(extend.field).toBe('autoExtend');
     expect(extend.message).toContain('absent (withLock always uses true)');
+  });
+
+  it('names the method as users call it, and never shows the value of an unknown option', () => {
+    const pool = locker.semaphore('pool', { permits: 2 });
+    const extend = thrown(() => pool.withPermit({ ttlMs: 1_000, autoExtend: false }, () => 0));
+    expect(extend.message).toContain('absent (Semaphore.withPermit always uses true)');
+    const secret = thrown(() => new Locker({ nodes: [NO_IO], password: 's3cret' } as never));
+    expect(secret.field).toBe('password');
+    expect(secret.message).not.toContain('s3cret');
+    expect(secret.message).toContain('got a value of type string');
+  });
+
+  it('reads options a caller inherits from a prototype, as before', async () => {
+    const none = { ...NO_IO, send: async () => Promise.reject(new Error('offline')) };
+    const offline = new Locker({ nodes: [none] });
+    const inherited = Object.create({ ttlMs: 1_000 }) as { ttlMs: number };
+    await expect(offline.tryAcquire('r', inherited)).rejects.toMatchObject({ code: 'NO_QUORUM' });
   });
 
   it('a permit has no fencing option: the error says why, not "did you mean"', () => {
@@ -183,12 +200,22 @@ describe('closestName', () => {
     expect(closestName(typed, known)).toBe(meant);
   });
 
-  it.each([['color'], ['x'], ['priority'], ['retries']])('%s has no likely meaning', (typed) => {
+  it.each([['color'], ['x'], ['priority'], ['tz'], ['ms']])('%s has no likely meaning', (typed) => {
     expect(closestName(typed, known)).toBeUndefined();
+  });
+
+  it('prefers a name that contains what was typed, or that it contains', () => {
+    expect(closestName('keyprefix', ['prefix', 'nodes'])).toBe('prefix');
+    expect(closestName('timeout', ['nodeTimeoutMs', 'tls'])).toBe('nodeTimeoutMs');
+    // A part among the other call's names beats a near miss among this one's: ttl is no tls.
+    expect(closestName('ttl', ['tls', 'nodes'], ['ttlMs'])).toBe('ttlMs');
   });
 
   it('a familiar name from another library is suggested only where it exists', () => {
     expect(closestName('retryCount', known)).toBe('waitMs');
+    expect(closestName('retries', known)).toBe('waitMs');
+    expect(closestName('timeout', known)).toBe('waitMs');
+    expect(closestName('fence', ['fencing', 'fair'])).toBe('fencing');
     expect(closestName('retryCount', ['masters', 'args'])).toBeUndefined();
   });
 });
