@@ -1,5 +1,13 @@
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  lstatSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  type Stats,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -47,8 +55,12 @@ export function markOwned(dir: string, serverPid?: number): void {
   const server = serverPid === undefined ? null : (identify(serverPid) ?? null);
   const marker: Marker = { owner: ownIdentity, server };
   const file = join(dir, MARKER);
-  writeFileSync(`${file}.tmp`, JSON.stringify(marker));
-  renameSync(`${file}.tmp`, file);
+  try {
+    writeFileSync(`${file}.tmp`, JSON.stringify(marker), { mode: 0o600 });
+    renameSync(`${file}.tmp`, file);
+  } catch {
+    // Best effort (a full disk): the node runs; only a reaper will not know it.
+  }
 }
 
 /**
@@ -59,7 +71,10 @@ export function markOwned(dir: string, serverPid?: number): void {
  * never another process's nodes, nor a process that reused a pid. `startRedis` and
  * `RedisServer.start` call it once per process; a test suite's global setup may call it too.
  */
-export function reapLeftoverServers(dir = tmpdir()): Reaped {
+export function reapLeftoverServers(
+  /** Where the nodes' temp dirs are. @default the OS temp dir */
+  dir = tmpdir(),
+): Reaped {
   let servers = 0;
   let dirs = 0;
   let names: string[];
@@ -90,15 +105,28 @@ export function reapLeftoverServers(dir = tmpdir()): Reaped {
   return { servers, dirs };
 }
 
+/**
+ * The marker of `dir`, when both are this user's own and nobody else may write them: a
+ * directory (not a link) of mode 0700, as `mkdtemp` makes it, holding a regular file. In a
+ * shared temp dir, another user could otherwise plant a marker naming a process of ours.
+ */
 function readMarker(dir: string): Marker | undefined {
   try {
-    const marker = JSON.parse(readFileSync(join(dir, MARKER), 'utf8')) as Marker;
+    const file = join(dir, MARKER);
+    if (!isPrivate(lstatSync(dir), true) || !isPrivate(lstatSync(file), false)) return undefined;
+    const marker = JSON.parse(readFileSync(file, 'utf8')) as Marker;
     return isIdentity(marker.owner) && (marker.server === null || isIdentity(marker.server))
       ? marker
       : undefined;
   } catch {
     return undefined; // no marker: not the kit's dir, or not marked yet
   }
+}
+
+function isPrivate(stats: Stats, directory: boolean): boolean {
+  const uid = process.getuid?.();
+  const kind = directory ? stats.isDirectory() : stats.isFile();
+  return kind && (uid === undefined || stats.uid === uid) && (stats.mode & 0o022) === 0;
 }
 
 function isIdentity(value: unknown): value is ProcessIdentity {
@@ -138,6 +166,8 @@ function identify(pid: number): ProcessIdentity | undefined {
     const started = execFileSync('ps', ['-o', 'lstart=', '-p', String(pid)], {
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'ignore'],
+      // The same text whatever the caller's locale and time zone.
+      env: { ...process.env, LC_ALL: 'C', TZ: 'UTC' },
     }).trim();
     return started === '' ? undefined : { pid, started };
   } catch {

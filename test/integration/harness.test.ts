@@ -1,6 +1,14 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -78,13 +86,9 @@ describe('distlock/testing', () => {
   });
 
   it('says how to install redis-server when it is missing from PATH', async () => {
-    const path = process.env.PATH;
-    process.env.PATH = '/nonexistent';
-    const error = await RedisServer.start()
-      .catch((e: unknown) => e)
-      .finally(() => {
-        process.env.PATH = path;
-      });
+    const error = await withEnv({ PATH: '/nonexistent', DISTLOCK_REDIS_SERVER: undefined }, () =>
+      RedisServer.start().catch((e: unknown) => e),
+    );
     expect(String(error)).toContain('redis-server was not found on PATH. Install it');
     expect(String(error)).toContain('apt-get install -y redis-server');
   });
@@ -92,15 +96,10 @@ describe('distlock/testing', () => {
   it('names DISTLOCK_REDIS_SERVER, or the binary option, and the path that cannot run', async () => {
     const notExecutable = join(mkdtempSync(join(tmpdir(), 'distlock-harness-')), 'redis-server');
     writeFileSync(notExecutable, '#!/bin/sh\n');
-    const failure = async (options: RedisServerOptions, variable?: string) => {
-      process.env.DISTLOCK_REDIS_SERVER = variable;
-      if (variable === undefined) delete process.env.DISTLOCK_REDIS_SERVER;
-      try {
-        return String(await RedisServer.start(options).catch((e: unknown) => e));
-      } finally {
-        delete process.env.DISTLOCK_REDIS_SERVER;
-      }
-    };
+    const failure = (options: RedisServerOptions, variable: string) =>
+      withEnv({ DISTLOCK_REDIS_SERVER: variable }, async () =>
+        String(await RedisServer.start(options).catch((e: unknown) => e)),
+      );
     expect(await failure({}, '/nope')).toBe(
       'Error: DISTLOCK_REDIS_SERVER is "/nope", which does not exist. Point it at a redis-server binary, or unset it to use PATH.',
     );
@@ -116,6 +115,37 @@ describe('distlock/testing', () => {
     rmSync(dirname(notExecutable), { recursive: true, force: true });
   });
 });
+
+/** Runs `use` with environment variables set (or, as `undefined`, unset), then restores them. */
+async function withEnv<T>(
+  variables: Record<string, string | undefined>,
+  use: () => Promise<T>,
+): Promise<T> {
+  const saved = Object.keys(variables).map((name) => [name, process.env[name]] as const);
+  const apply = (name: string, value: string | undefined) => {
+    if (value === undefined) delete process.env[name];
+    else process.env[name] = value;
+  };
+  for (const [name, value] of Object.entries(variables)) apply(name, value);
+  try {
+    return await use();
+  } finally {
+    for (const [name, value] of saved) apply(name, value);
+  }
+}
+
+/** A node-like temp dir with the testing kit's marker in it. */
+function markedDir(marker: object): string {
+  const dir = mkdtempSync(join(tmpdir(), 'distlock-redis-'));
+  writeFileSync(join(dir, 'distlock-owner.json'), JSON.stringify(marker), { mode: 0o600 });
+  return dir;
+}
+
+/** A process's start time as the marker records it (Linux: clock ticks since boot). */
+function startTime(pid: number): string {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] as string;
+}
 
 describe('leftovers of a process killed outright', () => {
   const OWNER = new URL('../support/redis-owner-process.ts', import.meta.url).pathname;
@@ -142,12 +172,13 @@ describe('leftovers of a process killed outright', () => {
     const foreign = mkdtempSync(join(tmpdir(), 'distlock-redis-'));
     // A marker whose owner is dead, naming a pid that another process has since taken.
     const stranger = spawn('sleep', ['60'], { stdio: 'ignore' });
-    const reused = mkdtempSync(join(tmpdir(), 'distlock-redis-'));
-    const marker = {
-      owner: { pid: 2_147_483_646, started: '1' },
-      server: { pid: stranger.pid, started: 'not when it started' },
-    };
-    writeFileSync(join(reused, 'distlock-owner.json'), JSON.stringify(marker));
+    const dead = { pid: 2_147_483_646, started: '1' };
+    const reused = markedDir({ owner: dead, server: { pid: stranger.pid, started: 'then' } });
+    // Markers naming the stranger as it is, planted where others may write, or by another user.
+    const server = { pid: stranger.pid as number, started: startTime(stranger.pid as number) };
+    const planted = [markedDir({ owner: dead, server }), markedDir({ owner: dead, server })];
+    chmodSync(planted[0] as string, 0o777);
+    if (process.getuid?.() === 0) chownSync(planted[1] as string, 65_534, 65_534);
     try {
       killed.child.kill('SIGKILL');
       await killed.exited;
@@ -166,11 +197,12 @@ describe('leftovers of a process killed outright', () => {
       expect(existsSync(foreign)).toBe(true);
       expect(isRunning(stranger.pid as number)).toBe(true); // not the server the marker named
       expect(existsSync(reused)).toBe(false);
+      expect(planted.map(existsSync)).toEqual([true, process.getuid?.() === 0]);
       expect(reapLeftoverServers()).toEqual({ servers: 0, dirs: 0 }); // nothing left to reap
     } finally {
       stranger.kill('SIGKILL');
       rmSync(foreign, { recursive: true, force: true });
-      rmSync(reused, { recursive: true, force: true });
+      for (const path of [reused, ...planted]) rmSync(path, { recursive: true, force: true });
     }
   });
 });

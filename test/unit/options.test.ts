@@ -152,7 +152,7 @@ describe('durations a timer cannot hold are rejected (a longer timer fires after
     expect(thrown(() => new Locker(options as never)).field).toBe(field);
   });
 
-  it('a lease longer than the default maxHoldMs (one hour) is not cut short by it', async () => {
+  it('a ttlMs above the default maxHoldMs (one hour) needs no maxHoldMs; a shorter one is refused', async () => {
     const none = { ...NO_IO, send: async () => Promise.reject(new Error('offline')) };
     const offline = new Locker({ nodes: [none] });
     const twoHours = { ttlMs: 7_200_000, autoExtend: true, waitMs: 0 };
