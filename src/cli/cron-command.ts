@@ -75,7 +75,7 @@ export async function cronUnderLock(
       onTick: (outcome, at, error) => {
         const why = error instanceof Error ? error.message : String(error);
         if (outcome === 'failed') log(`distlock: tick ${at.toISOString()} failed: ${why}`);
-        // The command was stopped when the loss was noticed (SIGTERM, SIGKILL after the grace).
+        // A loss noticed while the command ran stopped it (SIGTERM, SIGKILL after the grace).
         if (outcome === 'lost') log(`distlock: tick ${at.toISOString()} lost its lock: ${why}`);
       },
     },

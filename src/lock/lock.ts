@@ -5,7 +5,7 @@ import type { LockContext } from './context.js';
 import { nodeTimeoutFor } from './every-node.js';
 import { extendLease } from './extend.js';
 import type { Lease, ReleaseResult } from './lease.js';
-import { LossSignal } from './loss-signal.js';
+import { LossSignal, validityRanOut } from './loss-signal.js';
 import { releaseLease } from './release.js';
 import { traced } from './telemetry.js';
 import { Watchdog } from './watchdog.js';
@@ -44,7 +44,7 @@ export class Lock implements AsyncDisposable {
     });
     if (context.settings.telemetry) {
       context.settings.telemetry.held(this.#hold(), { began: true });
-      this.#loss.signal(lease.deadline); // a hold that runs out unreleased is reported lost
+      this.#loss.watch(lease.deadline); // a hold that runs out unreleased is reported lost
     }
     if (lifecycle?.autoExtend) {
       const { ttlMs } = lease;
@@ -60,14 +60,16 @@ export class Lock implements AsyncDisposable {
         minTtlMs,
       );
       this.#watchdog.schedule(lease.deadline);
-      this.#loss.signal(lease.deadline); // an auto-extended lock always watches its deadline
+      this.#loss.watch(lease.deadline); // an auto-extended lock always watches its deadline
     }
   }
 
   /**
    * Aborts with a `LockLostError` as soon as the lock can no longer be proven valid: an
    * extension failed, or the validity deadline passed without one. Stop using the protected
-   * resource when it fires. Releasing the lock does not abort it.
+   * resource when it fires. Releasing the lock does not abort it. Read after the deadline, it
+   * is already aborted, even if a busy event loop kept its timer from running: the loss is
+   * then reported (abort listeners, the `lost` event) during this read.
    */
   get signal(): AbortSignal {
     return this.#loss.signal(this.#lease.deadline);
@@ -166,6 +168,11 @@ export class Lock implements AsyncDisposable {
 
   /** Releases now, or lets the key expire in `keepMs` (never before `minHoldMs` passed). */
   #end(keepMs: number | undefined): Promise<ReleaseResult> {
+    if (this.#lease.status === 'held' && this.#context.clock.now() >= this.#lease.deadline) {
+      // Released after its validity ran out, before its deadline timer could run (a busy
+      // event loop), or with none armed: the work went on unprotected, so it is a loss.
+      this.#lost(validityRanOut(this.resource));
+    }
     this.#unhold();
     this.#watchdog?.stop();
     this.#loss.stop();

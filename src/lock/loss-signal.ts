@@ -24,12 +24,18 @@ export class LossSignal {
    * its timer may not have run yet (the event loop was busy), or may not exist (first read).
    */
   signal(deadline: number): AbortSignal {
+    const signal = this.watch(deadline);
+    if (!this.#lost && !this.#stopped && this.clock.now() >= deadline) this.#expire();
+    return signal;
+  }
+
+  /** Starts watching `deadline` (its timer fires the signal), but never fires it at once. */
+  watch(deadline: number): AbortSignal {
     if (!this.#controller) {
       this.#controller = new AbortController();
       if (this.#lost) this.#controller.abort(this.#lost);
       else this.arm(deadline);
     }
-    if (!this.#lost && !this.#stopped && this.clock.now() >= deadline) this.#expire();
     return this.#controller.signal;
   }
 
@@ -53,9 +59,7 @@ export class LossSignal {
   }
 
   #expire(): void {
-    this.onDeadline(
-      new LockLostError(this.resource, 'its validity ran out without a successful extension'),
-    );
+    this.onDeadline(validityRanOut(this.resource));
   }
 
   /** Fires the signal (once) with `error`. */
@@ -71,4 +75,9 @@ export class LossSignal {
     this.#stopped = true;
     clearTimeout(this.#timer);
   }
+}
+
+/** The loss of a lock whose validity deadline passed without a successful extension. */
+export function validityRanOut(resource: string): LockLostError {
+  return new LockLostError(resource, 'its validity ran out without a successful extension');
 }

@@ -42,8 +42,9 @@ export interface Tick {
 /**
  * What a tick did on this node: `ran` (the job resolved), `skipped` (another node has the
  * tick), `failed` (the job threw, or the tick could not be locked: `error` says why), or
- * `lost` (the tick's lock was lost while the job ran: past `lockAtMostFor`, or the nodes lost
- * the key; `error` is the `LockLostError`, whatever the job did, since it was not protected).
+ * `lost`: the tick's lock was lost while the job ran (past `lockAtMostFor`, the nodes lost
+ * the key, or the locker was closed). `error` is then the `LockLostError`, whatever the job
+ * did (its own error is not reported): it ran unprotected, maybe on another node too.
  */
 export type TickOutcome = 'ran' | 'skipped' | 'failed' | 'lost';
 
@@ -132,12 +133,12 @@ export function schedule(
     } catch (error) {
       failure = error;
     }
-    // Read before the release, which stops the signal: aborted if the deadline has passed.
     const { signal } = lock;
-    const released = await lock.release(); // reports, never rejects
+    // Reports, never rejects; a release after the deadline aborts the signal first.
+    const released = await lock.release();
     if (signal.aborted) return report('lost', scheduledAt, signal.reason);
     if (released === 'not-held') {
-      const gone = 'the nodes no longer held it when the job ended (expired, evicted or deleted)';
+      const gone = 'when its release arrived, the nodes no longer held it (evicted or deleted)';
       return report('lost', scheduledAt, new LockLostError(lock.resource, gone));
     }
     report(failure === undefined ? 'ran' : 'failed', scheduledAt, failure);

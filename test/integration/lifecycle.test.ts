@@ -48,6 +48,26 @@ describe('lost-lock signal', () => {
     expect(lock.signal.aborted).toBe(true);
   });
 
+  it('is lost when released after its deadline, before its timer could run', async () => {
+    const l = locker();
+    const lost: unknown[] = [];
+    l.events.on('lost', ({ error }) => lost.push(error));
+    const lock = await l.acquire('job', { ttlMs: 200 });
+    const { signal } = lock;
+    const until = performance.now() + 250;
+    while (performance.now() < until); // the event loop is blocked past the deadline
+    expect(await lock.release()).toBe('not-held');
+    expect(signal.aborted).toBe(true);
+    expect(lost).toEqual([signal.reason]);
+    // withLock, whose work blocks past the deadline, rejects instead of resolving.
+    const work = () => {
+      const end = performance.now() + 250;
+      while (performance.now() < end);
+      return 'done without the lock';
+    };
+    await expect(l.withLock('job', { ttlMs: 200 }, work)).rejects.toBeInstanceOf(LockLostError);
+  });
+
   it('is not aborted when read after the deadline of a lock released before it', async () => {
     const lock = await locker().acquire('job', { ttlMs: 200 });
     await lock.release();
