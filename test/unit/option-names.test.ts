@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidArgumentError, Locker, schedule } from '../../src/index.js';
+import { Locker, schedule } from '../../src/index.js';
 import { closestName } from '../../src/option-names.js';
 import { openTelemetry } from '../../src/telemetry/opentelemetry.js';
 import {
@@ -8,26 +8,7 @@ import {
   startRedisCluster,
   startRedisSentinel,
 } from '../../src/testing/index.js';
-
-/** A node that fails the test if anything is ever sent to it. */
-const NO_IO = {
-  name: 'no-io:1',
-  send: async () => {
-    throw new Error('no I/O may happen in these tests');
-  },
-  close: async () => {},
-};
-
-/** The synchronous `InvalidArgumentError` that `fn` throws. */
-function thrown(fn: () => unknown): InvalidArgumentError {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(InvalidArgumentError);
-    return error as InvalidArgumentError;
-  }
-  throw new Error('expected a synchronous InvalidArgumentError');
-}
+import { NO_IO, thrown } from '../support/validation.js';
 
 describe('a misspelled option is rejected, naming it and the option it likely meant', () => {
   const locker = new Locker({ nodes: [NO_IO] });

@@ -1,29 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidArgumentError, LockError, Locker } from '../../src/index.js';
+import { Locker } from '../../src/index.js';
+import { NO_IO, thrown } from '../support/validation.js';
 
 /** A URL no test ever connects to: validation must throw before any connection is made. */
 const UNUSED = 'redis://127.0.0.1:1';
-
-/** A node that fails the test if anything is ever sent to it. */
-const NO_IO = {
-  name: 'no-io:1',
-  send: async () => {
-    throw new Error('no I/O may happen in these tests');
-  },
-  close: async () => {},
-};
-
-function thrown(fn: () => unknown): InvalidArgumentError {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(InvalidArgumentError);
-    expect(error).toBeInstanceOf(LockError);
-    expect((error as LockError).code).toBe('INVALID_ARGUMENT');
-    return error as InvalidArgumentError;
-  }
-  throw new Error('expected a synchronous InvalidArgumentError');
-}
 
 describe('bad input is rejected synchronously, naming the field and the value', () => {
   const locker = new Locker({ nodes: [NO_IO] });
