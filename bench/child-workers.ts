@@ -1,6 +1,7 @@
 /**
  * Worker processes for the scenarios that run contenders in child processes (contention,
- * semaphore): forking them, and waiting for one of their reports.
+ * semaphore): forking them and waiting for one of their reports (the parent's side), and
+ * talking to the parent (the worker's side).
  */
 import { type ChildProcess, fork } from 'node:child_process';
 
@@ -33,4 +34,16 @@ export function awaitMessage<Report extends { readonly type: string }>(
     }
     child.on('message', onMessage).on('exit', onExit);
   });
+}
+
+/** In a worker: sends `message` to the parent; resolves once it was handed over. */
+export function sendToParent<Report extends { readonly type: string }>(
+  message: Report,
+): Promise<void> {
+  return new Promise((resolve) => process.send?.(message, undefined, {}, () => resolve()));
+}
+
+/** In a worker: the parent's next message. */
+export function parentMessage<T>(): Promise<T> {
+  return new Promise((resolve) => process.once('message', (message) => resolve(message as T)));
 }

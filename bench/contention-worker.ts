@@ -8,6 +8,7 @@
  *   child → parent  `done`   every acquisition and failure, once all workers stopped
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { parentMessage, sendToParent } from './child-workers.js';
 import { closeClients, openClients } from './clients.js';
 import { CONTENDERS, type Tuning } from './contenders.js';
 import { nowMs } from './stats.js';
@@ -45,24 +46,16 @@ export type WorkerReport =
       readonly releaseFailures: number;
     };
 
-function send(message: WorkerReport): Promise<void> {
-  return new Promise((resolve) => process.send?.(message, undefined, {}, () => resolve()));
-}
-
-function nextMessage<T>(): Promise<T> {
-  return new Promise((resolve) => process.once('message', (message) => resolve(message as T)));
-}
-
-const setup = await nextMessage<WorkerSetup>();
+const setup = await parentMessage<WorkerSetup>();
 const spec = CONTENDERS.find((c) => c.name === setup.contender);
 if (!spec) throw new Error(`no contender named ${setup.contender}`);
 const clients = await openClients([setup.url]);
 const lib = spec.make(clients, setup.tuning);
 // Warm-up on a private key: connections settled, scripts loaded.
 await (await lib.acquire(`${setup.key}:warm:${process.pid}`, setup.ttlMs)).release();
-await send({ type: 'ready' });
+await sendToParent<WorkerReport>({ type: 'ready' });
 
-const { deadline } = await nextMessage<WorkerStart>();
+const { deadline } = await parentMessage<WorkerStart>();
 const acquisitions: Acquisition[] = [];
 let acquireFailures = 0;
 let releaseFailures = 0;
@@ -87,5 +80,5 @@ await Promise.all(
 );
 await lib.close();
 closeClients(clients);
-await send({ type: 'done', acquisitions, acquireFailures, releaseFailures });
+await sendToParent<WorkerReport>({ type: 'done', acquisitions, acquireFailures, releaseFailures });
 process.disconnect();

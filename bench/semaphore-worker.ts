@@ -13,6 +13,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
+import { parentMessage, sendToParent } from './child-workers.js';
 import { closeClients, openClients } from './clients.js';
 import type { Acquisition } from './contention-worker.js';
 import {
@@ -48,15 +49,7 @@ export type SemaphoreWorkerReport =
       readonly abandoned: number;
     };
 
-function send(message: SemaphoreWorkerReport): Promise<void> {
-  return new Promise((resolve) => process.send?.(message, undefined, {}, () => resolve()));
-}
-
-function nextMessage<T>(): Promise<T> {
-  return new Promise((resolve) => process.once('message', (message) => resolve(message as T)));
-}
-
-const setup = await nextMessage<SemaphoreWorkerSetup>();
+const setup = await parentMessage<SemaphoreWorkerSetup>();
 const spec = SEMAPHORE_CONTENDERS.find((c) => c.name === setup.contender);
 if (!spec) throw new Error(`no semaphore contender named ${setup.contender}`);
 const workers: { id: number; clients: Redis[]; lib: SemaphoreContender }[] = [];
@@ -71,9 +64,9 @@ await Promise.all(
     await (await lib.acquire(`${setup.key}:warm:${process.pid}:${id}`, warmSignal)).release();
   }),
 );
-await send({ type: 'ready' });
+await sendToParent<SemaphoreWorkerReport>({ type: 'ready' });
 
-const { deadline } = await nextMessage<SemaphoreWorkerStart>();
+const { deadline } = await parentMessage<SemaphoreWorkerStart>();
 const drain = AbortSignal.timeout(Math.ceil(Math.max(0, deadline - nowMs()) + setup.drainMs));
 const acquisitions: Acquisition[] = [];
 let acquireFailures = 0;
@@ -106,5 +99,11 @@ for (const { clients, lib } of workers) {
   await lib.close();
   closeClients(clients);
 }
-await send({ type: 'done', acquisitions, acquireFailures, releaseFailures, abandoned });
+await sendToParent<SemaphoreWorkerReport>({
+  type: 'done',
+  acquisitions,
+  acquireFailures,
+  releaseFailures,
+  abandoned,
+});
 process.disconnect();

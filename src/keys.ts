@@ -56,6 +56,12 @@ export function queueKeys(key: string): { queue: string; deadlines: string; chan
   };
 }
 
+/** The keys of a script that works on the hold at `key` and its line, in the order it reads them. */
+export function lineScriptKeys(key: string): string[] {
+  const { queue, deadlines, channels } = queueKeys(key);
+  return [key, queue, deadlines, channels];
+}
+
 /** The fence counter of the lock at `key`: never expires, only grows. */
 export function fenceKey(key: string): string {
   return `${key}:fence`;

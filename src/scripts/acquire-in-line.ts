@@ -1,4 +1,4 @@
-import { fenceKey, queueKeys } from '../keys.js';
+import { fenceKey, lineScriptKeys } from '../keys.js';
 import { fencedReply } from './acquire-fenced.js';
 import { HOLDER_TTL, WAITING_LINE } from './lua-fragments.js';
 import { defineScript } from './script.js';
@@ -11,6 +11,11 @@ export interface WaitingPlace {
   readonly waiterTimeoutMs: number;
   /** The channel on which the waiter's locker hears that it was handed the lock. */
   readonly wakeChannel: string;
+}
+
+/** A waiter's place as the script arguments ARGV ticket, patience, channel: empty when none. */
+export function placeArgs(line: WaitingPlace | undefined): (string | number)[] {
+  return [line?.ticket ?? '', line?.waiterTimeoutMs ?? 0, line?.wakeChannel ?? ''];
 }
 
 /** A place in the waiting line of one acquisition, the same on every node. */
@@ -58,16 +63,11 @@ export interface LineAcquisition {
  */
 export const acquireInLineScript = defineScript({
   name: 'acquire-in-line',
-  keys: ({ key }: LineAcquisition) => {
-    const { queue, deadlines, channels } = queueKeys(key);
-    return [key, queue, deadlines, channels, fenceKey(key)];
-  },
+  keys: ({ key }: LineAcquisition) => [...lineScriptKeys(key), fenceKey(key)],
   args: ({ token, ttlMs, line, fencing }) => [
     token,
     ttlMs,
-    line.ticket,
-    line.waiterTimeoutMs,
-    line.wakeChannel,
+    ...placeArgs(line),
     fencing ? '1' : '0',
     line.fair ? '1' : '0',
   ],

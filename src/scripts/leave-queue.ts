@@ -1,4 +1,4 @@
-import { queueKeys } from '../keys.js';
+import { lineScriptKeys } from '../keys.js';
 import { WAITING_LINE } from './lua-fragments.js';
 import { defineScript, integerReply } from './script.js';
 
@@ -18,10 +18,7 @@ import { defineScript, integerReply } from './script.js';
  */
 export const leaveQueueScript = defineScript({
   name: 'leave-queue',
-  keys: ({ key }: { key: string; token: string; granted: boolean }) => {
-    const { queue, deadlines, channels } = queueKeys(key);
-    return [key, queue, deadlines, channels];
-  },
+  keys: ({ key }: { key: string; token: string; granted: boolean }) => lineScriptKeys(key),
   args: ({ token, granted }) => [token, granted ? '1' : '0'],
   parse: integerReply('leave-queue'),
   lua: `${WAITING_LINE}

@@ -1,4 +1,5 @@
 import { readWriteKeys } from '../keys.js';
+import { placeArgs } from './acquire-in-line.js';
 import { EXPIRING_SET, READ_WRITE_LINE } from './lua-fragments.js';
 import { defineScript, integerReply } from './script.js';
 
@@ -48,14 +49,7 @@ export interface ReadWriteRequest {
 export const readWriteTakeScript = defineScript({
   name: 'read-write-take',
   keys: ({ key }: ReadWriteRequest) => readWriteScriptKeys(key),
-  args: ({ token, ttlMs, mode, line }) => [
-    token,
-    ttlMs,
-    mode,
-    line?.ticket ?? '',
-    line?.waiterTimeoutMs ?? 0,
-    line?.wakeChannel ?? '',
-  ],
+  args: ({ token, ttlMs, mode, line }) => [token, ttlMs, mode, ...placeArgs(line)],
   parse: integerReply('read-write-take'),
   lua: `${READ_WRITE_LINE}${EXPIRING_SET}
 local writerKey, readersKey = KEYS[1], KEYS[5]

@@ -1,4 +1,4 @@
-import { queueKeys } from '../keys.js';
+import { lineScriptKeys } from '../keys.js';
 import { WAITING_LINE } from './lua-fragments.js';
 import { defineScript, integerReply } from './script.js';
 
@@ -21,10 +21,7 @@ import { defineScript, integerReply } from './script.js';
  */
 export const releaseScript = defineScript({
   name: 'release',
-  keys: ({ key }: { key: string; token: string; announce: boolean }) => {
-    const { queue, deadlines, channels } = queueKeys(key);
-    return [key, queue, deadlines, channels];
-  },
+  keys: ({ key }: { key: string; token: string; announce: boolean }) => lineScriptKeys(key),
   args: ({ token, announce }) => [token, announce ? '1' : '0'],
   parse: integerReply('release'),
   lua: `${WAITING_LINE}

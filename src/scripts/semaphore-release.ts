@@ -1,5 +1,5 @@
-import { queueKeys } from '../keys.js';
-import type { WaitingPlace } from './acquire-in-line.js';
+import { lineScriptKeys } from '../keys.js';
+import { placeArgs, type WaitingPlace } from './acquire-in-line.js';
 import { EXPIRING_SET, WAITING_LINE } from './lua-fragments.js';
 import { defineScript, integerReply } from './script.js';
 
@@ -29,17 +29,9 @@ export type PermitEnd = 'release' | 'undo' | 'leave' | 'leave-granted';
  */
 export const semaphoreReleaseScript = defineScript({
   name: 'semaphore-release',
-  keys: ({ key }: { key: string; token: string; end: PermitEnd; line?: WaitingPlace }) => {
-    const { queue, deadlines, channels } = queueKeys(key);
-    return [key, queue, deadlines, channels];
-  },
-  args: ({ token, end, line }) => [
-    token,
-    end,
-    line?.ticket ?? '',
-    line?.waiterTimeoutMs ?? 0,
-    line?.wakeChannel ?? '',
-  ],
+  keys: ({ key }: { key: string; token: string; end: PermitEnd; line?: WaitingPlace }) =>
+    lineScriptKeys(key),
+  args: ({ token, end, line }) => [token, end, ...placeArgs(line)],
   parse: integerReply('semaphore-release'),
   lua: `${WAITING_LINE}${EXPIRING_SET}
 local holders = KEYS[1]

@@ -1,4 +1,5 @@
-import { queueKeys } from '../keys.js';
+import { lineScriptKeys } from '../keys.js';
+import { placeArgs } from './acquire-in-line.js';
 import { EXPIRING_SET, WAITING_LINE } from './lua-fragments.js';
 import { defineScript, integerReply } from './script.js';
 
@@ -40,17 +41,12 @@ export interface PermitRequest {
  */
 export const semaphoreTakeScript = defineScript({
   name: 'semaphore-take',
-  keys: ({ key }: PermitRequest) => {
-    const { queue, deadlines, channels } = queueKeys(key);
-    return [key, queue, deadlines, channels];
-  },
+  keys: ({ key }: PermitRequest) => lineScriptKeys(key),
   args: ({ token, ttlMs, permits, line }) => [
     token,
     ttlMs,
     permits,
-    line?.ticket ?? '',
-    line?.waiterTimeoutMs ?? 0,
-    line?.wakeChannel ?? '',
+    ...placeArgs(line),
     line?.fair ? '1' : '0',
   ],
   parse: integerReply('semaphore-take'),
