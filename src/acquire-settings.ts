@@ -35,7 +35,8 @@ export interface AcquireCall {
   readonly lacks?: Readonly<Partial<Record<keyof AcquireOptions, string>>>;
 }
 
-const FIXED_BY: Record<AcquireCall['method'], Partial<AcquireOptions>> = {
+/** What each method sets itself. */
+const FIXED_BY: Record<AcquireCall['method'], Pick<AcquireOptions, 'waitMs' | 'autoExtend'>> = {
   acquire: {},
   tryAcquire: { waitMs: 0 },
   withLock: { autoExtend: true },
@@ -53,9 +54,11 @@ export function acquireSettings(
   if (typeof given !== 'object' || given === null) {
     throw new InvalidArgumentError('options', 'an object with `ttlMs`', given);
   }
-  const options = checkedNames(given as Partial<AcquireOptions>, call);
+  const options = given as Partial<AcquireOptions>;
+  const fixed = FIXED_BY[call.method];
+  checkNames(options, call, fixed);
   const ttlMs = validateTtl('ttlMs', options.ttlMs, locker);
-  const waitMs = options.waitMs ?? DEFAULTS.waitMs;
+  const waitMs = fixed.waitMs ?? options.waitMs ?? DEFAULTS.waitMs;
   if (typeof waitMs !== 'number' || !(waitMs >= 0)) {
     throw new InvalidArgumentError('waitMs', 'a number >= 0 (Infinity to wait forever)', waitMs);
   }
@@ -63,7 +66,7 @@ export function acquireSettings(
   if (signal !== undefined && !(signal instanceof AbortSignal)) {
     throw new InvalidArgumentError('signal', 'an AbortSignal', signal);
   }
-  const autoExtend = options.autoExtend ?? false;
+  const autoExtend = fixed.autoExtend ?? options.autoExtend ?? false;
   if (typeof autoExtend !== 'boolean') {
     throw new InvalidArgumentError('autoExtend', 'a boolean', autoExtend);
   }
@@ -92,28 +95,32 @@ export function acquireSettings(
 
 /**
  * Throws for an option the call lacks, an unknown name, or a value other than the one the
- * call sets itself; returns the options with those set.
+ * call sets itself (`fixed`). Runs on every acquire: allocates nothing when all is well.
  */
-function checkedNames(given: Partial<AcquireOptions>, call: AcquireCall): Partial<AcquireOptions> {
+function checkNames(
+  given: Partial<AcquireOptions>,
+  call: AcquireCall,
+  fixed: Partial<AcquireOptions>,
+): void {
   const name = call.name ?? call.method;
-  const lacks: Partial<Record<string, string>> = call.lacks ?? {};
-  for (const [option, why] of Object.entries(lacks)) {
-    if (option in given) {
-      const value = (given as Record<string, unknown>)[option];
-      throw new InvalidArgumentError(option, `absent: ${why}`, value);
+  const { lacks } = call;
+  if (lacks) {
+    for (const [option, why] of Object.entries(lacks)) {
+      if (option in given) {
+        const value = (given as Record<string, unknown>)[option];
+        throw new InvalidArgumentError(option, `absent: ${why}`, value);
+      }
     }
   }
-  const known = ACQUIRE_OPTIONS.filter((option) => !(option in lacks));
+  const known = lacks ? ACQUIRE_OPTIONS.filter((option) => !(option in lacks)) : ACQUIRE_OPTIONS;
   rejectUnknownOptions(given, known, name, {
     other: { owner: 'new Locker()', names: LOCKER_OPTIONS },
   });
-  const fixed = FIXED_BY[call.method];
-  for (const [option, value] of Object.entries(fixed)) {
-    const chosen = (given as Record<string, unknown>)[option];
+  for (const option in fixed) {
+    const value = fixed[option as keyof AcquireOptions];
+    const chosen = given[option as keyof AcquireOptions];
     if (chosen !== undefined && chosen !== value) {
       throw new InvalidArgumentError(option, `absent (${name} always uses ${value})`, chosen);
     }
   }
-  // On top of `given`, not a copy: options it inherits (from a prototype) still count.
-  return Object.assign(Object.create(given) as Partial<AcquireOptions>, fixed);
 }

@@ -59,8 +59,10 @@ export function rejectUnknownOptions(
   owner: string,
   { path = '', other }: { path?: string; other?: OtherOptions } = {},
 ): void {
-  for (const [name, value] of Object.entries(options)) {
-    if (known.includes(name)) continue;
+  // for-in, not Object.entries: this runs on every acquire, and must not allocate.
+  for (const name in options) {
+    if (known.includes(name) || !Object.hasOwn(options, name)) continue;
+    const value: unknown = (options as Record<string, unknown>)[name];
     const closest = closestName(name, known, other?.names);
     let hint = '';
     if (closest !== undefined && known.includes(closest)) {
