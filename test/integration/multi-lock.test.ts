@@ -91,6 +91,9 @@ describe('acquireAll', () => {
   it('fires its signal when any of its locks is lost, and gives each its fence', async () => {
     const all = await locker().acquireAll(['a', 'b'], { ttlMs: 300, fencing: true });
     expect([...all.fences.keys()]).toEqual(['a', 'b']);
+    await Promise.all(fixture().admin.map((a) => a.del('distlock:{a}'))); // only a is lost
+    await expect(all.extend(5_000)).rejects.toBeInstanceOf(LockLostError);
+    expect(all.signal.aborted).toBe(true);
     await delay(350);
     expect(all.signal.aborted).toBe(true);
     expect(all.signal.reason).toBeInstanceOf(LockLostError);

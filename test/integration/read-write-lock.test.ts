@@ -2,7 +2,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { IORedisConnection } from '../../src/driver/ioredis.js';
-import { InvalidArgumentError, NoQuorumError } from '../../src/index.js';
+import { AcquireTimeoutError, InvalidArgumentError, NoQuorumError } from '../../src/index.js';
 import { readWriteTakeScript } from '../../src/scripts/read-write-take.js';
 import { useLockers, useRedis } from '../support/redis.js';
 
@@ -125,6 +125,9 @@ describe('a read-write lock', () => {
     const doc = locker().readWriteLock('doc');
     const reading = await doc.read.acquire({ ttlMs: 10_000 });
     expect(await doc.write.tryAcquire({ ttlMs: 10_000 })).toBeNull();
+    await expect(doc.write.acquire({ ttlMs: 10_000, waitMs: 200 })).rejects.toBeInstanceOf(
+      AcquireTimeoutError,
+    );
     await reading.release();
     const writing = await doc.write.tryAcquire({ ttlMs: 10_000 });
     expect(writing).not.toBeNull();

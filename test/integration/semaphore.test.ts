@@ -45,12 +45,20 @@ describe('a semaphore', () => {
     const holder = await pool.acquire({ ttlMs: 10_000 });
     const waiting = locker({ nodes: urls, retryDelayMs: 2_000 })
       .semaphore('pool', { permits: 1 })
-      .acquire({ ttlMs: 10_000, waitMs: 8_000 });
+      .acquire({ ttlMs: 30_000, waitMs: 8_000 });
     await delay(100);
     await holder.release();
     expect(await pool.tryAcquire({ ttlMs: 1_000 })).toBeNull(); // the waiter's, handed or taken
     const handed = await waiting;
-    expect(handed.remainingMs()).toBeGreaterThan(9_000); // renewed to its TTL by its own request
+    expect(handed.remainingMs()).toBeGreaterThan(29_000); // renewed to its TTL by its own request
+    // On the nodes too: handed over, it expired at the waiter's deadline in line (10 s).
+    const admin = fixture().admin[0] as Redis;
+    const [[seconds, micros], scored] = await Promise.all([
+      admin.time(),
+      admin.zrange(KEY, 0, -1, 'WITHSCORES'),
+    ]);
+    const serverNow = Number(seconds) * 1_000 + Math.floor(Number(micros) / 1_000);
+    expect(Number(scored[1]) - serverNow).toBeGreaterThan(29_000);
     await handed.release();
   });
 
@@ -148,11 +156,14 @@ describe('a semaphore', () => {
   it('serves waiters in arrival order with fair: true', async () => {
     const { urls } = fixture().redis;
     const pool = locker({ nodes: urls }).semaphore('pool', { permits: 1 });
-    const holder = await pool.acquire({ ttlMs: 10_000 });
+    // The holder's permit runs out (no release hands it on): the waiters then race for it,
+    // the last to arrive polling the most often. Only fairness keeps them in arrival order.
+    await pool.acquire({ ttlMs: 300 });
     const order: number[] = [];
     const waits: Promise<void>[] = [];
     for (let i = 0; i < 3; i++) {
-      const waiter = locker({ nodes: urls, retryDelayMs: 50 }).semaphore('pool', { permits: 1 });
+      const retryDelayMs = [1_000, 500, 5][i] as number;
+      const waiter = locker({ nodes: urls, retryDelayMs }).semaphore('pool', { permits: 1 });
       const permit = waiter.acquire({ ttlMs: 5_000, waitMs: 8_000, fair: true });
       waits.push(
         permit.then(async (p) => {
@@ -163,7 +174,6 @@ describe('a semaphore', () => {
       );
       await delay(40);
     }
-    await holder.release();
     await Promise.all(waits);
     expect(order).toEqual([0, 1, 2]);
   });

@@ -71,6 +71,7 @@ describe('OpenTelemetry spans', () => {
     const l = tracedLocker();
     const lock = await l.acquire('invoice:42', { ttlMs: 10_000 });
     const token = (await (fixture().admin[0] as Redis).get('distlock:{invoice:42}')) as string;
+    expect(token).toMatch(/\S/);
     await lock.extend(10_000);
     expect(await lock.release()).toBe('released');
     expect(await l.tryAcquire('invoice:42', { ttlMs: 10_000 })).not.toBeNull();
@@ -127,6 +128,7 @@ describe('OpenTelemetry spans', () => {
     const lock = await tracedLocker({}, nodes).acquire('report', { ttlMs: 10_000 });
     await lock.release();
     const acquire = finished('lock.acquire')[0];
+    expect(acquire).toBeDefined();
     const sets = spans.getFinishedSpans().filter((s) => s.name === 'redis SET');
     expect(sets).toHaveLength(3);
     for (const set of sets)
