@@ -12,6 +12,11 @@ export type Fault =
    * and without desynchronising the Redis protocol stream.
    */
   | { readonly mode: 'blackhole' }
+  /**
+   * Hold the traffic of one direction only, as a black hole does: `requests` (client to
+   * server) or `replies` (server to client). Held replies to a client that is gone are lost.
+   */
+  | { readonly mode: 'hold'; readonly direction: 'requests' | 'replies' }
   /** Reset (RST) every open connection, and every new one as soon as it is accepted. */
   | { readonly mode: 'reset' };
 
@@ -22,11 +27,17 @@ class Pipe {
 
   constructor(
     private readonly to: Socket,
-    private readonly isReply: boolean,
+    readonly isReply: boolean,
   ) {}
 
+  get heldBytes(): number {
+    let bytes = 0;
+    for (const chunk of this.#held) bytes += chunk.length;
+    return bytes;
+  }
+
   push(chunk: Buffer, fault: Fault): void {
-    if (fault.mode === 'blackhole' || this.#held.length > 0) {
+    if (this.#holds(fault) || this.#held.length > 0) {
       this.#held.push(chunk);
       return;
     }
@@ -35,10 +46,16 @@ class Pipe {
 
   /** Sends what a black hole held, once the fault no longer holds traffic. */
   flush(fault: Fault): void {
-    if (fault.mode === 'blackhole') return;
+    if (this.#holds(fault)) return;
     const held = this.#held;
     this.#held = [];
     for (const chunk of held) this.#forward(chunk, fault);
+  }
+
+  #holds(fault: Fault): boolean {
+    if (fault.mode === 'blackhole') return true;
+    if (fault.mode !== 'hold') return false;
+    return (fault.direction === 'replies') === this.isReply;
   }
 
   #forward(chunk: Buffer, fault: Fault): void {
@@ -46,7 +63,7 @@ class Pipe {
     const dueAt = Math.max(this.#lastDueAt, Date.now() + delayMs);
     this.#lastDueAt = dueAt;
     if (dueAt <= Date.now()) {
-      this.to.write(chunk);
+      if (!this.to.destroyed) this.to.write(chunk);
       return;
     }
     setTimeout(() => {
@@ -59,6 +76,8 @@ interface Proxied {
   readonly client: Socket;
   readonly upstream: Socket;
   readonly pipes: readonly Pipe[];
+  /** The client side was reset by {@link FaultProxy.orphan}; the server side lives on. */
+  orphaned: boolean;
 }
 
 /**
@@ -75,6 +94,8 @@ export class FaultProxy {
   readonly port: number;
   readonly #server: Server;
   readonly #connections = new Set<Proxied>();
+  /** Connections whose client side {@link FaultProxy.orphan} reset. */
+  readonly #orphans = new Set<Proxied>();
   #fault: Fault = { mode: 'pass' };
 
   private constructor(server: Server, port: number) {
@@ -119,9 +140,48 @@ export class FaultProxy {
     }
   }
 
+  /**
+   * Resets the client side of every open connection while its server side stays open, as a
+   * proxy or a load balancer does when the client goes away: the client reconnects, while
+   * the requests this proxy holds for the old connections wait for `deliver()`, which sends
+   * them to the server in order (after whatever the client sent since on its new
+   * connection) and then closes them. Replies to them are dropped. Orphans no longer follow
+   * {@link FaultProxy.set}.
+   */
+  orphan(): { deliver(): void } {
+    const orphans = [...this.#connections];
+    for (const connection of orphans) {
+      this.#connections.delete(connection);
+      this.#orphans.add(connection);
+      connection.orphaned = true;
+      if (!connection.client.destroyed) connection.client.resetAndDestroy();
+    }
+    return {
+      deliver: () => {
+        for (const { pipes, upstream } of orphans) {
+          for (const pipe of pipes) pipe.flush({ mode: 'pass' });
+          upstream.end();
+        }
+      },
+    };
+  }
+
+  /** Bytes this proxy holds back now, per direction, over every connection. */
+  get held(): { readonly requests: number; readonly replies: number } {
+    let requests = 0;
+    let replies = 0;
+    for (const { pipes } of this.#connections) {
+      for (const pipe of pipes) {
+        if (pipe.isReply) replies += pipe.heldBytes;
+        else requests += pipe.heldBytes;
+      }
+    }
+    return { requests, replies };
+  }
+
   /** Closes the listener and every proxied connection. */
   close(): Promise<void> {
-    for (const connection of this.#connections) this.#reset(connection);
+    for (const connection of [...this.#connections, ...this.#orphans]) this.#reset(connection);
     return new Promise((resolve) => this.#server.close(() => resolve()));
   }
 
@@ -129,7 +189,12 @@ export class FaultProxy {
     const upstream = connect(targetPort, '127.0.0.1');
     const toClient = new Pipe(client, true);
     const toServer = new Pipe(upstream, false);
-    const connection: Proxied = { client, upstream, pipes: [toClient, toServer] };
+    const connection: Proxied = {
+      client,
+      upstream,
+      pipes: [toClient, toServer],
+      orphaned: false,
+    };
     this.#connections.add(connection);
     if (this.#fault.mode === 'reset') {
       this.#reset(connection);
@@ -138,14 +203,18 @@ export class FaultProxy {
     client.on('data', (chunk: Buffer) => toServer.push(chunk, this.#fault));
     upstream.on('data', (chunk: Buffer) => toClient.push(chunk, this.#fault));
     const end = () => this.#reset(connection);
-    for (const socket of [client, upstream]) {
-      socket.on('error', end);
-      socket.on('close', end);
-    }
+    const clientGone = () => {
+      if (!connection.orphaned) end();
+    };
+    client.on('error', clientGone);
+    client.on('close', clientGone);
+    upstream.on('error', end);
+    upstream.on('close', end);
   }
 
   #reset(connection: Proxied): void {
     this.#connections.delete(connection);
+    this.#orphans.delete(connection);
     for (const socket of [connection.client, connection.upstream]) {
       if (socket.destroyed) continue;
       // A socket that is still connecting has nothing to reset; it is just closed.
