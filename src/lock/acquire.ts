@@ -1,5 +1,5 @@
 import type { AcquireSettings } from '../acquire-settings.js';
-import { CONNECT_WAIT_MS, isConfigurationError } from '../driver/connection.js';
+import { CONNECT_WAIT_MS, isConfigurationError, NotSentError } from '../driver/connection.js';
 import {
   AcquireTimeoutError,
   LockBusyError,
@@ -104,10 +104,12 @@ async function acquireUntraced(
     settings.fair || waitMs > 0
       ? new PlaceInLine(context, { kind, key, token, ttlMs }, settings.fair)
       : undefined;
-  const request: AcquireRequest = {
+  let request: AcquireRequest = {
     kind,
     key,
     token,
+    attempt: 1,
+    unanswered: NONE,
     ttlMs,
     fencing: settings.fencing,
     ...(line ? { line } : {}),
@@ -122,6 +124,7 @@ async function acquireUntraced(
     const connecting = connectionsOpened(context, waitMs, stops);
     if (connecting) await connecting;
     for (let attempts = 1; ; attempts++) {
+      if (attempts > 1) request = nextAttempt(request);
       throwIfStopped(stops);
       waiter?.attemptBegins();
       const identifying = context.identities.check(context, ttlMs); // no server counts twice
@@ -133,7 +136,7 @@ async function acquireUntraced(
         const mayHold = line?.joined ? mayBeHandedOver(attempt.results) : attempt.results;
         const undoing = undoIfStopped(context, request, mayHold, stops);
         if (undoing) await undoing; // rejects; then the line is left as by a waiter giving up
-        line?.granted(attempt.results);
+        line?.granted(request, attempt.results);
         const lock = grant(context, resource, request, attempt, settings, mayHold);
         context.events.report('acquired', () => ({
           resource,
@@ -144,6 +147,7 @@ async function acquireUntraced(
         }));
         return lock;
       }
+      request = noteUnanswered(request, attempt.results);
       const left = deadline - clock.now();
       // A wrong password or a certificate that does not verify will not heal by waiting.
       if (left <= 0 || misconfigured(attempt, target)) {
@@ -170,7 +174,7 @@ async function acquireUntraced(
     }
   } finally {
     waiter?.dispose();
-    await line?.leave();
+    await line?.leave(request);
     context.shutdown.end();
   }
 }
@@ -216,6 +220,31 @@ function undoIfStopped(
   });
 }
 
+const NONE: readonly number[] = [];
+
+/** How many unanswered attempts an acquisition remembers (see `HoldId.unanswered`). */
+const UNANSWERED_KEPT = 16;
+
+/** The request of the attempt after `request`'s: the same acquisition, the next number. */
+function nextAttempt(request: AcquireRequest): AcquireRequest {
+  return { ...request, attempt: request.attempt + 1 };
+}
+
+/**
+ * `request`, noting its attempt among the unanswered when a node may have applied its take
+ * unseen: no answer in time, or a failure after it was sent (a connection lost meanwhile).
+ * Only the most recent {@link UNANSWERED_KEPT} are kept: an older one's hold in a set can
+ * only keep a permit from others until its TTL, never add a holder.
+ */
+function noteUnanswered(request: AcquireRequest, results: readonly NodeResult[]): AcquireRequest {
+  const unseen = results.some(
+    (r) => r.outcome === 'timeout' || (r.outcome === 'error' && !(r.error instanceof NotSentError)),
+  );
+  if (!unseen) return request;
+  const unanswered = [...request.unanswered, request.attempt].slice(-UNANSWERED_KEPT);
+  return { ...request, unanswered };
+}
+
 /** Pauses `delayMs`, or until a release is announced, or until a stop. */
 async function pause(delayMs: number, stops: WaitStops, waiter: Waiter | undefined): Promise<void> {
   const release = waiter?.nextRelease();
@@ -230,7 +259,7 @@ async function pause(delayMs: number, stops: WaitStops, waiter: Waiter | undefin
 function grant(
   context: LockContext,
   resource: string,
-  { kind, key, token, ttlMs }: AcquireRequest,
+  { kind, key, token, attempt: number, unanswered, ttlMs }: AcquireRequest,
   attempt: Extract<Attempt, { kind: 'acquired' }>,
   lifecycle: LockLifecycle & { readonly minHoldMs: number },
   acquireResults: readonly (NodeResult | undefined)[],
@@ -240,6 +269,8 @@ function grant(
     resource,
     key,
     token,
+    attempt: number,
+    unanswered,
     ttlMs,
     acquiredAt: attempt.startedAt,
     deadline: attempt.deadline,

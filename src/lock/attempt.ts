@@ -8,7 +8,7 @@ import type { LineTicket } from '../scripts/acquire-in-line.js';
 import type { LockContext } from './context.js';
 import { askEveryNode } from './every-node.js';
 import { establishFence } from './fence.js';
-import type { HoldKind } from './hold-kind.js';
+import type { HoldId, HoldKind } from './hold-kind.js';
 import { deleteIfOwned } from './release.js';
 import { awaitReplicas } from './replicas.js';
 
@@ -38,12 +38,11 @@ export type Attempt =
       readonly results: readonly NodeResult[];
     };
 
-/** What one acquisition asks each node for. */
-export interface AcquireRequest {
+/** What one attempt of an acquisition asks each node for. */
+export interface AcquireRequest extends HoldId {
   /** What is held: a lock, a semaphore permit... */
   readonly kind: HoldKind;
   readonly key: string;
-  readonly token: string;
   readonly ttlMs: number;
   /**
    * The acquisition's place in the waiting line, when it may wait. A fair acquisition is in

@@ -27,13 +27,13 @@ export async function extendLease(
     lease.status = 'lost';
     throw new LockLostError(lease.resource, 'its validity ran out before the extension');
   }
-  const { kind, key, token, acquireResults } = lease;
+  const { kind, key, token, attempt, unanswered } = lease;
   // Takes back what this extension set, when the lease is over after all.
-  const undo = () =>
-    deleteIfOwned(context, { kind, key, token, ttlMs, acquireResults, announce: true }).settled;
+  const undo = () => deleteIfOwned(context, { ...lease, ttlMs, announce: true }).settled;
+  const hold = { key, token, attempt, unanswered, ttlMs };
   const extendOnNode = async (node: StallGuard, timeoutMs: number) => {
     const until = clock.now() + timeoutMs;
-    const extended = await kind.extend(node, { key, token, ttlMs }, timeoutMs);
+    const extended = await kind.extend(node, hold, timeoutMs);
     if (extended === 1) await awaitReplicas(node, settings.replicaAcks, clock, until);
     return extended;
   };

@@ -14,7 +14,7 @@ import { askEveryNode } from './every-node.js';
  */
 export async function establishFence(
   context: LockContext,
-  { key, token, ttlMs }: { key: string; token: string; ttlMs: number },
+  { key, token, attempt, ttlMs }: { key: string; token: string; attempt: number; ttlMs: number },
   results: readonly (NodeResult | undefined)[],
 ): Promise<bigint | undefined> {
   const fences = results.map((r) => (r?.outcome === 'yes' ? r.fence : undefined));
@@ -26,7 +26,7 @@ export async function establishFence(
   const raise = askEveryNode(context, ttlMs, (node, timeoutMs, index) =>
     fences[index] === undefined
       ? Promise.resolve(0) // the lock is not ours there
-      : raiseFenceScript.run(node, { key, token, fence }, timeoutMs),
+      : raiseFenceScript.run(node, { key, token, attempt, fence }, timeoutMs),
   );
   return (await raise.decided).quorum ? fence : undefined;
 }

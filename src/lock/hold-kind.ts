@@ -3,10 +3,27 @@ import type { FencedReply } from '../scripts/acquire-fenced.js';
 import type { WaitingPlace } from '../scripts/acquire-in-line.js';
 import type { AcquireRequest } from './attempt.js';
 
-/** One holder's key and token on a node, and the TTL it asks for. */
-export interface HoldOnNode {
-  readonly key: string;
+/**
+ * Which hold of which acquisition: a node stores a hold as `<token>:<attempt>` (a hand-over
+ * from the waiting line as the bare token), so that a request of one attempt that arrives
+ * late cannot touch what a later attempt took (see `HOLD_VALUES`).
+ */
+export interface HoldId {
+  /** The acquisition's random token, the same for all its attempts and its place in line. */
   readonly token: string;
+  /** The attempt (1, 2...) whose hold this is. */
+  readonly attempt: number;
+  /**
+   * Earlier attempts of the acquisition whose take got no answer from some node: their hold
+   * may be there unseen. Kinds that keep holds in a set (a semaphore's permits, readers)
+   * take those over with the new attempt, and the holder's release ends them too.
+   */
+  readonly unanswered: readonly number[];
+}
+
+/** One holder's key and hold on a node, and the TTL it asks for. */
+export interface HoldOnNode extends HoldId {
+  readonly key: string;
   readonly ttlMs: number;
 }
 
@@ -24,7 +41,8 @@ export interface HoldKind {
   /**
    * Asks one node for the hold: `state` 0 when it is now ours, else (> 0) how long until the
    * soonest other hold there expires, -1 held without expiry, -2 free but others are first in
-   * line. Marks `request.line.joined` when the request may put it in line.
+   * line, -3 a later attempt of the same acquisition holds it (this request came late).
+   * Marks `request.line.joined` when the request may put it in line.
    */
   take(node: RedisConnection, request: AcquireRequest, timeoutMs: number): Promise<FencedReply>;
   /** Sets our hold to expire `ttlMs` from now: 1 when set, 0 when it is not ours there. */

@@ -1,13 +1,15 @@
 import type { NodeResult } from '../quorum/node-result.js';
-import type { HoldKind } from './hold-kind.js';
+import type { HoldId, HoldKind } from './hold-kind.js';
 
-/** The mutable state behind one {@link Lock} handle. The token never leaves it. */
-export interface Lease {
+/**
+ * The mutable state behind one {@link Lock} handle: which hold it is (the acquisition's token
+ * and the attempt that got it), never leaving it.
+ */
+export interface Lease extends HoldId {
   /** What is held: a lock, a semaphore permit... */
   readonly kind: HoldKind;
   readonly resource: string;
   readonly key: string;
-  readonly token: string;
   /** TTL asked for at acquisition; the default for extensions. */
   readonly ttlMs: number;
   /** Monotonic instant at which the acquisition round started. */

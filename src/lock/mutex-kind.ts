@@ -8,6 +8,7 @@ import { reclaimScript } from '../scripts/reclaim.js';
 import { releaseScript } from '../scripts/release.js';
 import type { AcquireRequest } from './attempt.js';
 import type { HoldKind } from './hold-kind.js';
+import { holdValue } from './token.js';
 
 /** The mutual-exclusion lock: one holder per resource, granted by a majority. */
 export const mutexKind: HoldKind = {
@@ -29,12 +30,13 @@ function takeLock(
     return acquireInLineScript.run(node, request, timeoutMs);
   }
   if (request.fencing) return acquireFencedScript.run(node, request, timeoutMs);
-  const { key, token, ttlMs } = request;
+  const { key, token, attempt, ttlMs } = request;
   // Plain SET NX PX, as the algorithm specifies: one round trip, no script. Only when the key
   // is taken does a second command join the line (or, for an acquisition that does not wait,
   // check whether the holder is this very acquisition, an earlier attempt that landed unseen,
   // and how long the holder's lease still runs).
-  return node.send('SET', [key, token, 'PX', ttlMs, 'NX'], timeoutMs).then((reply) => {
+  const hold = holdValue(token, attempt);
+  return node.send('SET', [key, hold, 'PX', ttlMs, 'NX'], timeoutMs).then((reply) => {
     if (reply === 'OK') return NOT_FENCED;
     // A straggler answering after the acquisition ended must not join the line any more.
     if (inLine(request) && !request.line.done) {

@@ -3,7 +3,7 @@ import type { NodeResult } from '../quorum/node-result.js';
 import type { WaitingPlace } from '../scripts/acquire-in-line.js';
 import type { LockContext } from './context.js';
 import { askEveryNode } from './every-node.js';
-import type { HoldKind } from './hold-kind.js';
+import type { HoldId, HoldKind } from './hold-kind.js';
 import type { Lease, ReleaseResult } from './lease.js';
 
 /**
@@ -20,14 +20,13 @@ export async function releaseLease(
   if (lease.status === 'released') return { result: 'not-held', nodes: [] };
   const wasHeld = lease.status === 'held';
   lease.status = 'released';
-  const { kind, key, token, ttlMs, acquireResults } = lease;
   const ending =
     keepMs === undefined
-      ? deleteIfOwned(context, { kind, key, token, ttlMs, acquireResults, announce: true })
+      ? deleteIfOwned(context, { ...lease, announce: true })
       : expireIfOwned(context, lease, keepMs);
   const results = await ending.settled;
   // A lease that had already run out is not held, but nodes that failed still say so.
-  const result = verdict(results, kind.quorum(context.nodes.length));
+  const result = verdict(results, lease.kind.quorum(context.nodes.length));
   return { result: wasHeld || result === 'failed' ? result : 'not-held', nodes: results };
 }
 
@@ -44,11 +43,10 @@ function verdict(results: readonly NodeResult[], quorum: number): ReleaseResult 
   return 'failed';
 }
 
-/** Which key of ours to delete, and how. */
-export interface DeleteRequest {
+/** Which hold of ours to delete, and how. */
+export interface DeleteRequest extends HoldId {
   readonly kind: HoldKind;
   readonly key: string;
-  readonly token: string;
   readonly ttlMs: number;
   /**
    * Each node's answer to the acquisition round: nodes that cannot hold our token are
@@ -77,9 +75,11 @@ export interface DeleteRequest {
  */
 export function deleteIfOwned(context: LockContext, request: DeleteRequest) {
   const { kind, ttlMs, acquireResults } = request;
+  const { key, token, attempt, unanswered, announce, line } = request;
+  const hold = { key, token, attempt, unanswered, announce, ...(line ? { line } : {}) };
   return askEveryNode(context, ttlMs, (node, timeoutMs, index) =>
     mayHoldToken(acquireResults, index)
-      ? kind.release(node.forced, request, timeoutMs)
+      ? kind.release(node.forced, hold, timeoutMs)
       : Promise.resolve(0),
   );
 }
@@ -90,11 +90,10 @@ export function deleteIfOwned(context: LockContext, request: DeleteRequest) {
  * the key only keeps others out until then.
  */
 function expireIfOwned(context: LockContext, lease: Lease, keepMs: number) {
-  const { kind, key, token, ttlMs, acquireResults } = lease;
+  const { kind, key, token, attempt, unanswered, ttlMs, acquireResults } = lease;
+  const hold = { key, token, attempt, unanswered, ttlMs: keepMs };
   return askEveryNode(context, ttlMs, (node, timeoutMs, index) =>
-    mayHoldToken(acquireResults, index)
-      ? kind.extend(node, { key, token, ttlMs: keepMs }, timeoutMs)
-      : Promise.resolve(0),
+    mayHoldToken(acquireResults, index) ? kind.extend(node, hold, timeoutMs) : Promise.resolve(0),
   );
 }
 

@@ -16,6 +16,14 @@ export function newToken(): string {
   return token;
 }
 
+/**
+ * What a node stores for the hold that attempt `attempt` (1, 2...) of the acquisition with
+ * `token` took: `<token>:<attempt>` (see `HOLD_VALUES`, which reads it in Lua).
+ */
+export function holdValue(token: string, attempt: number): string {
+  return `${token}:${attempt}`;
+}
+
 /** A locker's id, which names its wake-up channel: 72 random bits, not a secret. */
 export function newLockerId(): string {
   return randomBytes(9).toString('base64url');

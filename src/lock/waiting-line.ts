@@ -2,7 +2,7 @@ import type { NodeResult } from '../quorum/node-result.js';
 import type { LineTicket } from '../scripts/acquire-in-line.js';
 import type { LockContext } from './context.js';
 import { askEveryNode } from './every-node.js';
-import type { HoldKind } from './hold-kind.js';
+import type { HoldId, HoldKind } from './hold-kind.js';
 
 let lastTicket = 0;
 
@@ -47,14 +47,16 @@ interface LineRequest {
  */
 function leaveQueue(
   context: LockContext,
-  { kind, key, token, ttlMs }: LineRequest,
+  { kind, key, ttlMs }: LineRequest,
+  { token, attempt, unanswered }: HoldId,
   acquireResults?: readonly (NodeResult | undefined)[],
 ) {
   const granted = acquireResults !== undefined;
+  const hold = { key, token, attempt, unanswered, granted };
   return askEveryNode(context, ttlMs, (node, timeoutMs, index) =>
     acquireResults?.[index]?.outcome === 'yes'
       ? Promise.resolve(0)
-      : kind.leaveLine(node.forced, { key, token, granted }, timeoutMs),
+      : kind.leaveLine(node.forced, hold, timeoutMs),
   );
 }
 
@@ -89,22 +91,27 @@ export class PlaceInLine implements LineTicket {
     this.joined = fair || context.busyKeys.has(request.key);
   }
 
-  /** The lock was granted: the nodes that said no take us out of their line too. */
-  granted(acquireResults: readonly (NodeResult | undefined)[]): void {
+  /**
+   * The lock was granted, to `hold`: the nodes that said no take us out of their line too.
+   */
+  granted(hold: HoldId, acquireResults: readonly (NodeResult | undefined)[]): void {
     this.done = true;
     if (!this.joined) return;
     this.joined = false;
     if (acquireResults.every((result) => result?.outcome === 'yes')) return; // all left already
     const { context, request } = this;
-    void context.shutdown.track(() => leaveQueue(context, request, acquireResults).settled);
+    void context.shutdown.track(() => leaveQueue(context, request, hold, acquireResults).settled);
   }
 
-  /** Leaves the line on every node, unless the lock was granted. */
-  async leave(): Promise<void> {
+  /**
+   * Leaves the line on every node, unless the lock was granted, passing on whatever a node
+   * has handed `last` (the acquisition's last attempt) meanwhile.
+   */
+  async leave(last: HoldId): Promise<void> {
     this.done = true;
     if (!this.joined) return;
     this.joined = false;
-    await leaveQueue(this.context, this.request).settled;
+    await leaveQueue(this.context, this.request, last).settled;
   }
 }
 

@@ -13,9 +13,10 @@ export function readWriteKind(mode: 'read' | 'write'): HoldKind {
   return {
     noun: `${mode} lock`,
     quorum: quorumOf,
-    take: (node, { key, token, ttlMs, line }, timeoutMs) => {
+    take: (node, { key, token, attempt, unanswered, ttlMs, line }, timeoutMs) => {
       if (line) line.joined = true;
-      const request = { key, token, ttlMs, mode, ...(line ? { line } : {}) };
+      const hold = { key, token, attempt, unanswered, ttlMs, mode };
+      const request = { ...hold, ...(line ? { line } : {}) };
       return readWriteTakeScript
         .run(node, request, timeoutMs)
         .then((state) => ({ state, fence: '' }));
@@ -24,7 +25,7 @@ export function readWriteKind(mode: 'read' | 'write'): HoldKind {
       readWriteExtendScript.run(node, { ...hold, mode }, timeoutMs),
     release: (node, hold, timeoutMs) =>
       readWriteReleaseScript.run(node, { ...hold, mode }, timeoutMs),
-    leaveLine: (node, { key, token }, timeoutMs) =>
-      readWriteReleaseScript.run(node, { key, token, mode: 'leave', announce: true }, timeoutMs),
+    leaveLine: (node, { granted: _, ...hold }, timeoutMs) =>
+      readWriteReleaseScript.run(node, { ...hold, mode: 'leave', announce: true }, timeoutMs),
   };
 }

@@ -1,6 +1,6 @@
 import { fenceKey, lineScriptKeys } from '../keys.js';
 import { fencedReply } from './acquire-fenced.js';
-import { HOLDER_TTL, WAITING_LINE } from './lua-fragments.js';
+import { HOLD_VALUES, HOLDER_TTL, WAITING_LINE } from './lua-fragments.js';
 import { defineScript } from './script.js';
 
 /** A waiter's place in a line, as the line's scripts need it. */
@@ -28,6 +28,7 @@ export interface LineTicket extends WaitingPlace {
 export interface LineAcquisition {
   readonly key: string;
   readonly token: string;
+  readonly attempt: number;
   readonly ttlMs: number;
   /** Draw a fencing token on acquisition. */
   readonly fencing: boolean;
@@ -43,16 +44,19 @@ export interface LineAcquisition {
  * KEYS[3]  waiter deadlines: sorted set of waiting tokens, scored by when they count as gone
  * KEYS[4]  waiter channels: hash of waiting token to `<ticket> <channel that wakes it>`
  * KEYS[5]  fence counter (see acquire-fenced)
- * ARGV[1]  token
- * ARGV[2]  ttl in milliseconds
- * ARGV[3]  ticket: the caller's arrival order, the same on every node
- * ARGV[4]  ms after which a waiter that stopped asking is dropped from the line
- * ARGV[5]  the caller's wake-up channel (its locker's)
- * ARGV[6]  '1' to draw a fencing token on acquisition, '0' not to
- * ARGV[7]  '1' fair: a free lock goes only to the first in line; '0': to anyone
+ * ARGV[1]  token (the line knows the caller by it)
+ * ARGV[2]  attempt (see HOLD_VALUES)
+ * ARGV[3]  ttl in milliseconds
+ * ARGV[4]  ticket: the caller's arrival order, the same on every node
+ * ARGV[5]  ms after which a waiter that stopped asking is dropped from the line
+ * ARGV[6]  the caller's wake-up channel (its locker's)
+ * ARGV[7]  '1' to draw a fencing token on acquisition, '0' not to
+ * ARGV[8]  '1' fair: a free lock goes only to the first in line; '0': to anyone
  *
- * When the key holds the caller's token (handed over, or an earlier attempt landed unseen),
- * renews it to the TTL this attempt's validity counts on. Otherwise drops waiters whose
+ * When the key holds a hand-over to the caller or an earlier attempt's hold (that landed
+ * unseen), it becomes this attempt's, with the TTL this attempt's validity counts on; when a
+ * later attempt of the caller's holds it, this request came late and changes nothing (-3).
+ * Otherwise drops waiters whose
  * deadline passed and, when the lock is held by another, (re)joins the line at the caller's
  * ticket and renews its deadline. The line's keys expire (never sooner than any waiter's deadline), so a line whose
  * waiters all died leaves nothing behind. Returns { state, fence }: state 0 when the lock is
@@ -64,19 +68,21 @@ export interface LineAcquisition {
 export const acquireInLineScript = defineScript({
   name: 'acquire-in-line',
   keys: ({ key }: LineAcquisition) => [...lineScriptKeys(key), fenceKey(key)],
-  args: ({ token, ttlMs, line, fencing }) => [
+  args: ({ token, attempt, ttlMs, line, fencing }) => [
     token,
+    attempt,
     ttlMs,
     ...placeArgs(line),
     fencing ? '1' : '0',
     line.fair ? '1' : '0',
   ],
   parse: fencedReply('acquire-in-line'),
-  lua: `${HOLDER_TTL}${WAITING_LINE}
+  lua: `${HOLDER_TTL}${WAITING_LINE}${HOLD_VALUES}
 local lockKey, fenceCounter = KEYS[1], KEYS[5]
-local token, ttl, ticket = ARGV[1], ARGV[2], ARGV[3]
-local patience, channel = tonumber(ARGV[4]), ARGV[5]
-local fenced, fair = ARGV[6] == '1', ARGV[7] == '1'
+local token, attempt, ttl, ticket = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
+local patience, channel = tonumber(ARGV[5]), ARGV[6]
+local fenced, fair = ARGV[7] == '1', ARGV[8] == '1'
+local mine = holdOf(token, attempt)
 
 local function granted()
   leaveLine(token)
@@ -88,9 +94,13 @@ local function granted()
 end
 
 local holder = redis.call('GET', lockKey)
-if holder == token then
-  redis.call('PEXPIRE', lockKey, ttl)
+local held = attemptOf(holder, token)
+if held and held <= attempt then
+  redis.call('SET', lockKey, mine, 'PX', ttl)
   return granted()
+end
+if held then
+  return {-3, ''}
 end
 local now = serverMs()
 dropGone(now)
@@ -106,7 +116,7 @@ if fair then
     return {-2, ''}
   end
 end
-redis.call('SET', lockKey, token, 'PX', ttl)
+redis.call('SET', lockKey, mine, 'PX', ttl)
 return granted()
 `,
 });

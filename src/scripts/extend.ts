@@ -1,3 +1,4 @@
+import { HOLD_VALUES } from './lua-fragments.js';
 import { defineScript, integerReply } from './script.js';
 
 /**
@@ -6,21 +7,30 @@ import { defineScript, integerReply } from './script.js';
  *
  * KEYS[1]  lock key
  * ARGV[1]  token
- * ARGV[2]  new ttl in milliseconds, counted from now
+ * ARGV[2]  attempt whose hold it is (see HOLD_VALUES)
+ * ARGV[3]  new ttl in milliseconds, counted from now
  *
- * Returns 1 when set, 0 when the key is gone or holds another token.
+ * A hand-over that the line made to the holder after it got the lock elsewhere (the bare
+ * token) becomes the attempt's hold.
+ *
+ * Returns 1 when set, 0 when the key is gone or holds another hold.
  */
 export const extendScript = defineScript({
   name: 'extend',
-  keys: ({ key }: { key: string; token: string; ttlMs: number }) => [key],
-  args: ({ token, ttlMs }) => [token, ttlMs],
+  keys: ({ key }: { key: string; token: string; attempt: number; ttlMs: number }) => [key],
+  args: ({ token, attempt, ttlMs }) => [token, attempt, ttlMs],
   parse: integerReply('extend'),
-  lua: `
+  lua: `${HOLD_VALUES}
 local lockKey = KEYS[1]
-local token, ttl = ARGV[1], ARGV[2]
+local token, attempt, ttl = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 
-if redis.call('GET', lockKey) == token then
+local held = attemptOf(redis.call('GET', lockKey), token)
+if held == attempt then
   return redis.call('PEXPIRE', lockKey, ttl)
+end
+if held == 0 then
+  redis.call('SET', lockKey, holdOf(token, attempt), 'PX', ttl)
+  return 1
 end
 return 0
 `,

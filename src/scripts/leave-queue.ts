@@ -1,5 +1,5 @@
 import { lineScriptKeys } from '../keys.js';
-import { WAITING_LINE } from './lua-fragments.js';
+import { HOLD_VALUES, WAITING_LINE } from './lua-fragments.js';
 import { defineScript, integerReply } from './script.js';
 
 /**
@@ -7,7 +7,9 @@ import { defineScript, integerReply } from './script.js';
  * elsewhere. When the lock was handed to a waiter that gave up, or is free, it goes to the
  * waiter now first in line (see `handOver`), so that nobody waits for a place that will not
  * be taken. A waiter that got the lock keeps it here too when it holds it (its acquisition
- * landed here after the verdict, or a hand-over did): its release deletes it.
+ * landed here after the verdict, or a hand-over did): its release deletes it. A waiter that
+ * gave up passes on whatever hold of its own the node has, of any attempt: it sends this
+ * last, and no attempt of its own comes after it.
  *
  * KEYS[1]  lock key
  * KEYS[2]  queue, KEYS[3] waiter deadlines, KEYS[4] waiter channels (see acquire-in-line)
@@ -21,13 +23,13 @@ export const leaveQueueScript = defineScript({
   keys: ({ key }: { key: string; token: string; granted: boolean }) => lineScriptKeys(key),
   args: ({ token, granted }) => [token, granted ? '1' : '0'],
   parse: integerReply('leave-queue'),
-  lua: `${WAITING_LINE}
+  lua: `${WAITING_LINE}${HOLD_VALUES}
 local lockKey, token, granted = KEYS[1], ARGV[1], ARGV[2] == '1'
 
 local wasInLine = redis.call('ZREM', queue, token) == 1
 leaveLine(token)
 local holder = redis.call('GET', lockKey)
-if holder == token then
+if attemptOf(holder, token) then
   if granted then
     return 1
   end

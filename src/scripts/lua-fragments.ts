@@ -29,6 +29,50 @@ local function holderTtl(lockKey)
 end
 `;
 
+/**
+ * Whose a hold is. A node stores a hold as `<token>:<attempt>`: the acquisition's token and
+ * the number (1, 2...) of the attempt that took it; a hand-over from the waiting line stores
+ * the bare token (attempt 0: handed over, not confirmed yet). A request of one attempt
+ * acts on that attempt's hold only, so one that arrives late (sent on a connection since
+ * replaced) cannot touch what a later attempt took (docs/safety.md, "Attempts"). Local
+ * functions:
+ * - `attemptOf(value, token)`: the attempt of acquisition `token` that `value` is a hold of,
+ *   0 for a hand-over; nil when it is another's (or nothing);
+ * - `holdOf(token, attempt)`: the value of that attempt's hold;
+ * - `ownHolds(token, attempt, unanswered)`: the holds a set (permits, readers) may keep for
+ *   the acquisition: that attempt's, a hand-over's, and those of the earlier attempts listed
+ *   in `unanswered` (comma-separated numbers), whose take got no answer;
+ * - `removeHolds(set, members)`: removes those of `members` that `set` has: how many.
+ */
+export const HOLD_VALUES = `
+local function attemptOf(value, token)
+  if not value then
+    return nil
+  end
+  if value == token then
+    return 0
+  end
+  local prefix = token .. ':'
+  if string.sub(value, 1, #prefix) == prefix then
+    return tonumber(string.sub(value, #prefix + 1))
+  end
+  return nil
+end
+local function holdOf(token, attempt)
+  return token .. ':' .. attempt
+end
+local function ownHolds(token, attempt, unanswered)
+  local holds = {holdOf(token, attempt), token}
+  for earlier in string.gmatch(unanswered, '%d+') do
+    holds[#holds + 1] = holdOf(token, earlier)
+  end
+  return holds
+end
+local function removeHolds(set, members)
+  return redis.call('ZREM', set, unpack(members))
+end
+`;
+
 /** `serverMs()`: the server's clock in ms (holds and waiters never expire by a client's). */
 export const SERVER_TIME = `
 local function serverMs()

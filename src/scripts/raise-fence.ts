@@ -1,5 +1,5 @@
 import { fenceKey } from '../keys.js';
-import { FENCE_BELOW } from './lua-fragments.js';
+import { FENCE_BELOW, HOLD_VALUES } from './lua-fragments.js';
 import { defineScript, integerReply } from './script.js';
 
 /**
@@ -9,20 +9,24 @@ import { defineScript, integerReply } from './script.js';
  * KEYS[1]  lock key
  * KEYS[2]  fence counter
  * ARGV[1]  token
- * ARGV[2]  F, a decimal integer
+ * ARGV[2]  attempt whose hold it is (see HOLD_VALUES)
+ * ARGV[3]  F, a decimal integer
  *
  * Returns 1 when the counter is now >= F and the lock is still ours, 0 when the lock is not.
  */
 export const raiseFenceScript = defineScript({
   name: 'raise-fence',
-  keys: ({ key }: { key: string; token: string; fence: bigint }) => [key, fenceKey(key)],
-  args: ({ token, fence }) => [token, fence.toString()],
+  keys: ({ key }: { key: string; token: string; attempt: number; fence: bigint }) => [
+    key,
+    fenceKey(key),
+  ],
+  args: ({ token, attempt, fence }) => [token, attempt, fence.toString()],
   parse: integerReply('raise-fence'),
-  lua: `${FENCE_BELOW}
+  lua: `${FENCE_BELOW}${HOLD_VALUES}
 local lockKey, fenceCounter = KEYS[1], KEYS[2]
-local token, target = ARGV[1], ARGV[2]
+local token, attempt, target = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 
-if redis.call('GET', lockKey) ~= token then
+if attemptOf(redis.call('GET', lockKey), token) ~= attempt then
   return 0
 end
 if fenceBelow(redis.call('GET', fenceCounter) or '0', target) then

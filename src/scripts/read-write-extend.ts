@@ -1,5 +1,5 @@
 import { readWriteKeys } from '../keys.js';
-import { EXPIRING_SET, SERVER_TIME } from './lua-fragments.js';
+import { EXPIRING_SET, HOLD_VALUES, SERVER_TIME } from './lua-fragments.js';
 import { defineScript, integerReply } from './script.js';
 
 /**
@@ -8,27 +8,36 @@ import { defineScript, integerReply } from './script.js';
  *
  * KEYS[1]  writer, KEYS[2] readers (see read-write-take)
  * ARGV[1]  token
- * ARGV[2]  ttl in milliseconds, counted from now
- * ARGV[3]  'read' or 'write'
+ * ARGV[2]  attempt whose hold it is (see HOLD_VALUES)
+ * ARGV[3]  ttl in milliseconds, counted from now
+ * ARGV[4]  'read' or 'write'
  *
  * Returns 1 when set, 0 when we do not hold it there.
  */
 export const readWriteExtendScript = defineScript({
   name: 'read-write-extend',
-  keys: ({ key }: { key: string; token: string; ttlMs: number; mode: 'read' | 'write' }) => {
+  keys: ({
+    key,
+  }: {
+    key: string;
+    token: string;
+    attempt: number;
+    ttlMs: number;
+    mode: 'read' | 'write';
+  }) => {
     const { writer, readers } = readWriteKeys(key);
     return [writer, readers];
   },
-  args: ({ token, ttlMs, mode }) => [token, ttlMs, mode],
+  args: ({ token, attempt, ttlMs, mode }) => [token, attempt, ttlMs, mode],
   parse: integerReply('read-write-extend'),
-  lua: `${SERVER_TIME}${EXPIRING_SET}
+  lua: `${SERVER_TIME}${EXPIRING_SET}${HOLD_VALUES}
 local writerKey, readersKey = KEYS[1], KEYS[2]
-local token, ttl, mode = ARGV[1], tonumber(ARGV[2]), ARGV[3]
+local token, attempt, ttl, mode = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
 
 if mode == 'read' then
-  return extendHold(readersKey, token, ttl, serverMs())
+  return extendHold(readersKey, holdOf(token, attempt), ttl, serverMs())
 end
-if redis.call('GET', writerKey) == token then
+if attemptOf(redis.call('GET', writerKey), token) == attempt then
   return redis.call('PEXPIRE', writerKey, ttl)
 end
 return 0

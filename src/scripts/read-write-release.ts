@@ -1,4 +1,4 @@
-import { READ_WRITE_LINE } from './lua-fragments.js';
+import { HOLD_VALUES, READ_WRITE_LINE } from './lua-fragments.js';
 import { readWriteScriptKeys } from './read-write-take.js';
 import { defineScript, integerReply } from './script.js';
 
@@ -10,8 +10,11 @@ import { defineScript, integerReply } from './script.js';
  *
  * KEYS: as read-write-take
  * ARGV[1]  token
- * ARGV[2]  'read', 'write' or 'leave'
- * ARGV[3]  '1' to wake the front of the line, '0' not to
+ * ARGV[2]  attempt whose hold it ends (see HOLD_VALUES)
+ * ARGV[3]  earlier attempts whose take got no answer, comma-separated: a holder's release
+ *          (ARGV[5] = '1') ends their reads too; an undo ends its own attempt's only
+ * ARGV[4]  'read', 'write' or 'leave'
+ * ARGV[5]  '1' to wake the front of the line (a holder's release), '0' not to (an undo)
  *
  * Returns 1 when we held it (or were in line, leaving), 0 otherwise.
  */
@@ -22,23 +25,33 @@ export const readWriteReleaseScript = defineScript({
   }: {
     key: string;
     token: string;
+    attempt: number;
+    unanswered: readonly number[];
     mode: 'read' | 'write' | 'leave';
     announce: boolean;
   }) => readWriteScriptKeys(key),
-  args: ({ token, mode, announce }) => [token, mode, announce ? '1' : '0'],
+  args: ({ token, attempt, unanswered, mode, announce }) => [
+    token,
+    attempt,
+    unanswered.join(','),
+    mode,
+    announce ? '1' : '0',
+  ],
   parse: integerReply('read-write-release'),
-  lua: `${READ_WRITE_LINE}
+  lua: `${READ_WRITE_LINE}${HOLD_VALUES}
 local writerKey, readersKey = KEYS[1], KEYS[5]
-local token, mode, announce = ARGV[1], ARGV[2], ARGV[3] == '1'
+local token, attempt, unanswered = ARGV[1], tonumber(ARGV[2]), ARGV[3]
+local mode, announce = ARGV[4], ARGV[5] == '1'
 
 local done = 0
 if mode == 'write' then
-  if redis.call('GET', writerKey) == token then
+  if attemptOf(redis.call('GET', writerKey), token) == attempt then
     redis.call('DEL', writerKey)
     done = 1
   end
 elseif mode == 'read' then
-  done = redis.call('ZREM', readersKey, token)
+  local ends = announce and ownHolds(token, attempt, unanswered) or {holdOf(token, attempt)}
+  done = math.min(1, removeHolds(readersKey, ends))
 else
   done = redis.call('ZREM', queue, token)
   leaveRwLine(token)

@@ -1,6 +1,6 @@
 import { readWriteKeys } from '../keys.js';
 import { placeArgs } from './acquire-in-line.js';
-import { EXPIRING_SET, READ_WRITE_LINE } from './lua-fragments.js';
+import { EXPIRING_SET, HOLD_VALUES, READ_WRITE_LINE } from './lua-fragments.js';
 import { defineScript, integerReply } from './script.js';
 
 /** The keys of the read-write lock at `key`, in the order its scripts name them. */
@@ -14,6 +14,9 @@ export interface ReadWriteRequest {
   /** The lock's base key (see `readWriteKeys`). */
   readonly key: string;
   readonly token: string;
+  readonly attempt: number;
+  /** Earlier attempts whose take got no answer (see `HoldId`). */
+  readonly unanswered: readonly number[];
   readonly ttlMs: number;
   readonly mode: 'read' | 'write';
   /** A waiter's place in line, when it may wait (see acquire-in-line). */
@@ -30,18 +33,22 @@ export interface ReadWriteRequest {
  * so a stream of readers cannot starve a writer; a writer waits for the holders and for
  * everyone ahead of it in line. Reader expiry goes by the server's clock (`TIME`).
  *
- * KEYS[1]  writer: the writing holder's token, expiring at its TTL
+ * KEYS[1]  writer: the writing holder's hold (see HOLD_VALUES), expiring at its TTL
  * KEYS[2]  queue, KEYS[3] waiter deadlines, KEYS[4] waiter channels (see acquire-in-line)
- * KEYS[5]  readers: sorted set of reading tokens, by the server time their hold expires
+ * KEYS[5]  readers: sorted set of reading holds, by the server time each expires
  * KEYS[6]  waiting writers: the waiters in line that want to write, by ticket
  * ARGV[1]  token
- * ARGV[2]  ttl in milliseconds
- * ARGV[3]  'read' or 'write'
- * ARGV[4]  ticket, '' for a request that does not wait (it never joins the line)
- * ARGV[5]  ms after which a waiter that stopped asking is dropped from the line
- * ARGV[6]  the waiter's wake-up channel
+ * ARGV[2]  attempt
+ * ARGV[3]  earlier attempts whose take got no answer, comma-separated
+ * ARGV[4]  ttl in milliseconds
+ * ARGV[5]  'read' or 'write'
+ * ARGV[6]  ticket, '' for a request that does not wait (it never joins the line)
+ * ARGV[7]  ms after which a waiter that stopped asking is dropped from the line
+ * ARGV[8]  the waiter's wake-up channel
  *
- * When the caller holds the lock already (an earlier attempt landed unseen), renews it.
+ * When the caller holds the lock already (an earlier attempt's hold landed unseen), it
+ * becomes this attempt's, renewed; when a later attempt of the caller's writes, this request
+ * came late and changes nothing (-3).
  * Returns 0 when the lock is ours (and the caller left the line); the ms until the holder
  * that blocks us expires (> 0; -1 a writer without expiry); -2 when only the line's order
  * blocks us (the front of the line is then nudged, in case it slept through its turn).
@@ -49,33 +56,47 @@ export interface ReadWriteRequest {
 export const readWriteTakeScript = defineScript({
   name: 'read-write-take',
   keys: ({ key }: ReadWriteRequest) => readWriteScriptKeys(key),
-  args: ({ token, ttlMs, mode, line }) => [token, ttlMs, mode, ...placeArgs(line)],
+  args: ({ token, attempt, unanswered, ttlMs, mode, line }) => [
+    token,
+    attempt,
+    unanswered.join(','),
+    ttlMs,
+    mode,
+    ...placeArgs(line),
+  ],
   parse: integerReply('read-write-take'),
-  lua: `${READ_WRITE_LINE}${EXPIRING_SET}
+  lua: `${READ_WRITE_LINE}${EXPIRING_SET}${HOLD_VALUES}
 local writerKey, readersKey = KEYS[1], KEYS[5]
-local token, ttl, writes = ARGV[1], tonumber(ARGV[2]), ARGV[3] == 'write'
-local ticket, patience, channel = ARGV[4], tonumber(ARGV[5]), ARGV[6]
+local token, attempt, unanswered = ARGV[1], tonumber(ARGV[2]), ARGV[3]
+local ttl, writes = tonumber(ARGV[4]), ARGV[5] == 'write'
+local ticket, patience, channel = ARGV[6], tonumber(ARGV[7]), ARGV[8]
+local mine = holdOf(token, attempt)
 
 local now = serverMs()
 redis.call('ZREMRANGEBYSCORE', readersKey, '-inf', now)
 local writer = redis.call('GET', writerKey)
 
 local function read()
-  holdUntil(readersKey, token, ttl, now)
+  holdUntil(readersKey, mine, ttl, now)
   leaveRwLine(token)
   return 0
 end
 
 local function write()
-  redis.call('SET', writerKey, token, 'PX', ttl)
+  redis.call('SET', writerKey, mine, 'PX', ttl)
   leaveRwLine(token)
   return 0
 end
 
-if writes and writer == token then
-  return write()
-end
-if not writes and redis.call('ZSCORE', readersKey, token) then
+if writes then
+  local held = attemptOf(writer, token)
+  if held and held <= attempt then
+    return write()
+  end
+  if held then
+    return -3
+  end
+elseif removeHolds(readersKey, ownHolds(token, attempt, unanswered)) > 0 then
   return read()
 end
 dropGoneRw(now)

@@ -1,4 +1,4 @@
-import { EXPIRING_SET, SERVER_TIME } from './lua-fragments.js';
+import { EXPIRING_SET, HOLD_VALUES, SERVER_TIME } from './lua-fragments.js';
 import { defineScript, integerReply } from './script.js';
 
 /**
@@ -7,16 +7,33 @@ import { defineScript, integerReply } from './script.js';
  *
  * KEYS[1]  holders (see semaphore-take)
  * ARGV[1]  token
- * ARGV[2]  ttl in milliseconds, counted from now
+ * ARGV[2]  attempt whose permit it is (see HOLD_VALUES)
+ * ARGV[3]  ttl in milliseconds, counted from now
+ *
+ * A permit handed over to the holder after it got one elsewhere (the bare token) becomes
+ * the attempt's.
  *
  * Returns 1 when set, 0 when we hold no permit there.
  */
 export const semaphoreExtendScript = defineScript({
   name: 'semaphore-extend',
-  keys: ({ key }: { key: string; token: string; ttlMs: number }) => [key],
-  args: ({ token, ttlMs }) => [token, ttlMs],
+  keys: ({ key }: { key: string; token: string; attempt: number; ttlMs: number }) => [key],
+  args: ({ token, attempt, ttlMs }) => [token, attempt, ttlMs],
   parse: integerReply('semaphore-extend'),
-  lua: `${SERVER_TIME}${EXPIRING_SET}
-return extendHold(KEYS[1], ARGV[1], tonumber(ARGV[2]), serverMs())
+  lua: `${SERVER_TIME}${EXPIRING_SET}${HOLD_VALUES}
+local holders = KEYS[1]
+local token, attempt, ttl = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local now = serverMs()
+
+local mine = holdOf(token, attempt)
+if extendHold(holders, mine, ttl, now) == 1 then
+  return 1
+end
+if extendHold(holders, token, ttl, now) == 1 then
+  redis.call('ZREM', holders, token)
+  holdUntil(holders, mine, ttl, now)
+  return 1
+end
+return 0
 `,
 });

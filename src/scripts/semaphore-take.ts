@@ -1,13 +1,16 @@
 import { lineScriptKeys } from '../keys.js';
 import { placeArgs } from './acquire-in-line.js';
-import { EXPIRING_SET, WAITING_LINE } from './lua-fragments.js';
+import { EXPIRING_SET, HOLD_VALUES, WAITING_LINE } from './lua-fragments.js';
 import { defineScript, integerReply } from './script.js';
 
 /** What a permit request asks one node for. */
 export interface PermitRequest {
-  /** The holders key: a sorted set of tokens, scored by when each permit expires. */
+  /** The holders key: a sorted set of holds, scored by when each permit expires. */
   readonly key: string;
   readonly token: string;
+  readonly attempt: number;
+  /** Earlier attempts whose take got no answer (see `HoldId`). */
+  readonly unanswered: readonly number[];
   readonly ttlMs: number;
   /** How many permits the semaphore has. */
   readonly permits: number;
@@ -24,17 +27,21 @@ export interface PermitRequest {
  * semaphore-take — take one of `permits` permits. Expired permits are dropped first, by the
  * server's clock (`TIME`): never a client's, whose skew would let extra holders in.
  *
- * KEYS[1]  holders: sorted set of tokens, scored by the server time (ms) their permit expires
+ * KEYS[1]  holders: sorted set of holds (see HOLD_VALUES), scored by the server time (ms)
+ *          their permit expires
  * KEYS[2]  queue, KEYS[3] waiter deadlines, KEYS[4] waiter channels (see acquire-in-line)
  * ARGV[1]  token
- * ARGV[2]  ttl in milliseconds
- * ARGV[3]  permits
- * ARGV[4]  ticket, '' for a request that does not wait (it never joins the line)
- * ARGV[5]  ms after which a waiter that stopped asking is dropped from the line
- * ARGV[6]  the waiter's wake-up channel
- * ARGV[7]  '1' fair: a free permit goes only to the first waiters in line; '0': to anyone
+ * ARGV[2]  attempt
+ * ARGV[3]  earlier attempts whose take got no answer, comma-separated
+ * ARGV[4]  ttl in milliseconds
+ * ARGV[5]  permits
+ * ARGV[6]  ticket, '' for a request that does not wait (it never joins the line)
+ * ARGV[7]  ms after which a waiter that stopped asking is dropped from the line
+ * ARGV[8]  the waiter's wake-up channel
+ * ARGV[9]  '1' fair: a free permit goes only to the first waiters in line; '0': to anyone
  *
- * When the caller holds a permit already (an earlier attempt landed unseen), renews it.
+ * When the caller holds a permit already (handed over, or an earlier attempt's that landed
+ * unseen), it becomes this attempt's, renewed.
  * Returns 0 when the permit is ours (and the caller left the line); the ms until the soonest
  * permit expires when none is free; -2 (fair only) when one is free but others are first in
  * line (who are then nudged on their channels, in case they slept through their turn).
@@ -42,29 +49,33 @@ export interface PermitRequest {
 export const semaphoreTakeScript = defineScript({
   name: 'semaphore-take',
   keys: ({ key }: PermitRequest) => lineScriptKeys(key),
-  args: ({ token, ttlMs, permits, line }) => [
+  args: ({ token, attempt, unanswered, ttlMs, permits, line }) => [
     token,
+    attempt,
+    unanswered.join(','),
     ttlMs,
     permits,
     ...placeArgs(line),
     line?.fair ? '1' : '0',
   ],
   parse: integerReply('semaphore-take'),
-  lua: `${WAITING_LINE}${EXPIRING_SET}
+  lua: `${WAITING_LINE}${EXPIRING_SET}${HOLD_VALUES}
 local holders = KEYS[1]
-local token, ttl, permits = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
-local ticket, patience, channel, fair = ARGV[4], tonumber(ARGV[5]), ARGV[6], ARGV[7] == '1'
+local token, attempt, unanswered = ARGV[1], tonumber(ARGV[2]), ARGV[3]
+local ttl, permits = tonumber(ARGV[4]), tonumber(ARGV[5])
+local ticket, patience, channel, fair = ARGV[6], tonumber(ARGV[7]), ARGV[8], ARGV[9] == '1'
+local mine = holdOf(token, attempt)
 
 local now = serverMs()
 redis.call('ZREMRANGEBYSCORE', holders, '-inf', now)
 
 local function take()
-  holdUntil(holders, token, ttl, now)
+  holdUntil(holders, mine, ttl, now)
   leaveLine(token)
   return 0
 end
 
-if redis.call('ZSCORE', holders, token) then
+if removeHolds(holders, ownHolds(token, attempt, unanswered)) > 0 then
   return take()
 end
 dropGone(now)

@@ -15,22 +15,22 @@ export function semaphoreKind(permits: number): HoldKind {
     noun: 'permit',
     quorum: (nodeCount) => permitQuorumOf(permits, nodeCount),
     take: (node, request, timeoutMs) => {
-      const { key, token, ttlMs, line } = request;
+      const { key, token, attempt, unanswered, ttlMs, line } = request;
       if (line) line.joined = true;
-      const permit = { key, token, ttlMs, permits, ...(line ? { line } : {}) };
+      const permit = { key, token, attempt, unanswered, ttlMs, permits, ...(line ? { line } : {}) };
       return semaphoreTakeScript
         .run(node, permit, timeoutMs)
         .then((state) => ({ state, fence: '' }));
     },
     extend: (node, hold, timeoutMs) => semaphoreExtendScript.run(node, hold, timeoutMs),
-    release: (node, { key, token, announce, line }, timeoutMs) => {
+    release: (node, { announce, line, ...hold }, timeoutMs) => {
       const end = announce ? 'release' : 'undo';
       const place = !announce && line ? { line } : {};
-      return semaphoreReleaseScript.run(node, { key, token, end, ...place }, timeoutMs);
+      return semaphoreReleaseScript.run(node, { ...hold, end, ...place }, timeoutMs);
     },
-    leaveLine: (node, { key, token, granted }, timeoutMs) => {
+    leaveLine: (node, { granted, ...hold }, timeoutMs) => {
       const end = granted ? 'leave-granted' : 'leave';
-      return semaphoreReleaseScript.run(node, { key, token, end }, timeoutMs);
+      return semaphoreReleaseScript.run(node, { ...hold, end }, timeoutMs);
     },
   };
 }

@@ -91,6 +91,26 @@ function pauseOrKillANode(): (t: Targets) => Promise<void> {
   };
 }
 
+/**
+ * Requests delivered late on old connections: 3 nodes' replies are held past the workers'
+ * node timeout (20 ms at this TTL), then what the workers send them next (undos, retries,
+ * extensions, releases) is held too; the client side of those connections is reset, the
+ * workers reconnect, and the held requests reach the servers 50-150 ms later, after what the
+ * workers sent since on their new connections.
+ */
+async function deliverRequestsLate(): Promise<void> {
+  const cut = [...proxies].sort(() => Math.random() - 0.5).slice(0, 3);
+  for (const p of cut) p.set({ mode: 'hold', direction: 'replies' });
+  await delay(40);
+  for (const p of cut) p.set({ mode: 'blackhole' });
+  await delay(40);
+  const orphans = cut.map((p) => p.orphan());
+  for (const p of cut) p.set({ mode: 'pass' });
+  await delay(50 + Math.random() * 100);
+  for (const orphan of orphans) orphan.deliver();
+  await delay(200);
+}
+
 /** SIGSTOPs a worker while it holds the lock (`intoMs` into its holding), for twice the TTL. */
 async function pauseAWorker({ holders, done }: Targets, intoMs = 0): Promise<void> {
   await delay(200);
@@ -164,6 +184,24 @@ describe('fault suite (fenced read-modify-write on 5 nodes)', { timeout }, () =>
       for (const p of cut) p.set({ mode: 'pass' });
       await delay(300);
     });
+    expectNoViolation(r);
+  });
+
+  it('requests delivered late on reset connections: no violation', async () => {
+    const r = await scenario('late requests on reset connections', true, deliverRequestsLate);
+    expect(r.holdings).toBeGreaterThan(10);
+    expectNoViolation(r);
+  });
+
+  it('a semaphore of 2 permits, requests delivered late on reset connections: never more than 2 holders', async () => {
+    const r = await scenario(
+      'semaphore, 2 permits, late requests',
+      false,
+      deliverRequestsLate,
+      20,
+      { permits: 2 },
+    );
+    expect(r.holdings).toBeGreaterThan(10);
     expectNoViolation(r);
   });
 

@@ -156,6 +156,8 @@ describe('the read-write line', () => {
         {
           key: 'distlock:{doc}:rw',
           token,
+          attempt: 1,
+          unanswered: [],
           ttlMs: 10_000,
           mode,
           line: { ticket, waiterTimeoutMs: 5_000, wakeChannel: 'w' },

@@ -11,33 +11,62 @@ import { useRedis } from '../support/redis.js';
 const fixture = useRedis(1);
 
 describe('acquisition scripts, when an earlier attempt with the same token already landed', () => {
-  it('acquire-fenced renews the TTL the new attempt counts on', async () => {
+  it("acquire-fenced makes it the new attempt's hold, with the TTL that attempt counts on", async () => {
     const admin = fixture().admin[0] as Redis;
-    await admin.set('k', 'tok', 'PX', 300);
+    await admin.set('k', 'tok:1', 'PX', 300);
     await delay(200);
     const node = new IORedisConnection(admin);
     const reply = await acquireFencedScript.run(
       node,
-      { key: 'k', token: 'tok', ttlMs: 10_000 },
+      { key: 'k', token: 'tok', attempt: 2, ttlMs: 10_000 },
       1_000,
     );
     expect(reply.state).toBe(0);
+    expect(await admin.get('k')).toBe('tok:2');
     expect(await admin.pttl('k')).toBeGreaterThan(9_000);
   });
 
-  it('acquire-in-line renews the TTL and leaves the line', async () => {
+  it("acquire-in-line makes it the new attempt's hold, renews the TTL and leaves the line", async () => {
     const admin = fixture().admin[0] as Redis;
-    await admin.set('k', 'tok', 'PX', 300);
+    await admin.set('k', 'tok:1', 'PX', 300);
     await delay(200);
     const node = new IORedisConnection(admin);
     // KEYS: k, k:queue, k:queue-deadlines, k:fence; channel k:released.
-    const acquisition = { key: 'k', token: 'tok', ttlMs: 10_000, fencing: false };
+    const acquisition = { key: 'k', token: 'tok', attempt: 2, ttlMs: 10_000, fencing: false };
     const line = { ticket: 1, waiterTimeoutMs: 1_000, fair: true, wakeChannel: 'w' };
     const reply = await acquireInLineScript.run(node, { ...acquisition, line }, 1_000);
     expect(reply.state).toBe(0);
+    expect(await admin.get('k')).toBe('tok:2');
     expect(await admin.pttl('k')).toBeGreaterThan(9_000);
     expect(await admin.zcard('k:queue')).toBe(0);
     expect(await admin.zcard('k:queue-deadlines')).toBe(0);
+  });
+});
+
+describe('requests of an earlier attempt that arrive after a later one', () => {
+  it("an undo leaves the later attempt's hold alone", async () => {
+    const admin = fixture().admin[0] as Redis;
+    const node = new IORedisConnection(admin);
+    await admin.set('k', 'tok:2', 'PX', 10_000);
+    const undo = { key: 'k', token: 'tok', attempt: 1, announce: false };
+    expect(await releaseScript.run(node, undo, 1_000)).toBe(0);
+    expect(await admin.get('k')).toBe('tok:2');
+    expect(await releaseScript.run(node, { ...undo, attempt: 2 }, 1_000)).toBe(1);
+    expect(await admin.exists('k')).toBe(0);
+  });
+
+  it('a take changes nothing, and says a later attempt holds it', async () => {
+    const admin = fixture().admin[0] as Redis;
+    const node = new IORedisConnection(admin);
+    await admin.set('k', 'tok:2', 'PX', 10_000);
+    const late = { key: 'k', token: 'tok', attempt: 1, ttlMs: 500 };
+    expect((await acquireFencedScript.run(node, late, 1_000)).state).toBe(-3);
+    const line = { ticket: 1, waiterTimeoutMs: 1_000, fair: false, wakeChannel: 'w' };
+    const inLine = { ...late, fencing: false, line };
+    expect((await acquireInLineScript.run(node, inLine, 1_000)).state).toBe(-3);
+    expect(await admin.get('k')).toBe('tok:2');
+    expect(await admin.pttl('k')).toBeGreaterThan(9_000);
+    expect(await admin.exists('k:queue')).toBe(0);
   });
 });
 
@@ -51,15 +80,18 @@ describe('the waiting line', () => {
   const request = (token: string, ticket: number) => ({
     key: 'k',
     token,
+    attempt: 1,
     ttlMs: 10_000,
     fencing: false,
     line: line(ticket),
   });
+  /** The holder's release (`announce`), or an undo of its attempt. */
+  const holder = (announce: boolean) => ({ key: 'k', token: 'holder', attempt: 1, announce });
 
   it('release hands the lock to the first waiter, for no longer than its deadline', async () => {
     const admin = fixture().admin[0] as Redis;
     const node = new IORedisConnection(admin);
-    await admin.set('k', 'holder', 'PX', 10_000);
+    await admin.set('k', 'holder:1', 'PX', 10_000);
     for (const [token, ticket] of [
       ['second', 2],
       ['first', 1],
@@ -68,14 +100,13 @@ describe('the waiting line', () => {
         (await acquireInLineScript.run(node, request(token, ticket), 1_000)).state,
       ).toBeGreaterThan(0);
     }
-    expect(
-      await releaseScript.run(node, { key: 'k', token: 'holder', announce: true }, 1_000),
-    ).toBe(1);
-    expect(await admin.get('k')).toBe('first');
+    expect(await releaseScript.run(node, holder(true), 1_000)).toBe(1);
+    expect(await admin.get('k')).toBe('first'); // a hand-over: the bare token
     expect(await admin.pttl('k')).toBeLessThanOrEqual(1_000); // the waiter's deadline
     expect(await admin.zrange('k:queue', 0, -1)).toEqual(['second']);
     // The waiter's next attempt confirms it, renewing the key to its own TTL.
     expect((await acquireInLineScript.run(node, request('first', 1), 1_000)).state).toBe(0);
+    expect(await admin.get('k')).toBe('first:1');
     expect(await admin.pttl('k')).toBeGreaterThan(9_000);
     await admin.flushall();
   });
@@ -83,10 +114,10 @@ describe('the waiting line', () => {
   it('a waiter that leaves after the lock was handed to it passes it on', async () => {
     const admin = fixture().admin[0] as Redis;
     const node = new IORedisConnection(admin);
-    await admin.set('k', 'holder', 'PX', 10_000);
+    await admin.set('k', 'holder:1', 'PX', 10_000);
     await acquireInLineScript.run(node, request('first', 1), 1_000);
     await acquireInLineScript.run(node, request('second', 2), 1_000);
-    await releaseScript.run(node, { key: 'k', token: 'holder', announce: true }, 1_000);
+    await releaseScript.run(node, holder(true), 1_000);
     expect(
       await leaveQueueScript.run(node, { key: 'k', token: 'first', granted: false }, 1_000),
     ).toBe(1);
@@ -100,9 +131,9 @@ describe('the waiting line', () => {
   it('an undo deletes silently: it hands nothing over', async () => {
     const admin = fixture().admin[0] as Redis;
     const node = new IORedisConnection(admin);
-    await admin.set('k', 'holder', 'PX', 10_000);
+    await admin.set('k', 'holder:1', 'PX', 10_000);
     await acquireInLineScript.run(node, request('first', 1), 1_000);
-    await releaseScript.run(node, { key: 'k', token: 'holder', announce: false }, 1_000);
+    await releaseScript.run(node, holder(false), 1_000);
     expect(await admin.exists('k')).toBe(0);
     expect(await admin.zrange('k:queue', 0, -1)).toEqual(['first']);
     await admin.flushall();
@@ -112,9 +143,10 @@ describe('the waiting line', () => {
 describe('running a script', () => {
   it('keeps the commands sent behind its first call on a connection in order', async () => {
     const admin = fixture().admin[0] as Redis;
-    await admin.set('k', 'tok');
+    await admin.set('k', 'tok:1');
     const node = new IORedisConnection(admin);
-    const releasing = releaseScript.run(node, { key: 'k', token: 'tok', announce: false }, 1_000);
+    const undo = { key: 'k', token: 'tok', attempt: 1, announce: false };
+    const releasing = releaseScript.run(node, undo, 1_000);
     const taking = node.send('SET', ['k', 'next', 'NX'], 1_000);
     expect(await releasing).toBe(1);
     // Before: the EVALSHA failed with NOSCRIPT, the SET ran (the key was still held), and

@@ -100,6 +100,8 @@ const request: AcquireRequest = {
   kind: mutexKind,
   key: 'k',
   token: 'tok',
+  attempt: 1,
+  unanswered: [],
   ttlMs: 10_000,
   fencing: false,
 };
