@@ -72,6 +72,17 @@ class Pipe {
   }
 }
 
+/**
+ * Resets (RST) a socket. One that is no longer open both ways (its peer closed it, as Redis
+ * does after QUIT or when it stops) is only closed: `resetAndDestroy` on it leaves libuv
+ * spinning at full CPU, and the process never exits. So is one still connecting, which has
+ * nothing to reset.
+ */
+function reset(socket: Socket): void {
+  if (socket.connecting || socket.readyState !== 'open') socket.destroy();
+  else socket.resetAndDestroy();
+}
+
 interface Proxied {
   readonly client: Socket;
   readonly upstream: Socket;
@@ -154,7 +165,7 @@ export class FaultProxy {
       this.#connections.delete(connection);
       this.#orphans.add(connection);
       connection.orphaned = true;
-      if (!connection.client.destroyed) connection.client.resetAndDestroy();
+      if (!connection.client.destroyed) reset(connection.client);
     }
     return {
       deliver: () => {
@@ -217,9 +228,7 @@ export class FaultProxy {
     this.#orphans.delete(connection);
     for (const socket of [connection.client, connection.upstream]) {
       if (socket.destroyed) continue;
-      // A socket that is still connecting has nothing to reset; it is just closed.
-      if (socket.connecting) socket.destroy();
-      else socket.resetAndDestroy();
+      reset(socket);
     }
   }
 }

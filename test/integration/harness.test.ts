@@ -209,3 +209,21 @@ describe('leftovers of a process killed outright', () => {
     }
   });
 });
+
+describe('FaultProxy', () => {
+  it('lets the process exit once a locker closed its connection through it and the node stopped', async () => {
+    // Before, resetting a socket that the server had closed left libuv spinning at full
+    // CPU, and the process never exited.
+    const script = new URL('../support/proxy-quit-process.ts', import.meta.url).pathname;
+    const child = spawn(process.execPath, ['--import', 'tsx', script], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const [line] = (await once(createInterface({ input: child.stdout }), 'line')) as [string];
+    expect(line).toBe('closed');
+    // Everything is closed by now: exiting takes no time that depends on this machine.
+    const code = await Promise.race([exited, delay(10_000).then(() => 'still running')]);
+    child.kill('SIGKILL');
+    expect(code).toBe(0);
+  });
+});
