@@ -16,6 +16,7 @@ const REQUIRED = [
   'dist/cjs/index.js',
   'dist/cjs/index.d.ts',
   'dist/esm/cli/main.js',
+  'dist/esm/cli/guardian-process.js', // started by `distlock run`, next to main.js
   'dist/esm/testing/index.js',
   'testing/package.json',
   'dist/esm/telemetry/opentelemetry.js',

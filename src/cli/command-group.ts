@@ -1,7 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { constants } from 'node:os';
 import { EXIT } from './exit-codes.js';
+import { groupRunning } from './process-group.js';
 
 /** How often a group that was told to stop is checked for members still running. */
 const POLL_MS = 50;
@@ -59,6 +60,11 @@ export class CommandGroup {
     return new CommandGroup(child, foreground);
   }
 
+  /** The command's pid (the id of its process group, unless `foreground`); none if it did not start. */
+  get pid(): number | undefined {
+    return this.#child.pid;
+  }
+
   /** Sends `signal` to the command's process group (to the command alone if `foreground`). */
   signal(signal: NodeJS.Signals): void {
     const pid = this.#child.pid;
@@ -105,13 +111,7 @@ export class CommandGroup {
   /** Whether a member of the command's group is still running (not a zombie). */
   #groupRunning(): boolean {
     const pid = this.#child.pid;
-    if (this.#foreground || pid === undefined) return false;
-    try {
-      process.kill(-pid, 0);
-    } catch (error) {
-      return (error as NodeJS.ErrnoException).code === 'EPERM';
-    }
-    return process.platform !== 'linux' || linuxGroupHasLiveMember(pid);
+    return !this.#foreground && pid !== undefined && groupRunning(pid);
   }
 }
 
@@ -140,30 +140,4 @@ function notStartedBecause(command: string, error: NodeJS.ErrnoException): [numb
   }
   if (error.code === 'EACCES') return [EXIT.cannotRun, 'permission denied'];
   return [EXIT.cannotRun, `cannot execute: ${error.message}`];
-}
-
-/**
- * Looks through /proc for a member of group `pgid` that is not a zombie: an orphan that
- * exited stays a member until init reaps it, and in a container init may never do so.
- */
-function linuxGroupHasLiveMember(pgid: number): boolean {
-  let entries: string[];
-  try {
-    entries = readdirSync('/proc');
-  } catch {
-    return true;
-  }
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-    } catch {
-      continue; // exited meanwhile
-    }
-    // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
-    const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (Number(pgrp) === pgid && state !== 'Z') return true;
-  }
-  return false;
 }

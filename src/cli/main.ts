@@ -75,7 +75,8 @@ const run = program
     `\nDurations: ${DURATION_FORMS}.\n` +
       '\nThe command runs in a process group of its own (unless --foreground): when the lock is\n' +
       'lost, and on SIGINT, SIGTERM, SIGHUP or SIGQUIT, the whole group is signalled, so that\n' +
-      'the processes the command started stop too.\n' +
+      'the processes the command started stop too. If distlock itself is killed, a guardian\n' +
+      'process stops the group (the command alone with --foreground) before the lease runs out.\n' +
       "\nExit status: the command's own; 126 or 127 if it cannot be run; 75 (or -E) busy;\n" +
       '69 Redis unreachable (no quorum); 76 the lock was lost; 2 bad arguments.',
   )

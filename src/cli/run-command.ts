@@ -9,6 +9,7 @@ import type { Lock } from '../lock/lock.js';
 import type { Locker } from '../lock/locker.js';
 import { CommandGroup, NotStartedError } from './command-group.js';
 import { EXIT } from './exit-codes.js';
+import { Guardian } from './guardian.js';
 import type { NodesFrom } from './node-options.js';
 import { STOP_SIGNALS } from './stop-signals.js';
 import { giveUpWhenDown, hints, resultProblem } from './unreachable.js';
@@ -35,31 +36,34 @@ export interface RunRequest {
  * Holds the lock (auto-extended) while the command runs, like `flock`. The command runs in a
  * process group of its own (unless `foreground`); distlock forwards SIGINT, SIGTERM, SIGHUP
  * and SIGQUIT to that group, and stops the group (SIGTERM, then SIGKILL after the grace
- * period) if the lock is lost. Resolves the exit code: the command's own, 126 or 127 when
- * it cannot be started (as shells do), `busyExitCode`, or one of {@link EXIT}.
+ * period) if the lock is lost. A {@link Guardian} stops the group before the lease runs out
+ * if distlock itself dies; should the guardian end first, distlock stops the group. Resolves
+ * the exit code: the command's own, 126 or 127 when it cannot be started (as shells do),
+ * `busyExitCode`, or one of {@link EXIT}.
  */
 export async function runUnderLock(
   locker: Locker,
   request: RunRequest,
   log: (line: string) => void,
 ): Promise<number> {
-  const lock = await acquire(locker, request);
+  // Started first, so that it starts up while the lock is taken.
+  const guardian = Guardian.start(request.graceMs);
+  const lock = await acquire(locker, request).catch(async (error: unknown) => {
+    await guardian?.dismiss(); // a usage error: no command will run
+    throw error;
+  });
   if (lock instanceof Error) {
-    if (lock instanceof LockBusyError || lock instanceof AcquireTimeoutError) {
-      log(`distlock: "${request.key}" is locked by another holder`);
-      return request.busyExitCode;
-    }
-    log(`distlock: ${lock.message}`);
-    if (lock instanceof NoQuorumError) {
-      const failed = lock.nodes.flatMap((n) => {
-        const problem = resultProblem(n);
-        return problem ? [{ node: n.node, problem }] : [];
-      });
-      for (const hint of hints(failed, request.nodesFrom)) log(`distlock: ${hint}`);
-    }
+    await guardian?.dismiss();
+    return notAcquired(lock, request, log);
+  }
+  const unguarded = await guardian?.ready.catch((error: Error) => error);
+  if (unguarded) {
+    log(`distlock: ${unguarded.message}; the command was not run`);
+    await lock.release();
     return EXIT.unavailable;
   }
   if (lock.signal.aborted) {
+    await guardian?.dismiss();
     log(`distlock: lock on "${request.key}" lost before the command started`);
     return EXIT.lost;
   }
@@ -67,6 +71,20 @@ export async function runUnderLock(
   const command = CommandGroup.start(request.command, request.args, {
     foreground: request.foreground,
   });
+  let stopping: Promise<void> | undefined;
+  const stop = () => {
+    command.signal('SIGTERM');
+    stopping ??= command.drain(request.graceMs);
+  };
+  if (command.pid !== undefined) {
+    const guarded = { pid: command.pid, group: !request.foreground };
+    guardian?.guard(guarded, lock, locker.events, (why) => {
+      log(
+        `distlock: the guardian of the command ${why}; stopping the command: were distlock killed now, nothing would stop it before the lease runs out`,
+      );
+      stop();
+    });
+  }
   let forwarded = false;
   const forward = (signal: NodeJS.Signals) => {
     forwarded = true;
@@ -74,12 +92,10 @@ export async function runUnderLock(
   };
   for (const signal of STOP_SIGNALS) process.on(signal, forward);
   let lost = false;
-  let stopping: Promise<void> | undefined;
   const onLost = () => {
     lost = true;
     log(`distlock: lock on "${request.key}" lost; stopping the command`);
-    command.signal('SIGTERM');
-    stopping = command.drain(request.graceMs);
+    stop();
   };
   lock.signal.addEventListener('abort', onLost, { once: true });
 
@@ -90,6 +106,7 @@ export async function runUnderLock(
   // What was told to stop is gone before the lock is released: the command's children get
   // the grace period, then SIGKILL. A command that simply ended may leave children running.
   await (stopping ?? (forwarded ? command.drain(request.graceMs) : undefined));
+  await guardian?.dismiss();
   lock.signal.removeEventListener('abort', onLost);
   for (const signal of STOP_SIGNALS) process.off(signal, forward);
   if ((await lock.release()) === 'failed') {
@@ -98,6 +115,23 @@ export async function runUnderLock(
     );
   }
   return lost ? EXIT.lost : code;
+}
+
+/** Says why there is no lock, and resolves the exit code for that. */
+function notAcquired(error: Error, request: RunRequest, log: (line: string) => void): number {
+  if (error instanceof LockBusyError || error instanceof AcquireTimeoutError) {
+    log(`distlock: "${request.key}" is locked by another holder`);
+    return request.busyExitCode;
+  }
+  log(`distlock: ${error.message}`);
+  if (error instanceof NoQuorumError) {
+    const failed = error.nodes.flatMap((n) => {
+      const problem = resultProblem(n);
+      return problem ? [{ node: n.node, problem }] : [];
+    });
+    for (const hint of hints(failed, request.nodesFrom)) log(`distlock: ${hint}`);
+  }
+  return EXIT.unavailable;
 }
 
 /**

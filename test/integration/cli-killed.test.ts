@@ -1,0 +1,163 @@
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { groupRunning } from '../../src/cli/process-group.js';
+import {
+  distlock,
+  killAll,
+  pidWrittenTo,
+  printed,
+  redisArgs,
+  stopsRunning,
+  watchKey,
+} from '../support/cli.js';
+import { isRunning } from '../support/processes.js';
+import { useRedis } from '../support/redis.js';
+
+// `distlock run` killed outright (SIGKILL: the OOM killer, `kill -9`): nothing extends the
+// lease any more, so the command it ran must be gone before the lease runs out, or the next
+// holder's command runs beside it. Its guardian process sees to that.
+const fixture = useRedis(1);
+const dir = mkdtempSync(join(tmpdir(), 'distlock-killed-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Pids that commands under test started; whatever still runs after a test is killed. */
+const started: number[] = [];
+afterEach(() => killAll(started));
+
+const TTL_MS = 1_000;
+
+/** `distlock run` of the job "job" on a `TTL_MS` lease, its command under `sh -c`. */
+const run = (script: string, ...flags: string[]) =>
+  distlock([
+    'run',
+    '--key',
+    'job',
+    '--ttl',
+    `${TTL_MS}ms`,
+    ...flags,
+    ...redisArgs(fixture()),
+    '--',
+    'sh',
+    '-c',
+    script,
+  ]);
+
+/**
+ * Resolves once the lease is extended (the next command on its key), proof that distlock
+ * has named its running command to the guardian: it does so as soon as it starts it.
+ */
+const extended = async () => (await watchKey(fixture(), 'distlock:{job}'))();
+
+const read = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8') : '');
+
+/** The guardian that the running `distlock` with pid `parent` started. */
+async function guardianOf(parent: number, withinMs = 10_000): Promise<number> {
+  const deadline = performance.now() + withinMs;
+  while (performance.now() < deadline) {
+    for (const entry of readdirSync('/proc').filter((e) => /^\d+$/.test(e))) {
+      let stat: string;
+      let args: string;
+      try {
+        stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+        args = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      } catch {
+        continue; // exited meanwhile
+      }
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === parent && args.includes('guardian-process.js')) return Number(entry);
+    }
+    await delay(10);
+  }
+  throw new Error(`no guardian of distlock ${parent} after ${withinMs} ms`);
+}
+
+describe('distlock run killed with SIGKILL', () => {
+  it("stops the command's group before the lease runs out: the next run never overlaps", async () => {
+    const log = join(dir, 'overlap.log');
+    const pidFile = join(dir, 'overlap.pid');
+    // The command ignores SIGTERM (`sleep` inherits that), and --grace is longer than the
+    // lease: only a SIGKILL sent before the lease runs out keeps the two runs apart.
+    const first = run(
+      `trap '' TERM; echo $$ > ${pidFile}; echo start A >> ${log}; sleep 3; echo end A >> ${log}`,
+      '--grace',
+      '30s',
+    );
+    const group = await pidWrittenTo(pidFile, started); // sh leads the command's group
+    await extended();
+    expect(read(log)).toBe('start A\n');
+
+    first.child.kill('SIGKILL');
+    const killedAt = performance.now();
+    const second = run(`echo start B >> ${log}; sleep 0.5; echo end B >> ${log}`, '--wait', '10s');
+
+    // The log is read before the group is looked at: "start B" read while a member of the
+    // first command's group still runs is an overlap, however short.
+    let goneAfterMs: number | undefined;
+    let secondAfterMs: number | undefined;
+    let overlap = false;
+    while (secondAfterMs === undefined) {
+      const text = read(log);
+      const running = groupRunning(group);
+      const now = performance.now() - killedAt;
+      if (!running) goneAfterMs ??= now;
+      if (text.includes('start B')) {
+        secondAfterMs = now;
+        overlap = running;
+      }
+      await delay(5);
+    }
+    const { code } = await second.done;
+    await delay(3_000); // long enough for A's `sleep 3` to end, had A survived
+    const lines = read(log).trim().split('\n');
+    console.log(
+      `A's group gone ${goneAfterMs?.toFixed(0)} ms after the kill, B started after ` +
+        `${secondAfterMs.toFixed(0)} ms; log: ${lines.join(' | ')}\n${first.stderr()}`,
+    );
+
+    expect(code).toBe(0);
+    expect(overlap).toBe(false);
+    expect(lines).toEqual(['start A', 'start B', 'end B']);
+    // The lease that the killed distlock held had at most its TTL left.
+    expect(goneAfterMs).toBeLessThan(TTL_MS);
+    expect(first.stderr()).toMatch(
+      /ended while its command ran, with \d+ ms left on the lease; sent SIGTERM to process group \d+, SIGKILL in \d+ ms/,
+    );
+  });
+
+  it('stops the command alone with --foreground', async () => {
+    const pidFile = join(dir, 'foreground.pid');
+    const first = run(`echo $$ > ${pidFile}; exec sleep 30`, '--foreground');
+    const pid = await pidWrittenTo(pidFile, started);
+    await extended();
+    first.child.kill('SIGKILL');
+    expect(await stopsRunning(pid, TTL_MS)).toBe(true);
+    await printed(first, new RegExp(`sent SIGTERM to process ${pid}\\b`));
+  });
+});
+
+describe("distlock run's guardian", () => {
+  it('when killed, makes distlock stop the command, which nothing would stop otherwise', async () => {
+    const pidFile = join(dir, 'no-guardian.pid');
+    const first = run(`echo $$ > ${pidFile}; exec sleep 30`);
+    await pidWrittenTo(pidFile, started);
+    process.kill(await guardianOf(first.child.pid ?? 0), 'SIGKILL');
+    const { code, stderr } = await first.done;
+    expect(code).toBe(143); // the command, stopped by SIGTERM
+    expect(stderr).toMatch(/the guardian of the command ended \(SIGKILL\); stopping the command/);
+  });
+
+  it('exits after a command that simply ended, leaving what it left running', async () => {
+    const [background, shell] = [join(dir, 'left-running'), join(dir, 'left-running-shell')];
+    const first = run(`sleep 30 & echo $! > ${background}; echo $$ > ${shell}; sleep 0.2`);
+    await pidWrittenTo(shell, started);
+    const guardian = await guardianOf(first.child.pid ?? 0);
+    const sleep = await pidWrittenTo(background, started);
+    expect((await first.done).code).toBe(0);
+    expect(await stopsRunning(guardian)).toBe(true);
+    await delay(TTL_MS); // a guardian that took distlock's exit for its death acts at once
+    expect(isRunning(sleep)).toBe(true);
+  });
+});
