@@ -92,21 +92,23 @@ function pauseOrKillANode(): (t: Targets) => Promise<void> {
 }
 
 /**
- * Requests delivered late on old connections: 3 nodes' replies are held past the workers'
- * node timeout (20 ms at this TTL), then what the workers send them next (undos, retries,
- * extensions, releases) is held too; the client side of those connections is reset, the
- * workers reconnect, and the held requests reach the servers 50-150 ms later, after what the
- * workers sent since on their new connections.
+ * Requests delivered late on old connections: 3 nodes' replies are held for 10 ms, then
+ * (before the workers' node timeout, 20 ms at this TTL, sends them undos) their requests
+ * too, for 60 ms: the undos, retries, extensions and releases sent meanwhile wait; the
+ * client side of those connections is reset, the workers reconnect, and the held requests
+ * reach the servers 100-200 ms later, after what the workers sent since on their new
+ * connections (holdings last 150 ms, so that they land while a lock that a later attempt
+ * took is still held).
  */
 async function deliverRequestsLate(): Promise<void> {
   const cut = [...proxies].sort(() => Math.random() - 0.5).slice(0, 3);
   for (const p of cut) p.set({ mode: 'hold', direction: 'replies' });
-  await delay(40);
+  await delay(10);
   for (const p of cut) p.set({ mode: 'blackhole' });
-  await delay(40);
+  await delay(60);
   const orphans = cut.map((p) => p.orphan());
   for (const p of cut) p.set({ mode: 'pass' });
-  await delay(50 + Math.random() * 100);
+  await delay(100 + Math.random() * 100);
   for (const orphan of orphans) orphan.deliver();
   await delay(200);
 }
@@ -188,7 +190,7 @@ describe('fault suite (fenced read-modify-write on 5 nodes)', { timeout }, () =>
   });
 
   it('requests delivered late on reset connections: no violation', async () => {
-    const r = await scenario('late requests on reset connections', true, deliverRequestsLate);
+    const r = await scenario('late requests on reset connections', true, deliverRequestsLate, 150);
     expect(r.holdings).toBeGreaterThan(10);
     expectNoViolation(r);
   });
@@ -198,7 +200,7 @@ describe('fault suite (fenced read-modify-write on 5 nodes)', { timeout }, () =>
       'semaphore, 2 permits, late requests',
       false,
       deliverRequestsLate,
-      20,
+      150,
       { permits: 2 },
     );
     expect(r.holdings).toBeGreaterThan(10);
