@@ -7,7 +7,6 @@ import {
   usesSentinel,
 } from './ioredis.js';
 import {
-  clusterName,
   IORedisClusterConnection,
   type IORedisClusterLike,
   isIORedisClusterLike,
@@ -46,9 +45,7 @@ export type RedisClient =
  * client again returns the same connection and adds no listeners.
  */
 export function adaptClient(value: unknown): RedisConnection | undefined {
-  if (isIORedisClusterLike(value)) {
-    return IORedisConnection.of(value as unknown as IORedisLike, clusterName(value));
-  }
+  if (isIORedisClusterLike(value)) return IORedisClusterConnection.ofCaller(value);
   if (isIORedisLike(value)) return IORedisConnection.of(value);
   if (isNodeRedisClusterLike(value)) return NodeRedisClusterConnection.ofCaller(value);
   if (isNodeRedisLike(value)) return NodeRedisConnection.of(value);

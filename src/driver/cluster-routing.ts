@@ -1,4 +1,5 @@
 /** What every Redis Cluster adapter shares: naming, keys, redirections. */
+import { setTimeout as delay } from 'node:timers/promises';
 
 /** Why a cluster connection refuses WAIT: it cannot tell which master the lock write went to. */
 export const WAIT_UNSUPPORTED =
@@ -24,11 +25,11 @@ const KEYLESS = new Set(['INFO', 'PUBLISH', 'WAIT', 'PING']);
 /** Replies of a master that does not serve the slot (now, or during a migration). */
 const REDIRECTION = /^(MOVED|ASK|TRYAGAIN|CLUSTERDOWN) /;
 
-/** What each redirection means for the lock (worded as for an ioredis Cluster). */
+/** What a redirection still reported means for the lock (worded as for an ioredis Cluster). */
 const REDIRECTION_HINT: Readonly<Record<string, string>> = {
-  MOVED: 'the slot moved: the next attempt asks its new master',
-  ASK: 'the slot is migrating: the next attempt asks again',
-  TRYAGAIN: 'the slot is migrating: the next attempt asks again',
+  MOVED: 'the slot moved, and its new master was not reached in time: the slot table is read again',
+  ASK: 'the slot is migrating, and its new master did not take the command either',
+  TRYAGAIN: 'the slot stayed half-migrated for the whole node timeout',
   CLUSTERDOWN: 'the cluster cannot serve the slot now',
 };
 
@@ -51,4 +52,87 @@ export function needsSlotRefresh(error: unknown): boolean {
 export function redirectionMessage(reply: string): string | undefined {
   const kind = REDIRECTION.exec(reply)?.[1];
   return kind === undefined ? undefined : `${reply} (${REDIRECTION_HINT[kind]})`;
+}
+
+/** Where a redirection reply sends a command, or that it may be sent again. */
+export type Redirection =
+  | { readonly kind: 'MOVED' | 'ASK'; readonly address: string }
+  | { readonly kind: 'TRYAGAIN' };
+
+/** `MOVED 3999 10.0.0.2:6379`, `ASK 3999 10.0.0.2:6379` (the address is the last word). */
+const REDIRECT = /^(MOVED|ASK) \d+ (\S+)$/;
+
+/** The redirection an error reply says, if it is one that can be followed. */
+export function redirectionOf(error: unknown): Redirection | undefined {
+  if (!(error instanceof Error)) return undefined;
+  const redirect = REDIRECT.exec(error.message);
+  if (redirect) return { kind: redirect[1] as 'MOVED' | 'ASK', address: redirect[2] ?? '' };
+  return error.message.startsWith('TRYAGAIN') ? { kind: 'TRYAGAIN' } : undefined;
+}
+
+/**
+ * How an adapter sends one command to a Cluster: where its slot table says, and on to where a
+ * redirection points. Each sends once and rejects with the server's error line (or a
+ * `NotSentError` when it sent nothing); `timeoutMs` bounds the wait for a connection.
+ */
+export interface ClusterRoutes {
+  /** To the master that serves the command's slot, as far as the client knows. */
+  routed(timeoutMs: number): Promise<unknown>;
+  /**
+   * To the master at `address` (`host:port`), named by MOVED: it serves the slot now. The
+   * adapter also reads the slot table again. Absent when the client follows MOVED itself.
+   */
+  moved?(address: string, timeoutMs: number): Promise<unknown>;
+  /**
+   * `ASKING` then the command, back to back on one connection to the master at `address`,
+   * named by ASK: it is importing the slot, and takes the command only right after `ASKING`.
+   * Absent when the client follows ASK itself.
+   */
+  asked?(address: string, timeoutMs: number): Promise<unknown>;
+}
+
+/**
+ * The pause before a command that got TRYAGAIN is sent again. Short against the per-node
+ * timeouts (20 ms and up): a slot stays half-migrated while its keys are moved, which takes
+ * milliseconds for the few keys of a lock. The same for every command, so that commands that
+ * got it together are sent again in the order they were first sent in (a waiter leaves the
+ * line before its release).
+ */
+export const TRYAGAIN_PAUSE_MS = 10;
+
+/**
+ * Sends one command through `routes` within `timeoutMs`, following a reshard: one MOVED or ASK
+ * is followed, and a TRYAGAIN (a command on several keys of a half-migrated slot that are not
+ * all on one side) sends it again after {@link TRYAGAIN_PAUSE_MS}, from its master anew. Each
+ * of these replies means that the command did not run on the node that gave it, so sending it
+ * elsewhere cannot run it twice; any other failure (a lost connection, a timeout) is reported
+ * as it is. Nothing is sent once `timeoutMs` has passed: the caller has stopped waiting by
+ * then, and a command that arrived later could take what nobody holds. Rejects with the last
+ * reply when the command could not be delivered in time.
+ */
+export async function sendFollowing(routes: ClusterRoutes, timeoutMs: number): Promise<unknown> {
+  const deadline = performance.now() + timeoutMs;
+  const leftMs = () => Math.max(0, deadline - performance.now());
+  for (;;) {
+    try {
+      return await followOnce(routes, leftMs);
+    } catch (error) {
+      if (redirectionOf(error)?.kind !== 'TRYAGAIN' || leftMs() <= TRYAGAIN_PAUSE_MS) throw error;
+      // Kept ref'ed, like the wait for a reply: a command is still under way.
+      await delay(TRYAGAIN_PAUSE_MS);
+    }
+  }
+}
+
+/** The command to the master of its slot, then to where one MOVED or ASK points. */
+async function followOnce(routes: ClusterRoutes, leftMs: () => number): Promise<unknown> {
+  try {
+    return await routes.routed(leftMs());
+  } catch (error) {
+    const redirection = redirectionOf(error);
+    if (redirection === undefined || redirection.kind === 'TRYAGAIN') throw error;
+    const follow = redirection.kind === 'MOVED' ? routes.moved : routes.asked;
+    if (follow === undefined || leftMs() <= 0) throw error;
+    return follow.call(routes, redirection.address, leftMs());
+  }
 }

@@ -1,6 +1,18 @@
 import calculateSlot from 'cluster-key-slot';
-import { clusterNameOf, keyOf, redirectionMessage } from './cluster-routing.js';
-import type { RedisConnection, Subscriber } from './connection.js';
+import {
+  type ClusterRoutes,
+  clusterNameOf,
+  keyOf,
+  redirectionMessage,
+  sendFollowing,
+} from './cluster-routing.js';
+import {
+  NotSentError,
+  onePerClient,
+  type RedisConnection,
+  readyWithin,
+  type Subscriber,
+} from './connection.js';
 import { IORedisConnection, type IORedisLike, OWNED_CLIENT_OPTIONS } from './ioredis.js';
 
 /** A startup node as ioredis takes it: a port, `host:port`, or `{ host, port }`. */
@@ -14,8 +26,11 @@ export interface IORedisClusterLike {
   /** Per slot, `host:port` of its master first. */
   readonly slots: readonly (readonly string[] | undefined)[];
   duplicate(startupNodes?: StartupNode[], options?: object): IORedisClusterLike;
-  nodes(role: 'master'): readonly IORedisLike[];
+  nodes(role: 'master' | 'all'): readonly IORedisLike[];
   refreshSlotsCache(callback?: (error?: Error | null) => void): void;
+  /** 'refresh': the slot table was read again. */
+  once(event: 'refresh', listener: () => void): unknown;
+  off(event: 'refresh', listener: () => void): unknown;
 }
 
 /** True when `value` looks like an ioredis `Cluster`. */
@@ -29,6 +44,7 @@ export function isIORedisClusterLike(value: unknown): value is IORedisClusterLik
  * the master of its slot once, and its failure (the shard is down, MOVED, ASK, TRYAGAIN,
  * CLUSTERDOWN) is reported, never retried later by ioredis: a `SET NX` re-sent after the
  * lock algorithm gave up on it would hold the key for its whole TTL with a token nobody has.
+ * The adapter follows redirections itself, within each command's timeout (see `send`).
  */
 const OWNED_CLUSTER_OPTIONS = {
   enableOfflineQueue: false,
@@ -54,30 +70,62 @@ export class IORedisClusterConnection implements RedisConnection {
   readonly name: string;
   readonly #cluster: IORedisClusterLike;
   readonly #connection: IORedisConnection;
+  /** Whether {@link #cluster} was opened here (and so is closed here). */
+  readonly #owned: boolean;
   /** Per master client of the cluster, the connection that sends it commands. */
   readonly #members = new WeakMap<IORedisLike, IORedisConnection>();
 
-  constructor(cluster: IORedisClusterLike) {
+  /**
+   * `owned` false: commands go over the caller's own cluster and its connections to the
+   * masters, which are never closed here.
+   */
+  constructor(cluster: IORedisClusterLike, { owned = true } = {}) {
     this.name = clusterName(cluster);
+    this.#owned = owned;
     const redisOptions = { ...cluster.options.redisOptions, ...OWNED_CLIENT_OPTIONS };
-    this.#cluster = cluster.duplicate([], { ...OWNED_CLUSTER_OPTIONS, redisOptions });
+    this.#cluster = owned
+      ? cluster.duplicate([], { ...OWNED_CLUSTER_OPTIONS, redisOptions })
+      : cluster;
     // Waiting for readiness, keeping the real cause of failures and closing work as for one
     // node: a Cluster has the same statuses and events as a single client.
     this.#connection = new IORedisConnection(this.#cluster as unknown as IORedisLike, this.name);
   }
 
   /**
+   * The connection for direct calls (fenced reads and writes) over the caller's own cluster:
+   * routed and redirected as the locker's commands are, whatever redirections the caller's
+   * options let ioredis follow.
+   */
+  static readonly ofCaller = onePerClient(
+    (cluster: IORedisClusterLike) => new IORedisClusterConnection(cluster, { owned: false }),
+  );
+
+  /**
    * Sends a command with a key straight to the master that serves its slot (as far as the
    * slot table knows): ioredis's own routing may not find the key of every command (a
-   * script's), and retries what it routed.
+   * script's), and retries what it routed. A reshard is followed within `timeoutMs` (see
+   * `sendFollowing`): to the new master on MOVED, with `ASKING` on ASK, again on TRYAGAIN.
    */
   send(command: string, args: readonly (string | number)[], timeoutMs: number): Promise<unknown> {
     if (command === 'INFO') return this.#infoOfEveryMaster(timeoutMs);
-    const master = this.#masterFor(command, args);
-    const sent = master
-      ? master.send(command, args, timeoutMs)
-      : this.#connection.send(command, args, timeoutMs);
-    return sent.catch((error: unknown) => {
+    const routes: ClusterRoutes = {
+      routed: (leftMs) => {
+        const via = this.#masterFor(command, args) ?? this.#connection;
+        return via.send(command, args, leftMs).catch((error: unknown) => {
+          throw gaveUpReply(error);
+        });
+      },
+      moved: async (address, leftMs) => {
+        const master = await this.#movedTo(address, leftMs);
+        return master.send(command, args, leftMs);
+      },
+      asked: async (address, leftMs) => {
+        const importing = this.#memberAt(address);
+        if (!importing) throw this.#unknown(address, 'ASK');
+        return importing.sendAsking(command, args, leftMs);
+      },
+    };
+    return sendFollowing(routes, timeoutMs).catch((error: unknown) => {
       throw this.#redirectionReply(error);
     });
   }
@@ -118,8 +166,8 @@ export class IORedisClusterConnection implements RedisConnection {
     );
   }
 
-  close(): Promise<void> {
-    return this.#connection.close();
+  async close(): Promise<void> {
+    if (this.#owned) await this.#connection.close();
   }
 
   /**
@@ -149,6 +197,46 @@ export class IORedisClusterConnection implements RedisConnection {
     return client && this.#member(client);
   }
 
+  /** The connection to the node at `address` (`host:port`), if the cluster knows it. */
+  #memberAt(address: string): IORedisConnection | undefined {
+    const client = this.#cluster.nodes('all').find((node) => nodeKey(node) === address);
+    return client && this.#member(client);
+  }
+
+  /**
+   * The master at `address`, which a MOVED named: the slot table is read again, and waited
+   * for (up to `timeoutMs`) only when it did not know that master yet.
+   */
+  async #movedTo(address: string, timeoutMs: number): Promise<IORedisConnection> {
+    const known = this.#memberAt(address);
+    if (known) {
+      this.#cluster.refreshSlotsCache();
+      return known;
+    }
+    await this.#slotTableRead(timeoutMs);
+    const master = this.#memberAt(address);
+    if (!master) throw this.#unknown(address, 'MOVED');
+    return master;
+  }
+
+  /** Reads the slot table again; resolves once it was read, or after `timeoutMs`. */
+  #slotTableRead(timeoutMs: number): Promise<boolean> {
+    let onRefresh = () => {};
+    const read = new Promise<boolean>((resolve) => {
+      onRefresh = () => resolve(true);
+      this.#cluster.once('refresh', onRefresh);
+    });
+    this.#cluster.refreshSlotsCache();
+    return readyWithin(read, timeoutMs).finally(() => this.#cluster.off('refresh', onRefresh));
+  }
+
+  /** A redirection to a node the cluster does not know (not even after reading its slots). */
+  #unknown(address: string, redirection: 'MOVED' | 'ASK'): NotSentError {
+    return new NotSentError(
+      `${this.name} has no connection to ${address}, named by ${redirection}; nothing sent`,
+    );
+  }
+
   #member(client: IORedisLike): IORedisConnection {
     let member = this.#members.get(client);
     if (!member) {
@@ -162,13 +250,22 @@ export class IORedisClusterConnection implements RedisConnection {
   /** A redirection (MOVED, ASK, TRYAGAIN, CLUSTERDOWN) as the reply that said it. */
   #redirectionReply(error: unknown): unknown {
     if (!(error instanceof Error)) return error;
-    const reply = error.message.replace(GAVE_UP, '');
-    const message = redirectionMessage(reply);
+    const message = redirectionMessage(error.message);
     if (message === undefined) return error;
     this.#cluster.refreshSlotsCache();
     // No cause: ioredis's error carries the command, whose arguments hold the lock token.
     return new Error(message);
   }
+}
+
+/**
+ * The reply behind ioredis's "Too many Cluster redirections" (it follows none for distlock's
+ * own cluster), as the server said it; any other error as it is.
+ */
+function gaveUpReply(error: unknown): unknown {
+  if (!(error instanceof Error) || !GAVE_UP.test(error.message)) return error;
+  // No cause: ioredis's error carries the command, whose arguments hold the lock token.
+  return new Error(error.message.replace(GAVE_UP, ''));
 }
 
 /** `host:port` of a cluster's master client, as the slot table names it. */

@@ -125,6 +125,23 @@ export class IORedisConnection implements RedisConnection {
     return this.#clusterMember ? reply : reply.catch(this.#movedMeansCluster);
   }
 
+  /**
+   * Sends `ASKING` and then the command back to back on this connection, so that nothing
+   * comes between them: how a Cluster client follows an ASK redirection (the master importing
+   * a slot takes the one command that follows `ASKING`). Resolves with the command's reply.
+   */
+  sendAsking(
+    command: string,
+    args: readonly (string | number)[],
+    timeoutMs: number,
+  ): Promise<unknown> {
+    const both = () => {
+      this.#client.call('ASKING').catch(() => undefined); // a failure shows in the command's reply
+      return this.#client.call(command, ...args);
+    };
+    return this.#client.status === 'ready' ? both() : this.#ready(timeoutMs).then(both);
+  }
+
   /** A single-node connection that gets MOVED was given a Cluster node: say what to do. */
   readonly #movedMeansCluster = (error: unknown): never => {
     if (!(error instanceof Error) || !error.message.startsWith('MOVED ')) throw error;

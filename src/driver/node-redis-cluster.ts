@@ -1,9 +1,11 @@
 import calculateSlot from 'cluster-key-slot';
 import {
+  type ClusterRoutes,
   clusterNameOf,
   keyOf,
   needsSlotRefresh,
   redirectionMessage,
+  sendFollowing,
   WAIT_UNSUPPORTED,
 } from './cluster-routing.js';
 import {
@@ -37,6 +39,8 @@ interface NodeRedisAddress {
 interface NodeRedisCommandOptions {
   /** How replies are decoded, by RESP type byte. */
   typeMapping?: Readonly<Record<number, unknown>>;
+  /** Commands of one chain are written together, nothing of another between them. */
+  chainId?: symbol;
 }
 
 /**
@@ -114,7 +118,8 @@ export function isNodeRedisClusterLike(value: unknown): value is NodeRedisCluste
  * Options of the cluster distlock opens from the caller's: a command goes to the master of its
  * slot once, and is never queued while that master's connection is down (node-redis then
  * rejects it, and drops the unwritten ones when a connection fails), nor followed to another
- * master on MOVED or ASK. Replicas are not connected: locks live on masters.
+ * master on MOVED or ASK by node-redis (the adapter follows them itself, within the command's
+ * timeout). Replicas are not connected: locks live on masters.
  */
 function ownedOptions(caller: NodeRedisClusterLike): object {
   const defaults = caller._options.defaults ?? {};
@@ -142,15 +147,19 @@ const REOPEN_DELAY_MS = 1_000;
  * {@link ownedOptions}, and closes it with the locker; the caller's cluster is left as it is.
  *
  * A command is written only to a master whose connection is ready (it waits up to `timeoutMs`
- * for one still being opened), and never re-sent: a failure, a redirection (MOVED, ASK,
- * TRYAGAIN, CLUSTERDOWN) is reported and refreshes the slot table, so that the next attempt
- * asks the slot's current master. node-redis refreshes it only on MOVED by itself, and so
- * would not notice a replica promoted in place of a dead master.
+ * for one still being opened), and never re-sent after a failure. A reshard is followed
+ * within `timeoutMs` (see `sendFollowing`): to the new master on MOVED, with `ASKING` on ASK,
+ * again on TRYAGAIN. A failure, or a redirection still reported (CLUSTERDOWN, say), refreshes
+ * the slot table, so that the next attempt asks the slot's current master. node-redis
+ * refreshes it only on MOVED by itself, and so would not notice a replica promoted in place
+ * of a dead master.
  */
 export class NodeRedisClusterConnection implements RedisConnection {
   readonly name: string;
   readonly #caller: NodeRedisClusterLike;
   readonly #cluster: OwnedCluster;
+  /** Whether {@link #cluster} was opened here (and so is closed here), or is the caller's. */
+  readonly #owned: boolean;
   /** Settles true once the slot table is known; false if no root node answered. */
   #opening: Promise<boolean> | undefined;
   #opened = false;
@@ -161,9 +170,19 @@ export class NodeRedisClusterConnection implements RedisConnection {
   readonly #masterErrors = new Map<string, Error>();
   #refreshing: Promise<void> | undefined;
 
-  constructor(caller: NodeRedisClusterLike) {
+  /**
+   * `owned` false: commands go over the caller's own cluster, already connected, and its
+   * connections to the masters, which are never closed here.
+   */
+  constructor(caller: NodeRedisClusterLike, { owned = true } = {}) {
     this.name = nodeRedisClusterName(caller);
     this.#caller = caller;
+    this.#owned = owned;
+    if (!owned) {
+      this.#cluster = caller as OwnedCluster;
+      this.#opened = true; // the caller opened it; a closed one refuses each command
+      return;
+    }
     this.#cluster = caller.duplicate(ownedOptions(caller)) as OwnedCluster;
     // node-redis throws an 'error' nobody listens for; they reach callers as failed votes.
     this.#cluster.on('error', (error: Error) => {
@@ -179,29 +198,34 @@ export class NodeRedisClusterConnection implements RedisConnection {
   }
 
   /**
-   * The connection for direct calls (fenced reads and writes) through the caller's own
-   * cluster, which routes and redirects them as the caller configured it.
+   * The connection for direct calls (fenced reads and writes) over the caller's own cluster:
+   * routed and redirected as the locker's commands are, whatever redirections the caller's
+   * options let node-redis follow.
    */
   static readonly ofCaller = onePerClient(
-    (cluster: NodeRedisClusterLike): RedisConnection => ({
-      name: nodeRedisClusterName(cluster),
-      send: (command, args) =>
-        cluster.sendCommand(keyOf(command, args), false, [command, ...args.map(String)], {
-          typeMapping: RESP2_SHAPES,
-        }),
-      close: async () => {},
-    }),
+    (cluster: NodeRedisClusterLike) => new NodeRedisClusterConnection(cluster, { owned: false }),
   );
 
   send(command: string, args: readonly (string | number)[], timeoutMs: number): Promise<unknown> {
     if (command === 'INFO') return this.#infoOfEveryMaster(timeoutMs);
     if (command === 'WAIT') return Promise.reject(new Error(WAIT_UNSUPPORTED));
     const argv = [command, ...args.map(String)];
-    return this.#topology(timeoutMs)
-      .then(() => this.#sendTo(this.#masterFor(command, args), argv, timeoutMs))
-      .catch((error: unknown) => {
-        throw this.#reported(error);
-      });
+    const routes: ClusterRoutes = {
+      routed: async (leftMs) => {
+        await this.#topology(leftMs);
+        return this.#sendTo(this.#masterFor(command, args), argv, leftMs);
+      },
+      moved: async (address, leftMs) =>
+        this.#sendTo(await this.#movedTo(address, leftMs), argv, leftMs),
+      asked: async (address, leftMs) => {
+        const importing = this.#masterAt(address);
+        if (!importing) throw this.#notSent(`${address}, named by ASK, is unknown`, undefined);
+        return this.#sendTo(importing, argv, leftMs, { asking: true });
+      },
+    };
+    return sendFollowing(routes, timeoutMs).catch((error: unknown) => {
+      throw this.#reported(error);
+    });
   }
 
   /** The master (`host:port`) that serves the key of a command, for stall tracking per shard. */
@@ -230,6 +254,7 @@ export class NodeRedisClusterConnection implements RedisConnection {
 
   /** Lets the masters answer pending commands, but never waits on a stuck one for long. */
   async close(): Promise<void> {
+    if (!this.#owned) return;
     this.#closed = true;
     // node-redis forgets its masters as soon as the close begins.
     const clients = this.#cluster.masters.flatMap((master) => master.client ?? []);
@@ -278,13 +303,46 @@ export class NodeRedisClusterConnection implements RedisConnection {
     return master;
   }
 
+  /** The master at `address` (`host:port`), as the slot table last read names it. */
+  #masterAt(address: string): MasterNode | undefined {
+    return this.#cluster.masters.find((master) => master.address === address);
+  }
+
+  /**
+   * The master at `address`, which a MOVED named: the slot table is read again, and waited
+   * for (up to `timeoutMs`) only when it did not know that master yet.
+   */
+  async #movedTo(address: string, timeoutMs: number): Promise<MasterNode> {
+    const refreshed = this.#refreshSlots();
+    const known = this.#masterAt(address);
+    if (known) return known;
+    if (refreshed)
+      await readyWithin(
+        refreshed.then(() => true),
+        timeoutMs,
+      );
+    const master = this.#masterAt(address);
+    if (!master) throw this.#notSent(`${address}, named by MOVED, is unknown`, undefined);
+    return master;
+  }
+
   /**
    * Writes to `master` once its connection is ready: one still being opened is waited for up
-   * to `timeoutMs`; one that is reconnecting fails at once (its master may be gone).
+   * to `timeoutMs`; one that is reconnecting fails at once (its master may be gone). `asking`:
+   * `ASKING` goes first, with nothing between it and the command (see `ClusterRoutes.asked`).
    */
-  async #sendTo(master: MasterNode, argv: string[], timeoutMs: number): Promise<unknown> {
-    if (!master.client?.isReady && master.connectPromise) {
-      const settled = master.connectPromise.then(
+  async #sendTo(
+    master: MasterNode,
+    argv: string[],
+    timeoutMs: number,
+    { asking = false } = {},
+  ): Promise<unknown> {
+    // A caller's cluster may connect to a master only once a command is for it.
+    const connecting =
+      master.connectPromise ??
+      (master.client ? undefined : this.#cluster.nodeClient(master as never));
+    if (!master.client?.isReady && connecting) {
+      const settled = connecting.then(
         () => true,
         () => false,
       );
@@ -294,7 +352,12 @@ export class NodeRedisClusterConnection implements RedisConnection {
     const down = () =>
       this.#notSent(`${master.address} is not connected`, this.#masterErrors.get(master.address));
     if (!client?.isReady) throw down();
-    return client.sendCommand(argv, { typeMapping: RESP2_SHAPES }).catch((error: unknown) => {
+    const chainId = asking ? Symbol('asking') : undefined;
+    if (chainId) client.sendCommand(['ASKING'], { chainId }).catch(() => undefined); // see reply
+    const options = chainId
+      ? { typeMapping: RESP2_SHAPES, chainId }
+      : { typeMapping: RESP2_SHAPES };
+    return client.sendCommand(argv, options).catch((error: unknown) => {
       // Refused before it was queued (the connection dropped meanwhile): not sent.
       const refused = error instanceof Error && REFUSED.has(error.constructor.name);
       throw refused ? down() : error;
@@ -321,12 +384,11 @@ export class NodeRedisClusterConnection implements RedisConnection {
     return redirection === undefined ? error : new Error(redirection);
   }
 
-  /** Asks the cluster for its slot table again, once at a time. */
-  #refreshSlots(): void {
+  /** Asks the cluster for its slot table again, once at a time; settles once it was read. */
+  #refreshSlots(): Promise<void> | undefined {
     const rediscover = this.#cluster._slots?.rediscover;
-    if (this.#refreshing || !this.#opened || this.#closed || typeof rediscover !== 'function') {
-      return;
-    }
+    if (this.#refreshing) return this.#refreshing;
+    if (!this.#opened || this.#closed || typeof rediscover !== 'function') return undefined;
     const ready = this.#cluster.masters.find((master) => master.client?.isReady)?.client;
     // node-redis starts with the node given (a client, whose options it reads), then the roots.
     const startWith = ready ?? { options: this.#caller._options.rootNodes[0] };
@@ -336,6 +398,7 @@ export class NodeRedisClusterConnection implements RedisConnection {
       .finally(() => {
         this.#refreshing = undefined;
       });
+    return this.#refreshing;
   }
 
   /** `cause`: the connection error behind it, when node-redis reported one. */

@@ -82,6 +82,13 @@ type SlotRows = readonly (readonly [number, number, readonly [string, number, ..
  * while it reconnects are covered as in the standalone adapter ({@link GlideConnection}:
  * after a failure, nothing more is sent until a `PING` is answered).
  *
+ * **Reshards.** valkey-glide follows MOVED and ASK (with `ASKING`) itself, at once. It holds
+ * a command that got TRYAGAIN for about 1.3 s before it tries again, past this client's
+ * `requestTimeout`: such a command (a script on several keys of a half-migrated slot) fails
+ * with a timeout. Only a batch takes a timeout of its own, which would let the adapter retry
+ * TRYAGAIN itself; but valkey-glide 2.5 holds a batch for a healthy master while another
+ * master does not answer, so commands are sent alone.
+ *
  * Stalls are tracked per master ({@link shardOf}) from a slot table of the adapter's own
  * (`CLUSTER SLOTS`), read again after a failure and every {@link SLOT_TABLE_MAX_AGE_MS}.
  */

@@ -1,6 +1,7 @@
 import { ask } from './ask.js';
-import { layoutOf, parseNodes, problemIn, SLOTS } from './cluster-checks.js';
+import { layoutOf, type NodeEntry, parseNodes, problemIn, SLOTS } from './cluster-checks.js';
 import type { RedisServer } from './redis-server.js';
+import { beginSlotMove, type SlotMove } from './slot-move.js';
 import { type Progress, until } from './until.js';
 
 /** A running `RedisCluster`: made by `startRedisCluster`, which then calls `create`. */
@@ -105,6 +106,20 @@ export class LiveCluster {
 
   waitUntilHealthy(timeoutMs = this.waitMs): Promise<void> {
     return until('the cluster to be healthy', () => this.#health(), timeoutMs);
+  }
+
+  async moveSlot(slot: number, to: RedisServer): Promise<void> {
+    await (await this.beginSlotMove(slot, to)).finish();
+  }
+
+  beginSlotMove(slot: number, to: RedisServer): Promise<SlotMove> {
+    const view = async (): Promise<NodeEntry[]> =>
+      parseNodes((await this.#askAny(['CLUSTER', 'NODES']))[0]);
+    return beginSlotMove(
+      { nodes: this.nodes, view, waitUntilHealthy: () => this.waitUntilHealthy() },
+      slot,
+      to,
+    );
   }
 
   async stop(): Promise<void> {

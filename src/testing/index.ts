@@ -29,6 +29,7 @@ export {
   startRedisSentinel,
 } from './redis-sentinel.js';
 export { RedisServer, type RedisServerOptions } from './redis-server.js';
+export type { SlotMove } from './slot-move.js';
 
 /** A set of independent redis-server processes started together. */
 export interface RedisNodes extends AsyncDisposable {

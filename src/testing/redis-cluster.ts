@@ -2,6 +2,7 @@ import { namesOf, rejectUnknownOptions } from '../option-names.js';
 import { LiveCluster } from './cluster-group.js';
 import { freePort } from './ports.js';
 import { RedisServer } from './redis-server.js';
+import type { SlotMove } from './slot-move.js';
 
 /** Options of {@link startRedisCluster}. */
 export interface RedisClusterOptions {
@@ -68,6 +69,28 @@ export interface RedisCluster extends AsyncDisposable {
    * @default timeoutMs max(10000, 10 × nodeTimeoutMs)
    */
   waitUntilHealthy(timeoutMs?: number): Promise<void>;
+  /**
+   * Moves the hash slot `slot` and its keys to the master `to`, as `redis-cli --cluster
+   * reshard` does: `CLUSTER SETSLOT <slot> IMPORTING` on `to`, `MIGRATING` on the slot's
+   * master, `MIGRATE` of each of its keys, then `SETSLOT <slot> NODE` on every master. Resolves
+   * once every node agrees on the new owner; the old one then answers `MOVED`.
+   *
+   * @example
+   * ```ts
+   * import calculateSlot from 'cluster-key-slot';
+   * const [, other] = await cluster.masters();
+   * await cluster.moveSlot(calculateSlot('distlock:{job}'), other);
+   * ```
+   */
+  moveSlot(slot: number, to: RedisServer): Promise<void>;
+  /**
+   * Begins moving `slot` to the master `to` and stops half-way, to test a reshard in
+   * progress: the slot is `MIGRATING` on its master and `IMPORTING` on `to`, its keys not
+   * moved yet. `moveKeys()` moves them (commands on them then get `ASK`), `finish()` completes
+   * the move as {@link RedisCluster.moveSlot} does. See {@link SlotMove} for what commands
+   * get meanwhile.
+   */
+  beginSlotMove(slot: number, to: RedisServer): Promise<SlotMove>;
   /** Kills every node and removes every temp dir. Safe to call more than once. */
   stop(): Promise<void>;
 }

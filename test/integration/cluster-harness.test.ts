@@ -120,6 +120,33 @@ describe('startRedisCluster', () => {
     expect(await client.get(key)).toBeNull(); // restarted with empty memory
   });
 
+  it('moves a slot with its keys, or stops half-way, where commands get ASK', async () => {
+    const key = 'moving-key';
+    await client.set(key, 'kept');
+    const from = await cluster.masterOf(key);
+    const to = (await cluster.masters()).find((master) => master !== from) as RedisServer;
+    const slot = Number(await client.cluster('KEYSLOT', key));
+    const move = await cluster.beginSlotMove(slot, to);
+    expect([move.from, move.to, move.slot]).toEqual([from, to, slot]);
+    const source = new Redis(from.port, '127.0.0.1');
+    expect(await source.get(key)).toBe('kept'); // not moved yet: the source still serves it
+    expect(await move.moveKeys()).toBe(1);
+    await expect(source.get(key)).rejects.toThrow(`ASK ${slot} 127.0.0.1:${to.port}`);
+    await move.finish();
+    await expect(source.get(key)).rejects.toThrow(`MOVED ${slot} 127.0.0.1:${to.port}`);
+    source.disconnect();
+    expect(await cluster.masterOf(key)).toBe(to);
+    expect(await client.get(key)).toBe('kept');
+
+    await cluster.moveSlot(slot, from); // and back, in one call
+    expect(await cluster.masterOf(key)).toBe(from);
+    expect(await client.get(key)).toBe('kept');
+    await expect(cluster.moveSlot(slot, from)).rejects.toThrow(`already serves slot ${slot}`);
+    await expect(cluster.moveSlot(16_384, to)).rejects.toThrow(
+      'Expected `slot` to be an integer from 0 to 16383, got `16384` (number)',
+    );
+  });
+
   it('stop() kills every node and removes every temp dir, and may be called twice', async () => {
     const pids = cluster.nodes.map((node) => node.pid as number);
     const dirs = cluster.nodes.map((node) => node.dir);
