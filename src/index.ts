@@ -20,7 +20,7 @@ export {
   readFenced,
 } from './fencing/fenced-write.js';
 export { Acquirer, type HoldOptions } from './lock/acquirer.js';
-export type { LockerEvents } from './lock/events.js';
+export type { LockerEvents, WarningCode } from './lock/events.js';
 export type { ReleaseResult } from './lock/lease.js';
 export { Lock } from './lock/lock.js';
 export { Locker } from './lock/locker.js';

@@ -27,6 +27,19 @@ export interface LockerOptions {
    * nobody listens) or `'refuse'` (acquisitions reject with `UnsafeNodeError`). @default 'warn'
    */
   onEvictionRisk?: 'warn' | 'refuse';
+  /**
+   * How long a node that restarted or failed over (it answers with another `run_id`) does
+   * not vote, counted from its restart (its uptime) or, when that cannot be told, from when
+   * the change was seen: it may have lost the locks it held, and must not grant them again
+   * before every lease it could have granted has run out. Must cover the longest lease any
+   * client of these nodes asks for: by default, the longest `ttlMs` this locker has used,
+   * so other lockers with longer TTLs need it set. Given explicitly (> 0), it applies also to
+   * a single node (by default only warned about), and to a node first seen up for less than
+   * it (a new process cannot tell whether it restarted just before). `0`: no node abstains
+   * for a restart (for nodes whose writes survive one: `appendfsync always`); the warnings
+   * stay. Minimum 0. @default the longest `ttlMs` this locker has used
+   */
+  restartGraceMs?: number;
   /** TLS for the `rediss://` URLs in `nodes`: a CA to trust, a client certificate (mTLS). */
   tls?: TlsOptions;
   /**
@@ -95,6 +108,8 @@ export interface LockerSettings {
   readonly nodeTimeoutMs: number | undefined;
   readonly retryDelayMs: number;
   readonly onEvictionRisk: 'warn' | 'refuse';
+  /** Given, or `undefined`: the longest TTL used so far. */
+  readonly restartGraceMs: number | undefined;
   readonly replicaAcks: number;
   readonly telemetry: LockTelemetry | undefined;
 }
@@ -107,6 +122,7 @@ export const LOCKER_OPTIONS = namesOf<LockerOptions>({
   nodeTimeoutMs: true,
   retryDelayMs: true,
   onEvictionRisk: true,
+  restartGraceMs: true,
   tls: true,
   replicaAcks: true,
   telemetry: true,
@@ -176,6 +192,17 @@ export function lockerSettings(options: LockerOptions): LockerSettings {
   if (onEvictionRisk !== 'warn' && onEvictionRisk !== 'refuse') {
     throw new InvalidArgumentError('onEvictionRisk', "'warn' or 'refuse'", onEvictionRisk);
   }
+  const { restartGraceMs } = options;
+  if (
+    restartGraceMs !== undefined &&
+    !(Number.isSafeInteger(restartGraceMs) && restartGraceMs >= 0 && restartGraceMs <= MAX_TIMER_MS)
+  ) {
+    throw new InvalidArgumentError(
+      'restartGraceMs',
+      `an integer >= 0 and at most ${MAX_TIMER_MS} (ms)`,
+      restartGraceMs,
+    );
+  }
   const replicaAcks = options.replicaAcks ?? 0;
   if (!Number.isSafeInteger(replicaAcks) || replicaAcks < 0) {
     throw new InvalidArgumentError('replicaAcks', 'an integer >= 0', replicaAcks);
@@ -210,6 +237,7 @@ export function lockerSettings(options: LockerOptions): LockerSettings {
     nodeTimeoutMs,
     retryDelayMs,
     onEvictionRisk,
+    restartGraceMs,
     replicaAcks,
     telemetry,
   };

@@ -31,6 +31,8 @@ export interface WorkerConfig {
    * only read it.
    */
   readonly readWrite?: boolean;
+  /** The lockers' `restartGraceMs` (0: restarted nodes vote at once, the negative control). */
+  readonly restartGraceMs?: number;
 }
 
 const config = JSON.parse(process.argv[2] ?? '{}') as WorkerConfig;
@@ -38,7 +40,23 @@ const now = () => Number(process.hrtime.bigint()) / 1e6;
 const record = (event: HistoryEvent) => appendFileSync(config.out, `${JSON.stringify(event)}\n`);
 const store = new Redis(config.storeUrl, { maxRetriesPerRequest: 1 });
 store.on('error', () => {});
-const locker = new Locker({ nodes: config.lockUrls, retryDelayMs: 20 });
+const { restartGraceMs } = config;
+const locker = new Locker({
+  nodes: config.lockUrls,
+  retryDelayMs: 20,
+  ...(restartGraceMs === undefined ? {} : { restartGraceMs }),
+});
+// Restarts and re-pointed nodes are the nemesis's doing: no process warning for each.
+locker.events.on('warning', () => {});
+// Once its first attempt is over, the locker knows which server each node that answered is:
+// a node restarted after that is one it sees restart.
+let started = false;
+const onAttempt = () => {
+  if (!started) process.send?.('started');
+  started = true;
+};
+locker.events.on('acquired', onAttempt);
+locker.events.on('retry', onAttempt);
 const { id: worker, resource, fencing } = config;
 const end = now() + config.seconds * 1_000;
 

@@ -49,6 +49,16 @@ export interface RedisConnection {
   /** Closes the connection. Called only for connections distlock opened itself. */
   close(): Promise<void>;
   /**
+   * Optional: a number that changes whenever the connection is (re)established, so that
+   * commands may now reach another server than before (a restarted one, a promoted replica,
+   * another server behind the same name). distlock then reads which server the node is
+   * (`INFO`) before its next vote counts. It must change before
+   * the first command is written on the new connection, and be cheap to read: it is read on
+   * every acquisition attempt. Without it, distlock reads the node's identity again after
+   * any failure of the connection and at least every second while it locks.
+   */
+  readonly generation?: number;
+  /**
    * Optional: resolves once a connection that is still being opened is ready (or has failed,
    * or `timeoutMs` passed). Awaited once before a locker's first operation, so that opening
    * connections does not eat the first request's per-node timeout.
@@ -118,6 +128,21 @@ export class ClusterNodeError extends Error {
     super(message);
     this.name = 'ClusterNodeError';
   }
+}
+
+/**
+ * Whether `error` is the server's own error reply (its message starts with a Redis error code:
+ * `ERR ...`, `NOSCRIPT ...`, `READONLY ...`), rather than a failure of the connection (a
+ * reset, a closed socket, a command not sent): after one of those, the node may be another
+ * server when the connection is back.
+ */
+export function isErrorReply(error: unknown): boolean {
+  if (error instanceof ClusterNodeError) return true; // a MOVED reply, reworded
+  return (
+    error instanceof Error &&
+    !(error instanceof NotSentError) &&
+    /^[A-Z][A-Z_]+( |$)/.test(error.message)
+  );
 }
 
 /**

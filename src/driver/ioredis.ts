@@ -16,6 +16,8 @@ import {
  */
 export interface IORedisLike {
   status: string;
+  /** The socket of the current connection: a new one each time ioredis (re)connects. */
+  readonly stream?: object | undefined;
   options: {
     host?: string | undefined;
     port?: number | undefined;
@@ -84,6 +86,9 @@ export class IORedisConnection implements RedisConnection {
   /** Why the connection failed last (cleared once it is ready): the real cause of NotSent. */
   #lastError: Error | undefined;
   readonly #clusterMember: boolean;
+  /** The socket seen last, and how many sockets and 'ready' events were seen (generation). */
+  #stream: object | undefined;
+  #reconnects = 0;
 
   /**
    * `name`: how errors and events name the node; by default its host and port.
@@ -100,8 +105,22 @@ export class IORedisConnection implements RedisConnection {
     });
     client.on('ready', () => {
       this.#lastError = undefined;
+      this.#reconnects++; // for a client without `stream`; ioredis emits it a tick late
     });
     this.name = name ?? nodeName(client.options);
+  }
+
+  /**
+   * Changes with each new socket (ioredis replaces its `stream` before it writes anything on
+   * a new connection) and each 'ready' event.
+   */
+  get generation(): number {
+    const stream = this.#client.stream;
+    if (stream !== this.#stream) {
+      this.#stream = stream;
+      this.#reconnects++;
+    }
+    return this.#reconnects;
   }
 
   /** The adapter of a client the caller owns: made once per client, then reused. */

@@ -99,6 +99,8 @@ export class NodeRedisConnection implements RedisConnection {
   #readyOrFailed: Promise<boolean> | undefined;
   /** Commands handed to node-redis that it may not have written yet. */
   readonly #unwritten = new Set<AbortController>();
+  /** How many times the connection became ready since the adapter was made. */
+  #readies = 0;
 
   /** `name`: how errors and events name the node; by default its host and port. */
   constructor(client: NodeRedisLike, name?: string) {
@@ -119,8 +121,17 @@ export class NodeRedisConnection implements RedisConnection {
     client.on('ready', () => {
       this.#lastError = undefined;
       this.#betweenAttempts = false;
+      this.#readies++;
     });
     this.name = name ?? nodeName(client.options);
+  }
+
+  /**
+   * Changes each time the connection becomes ready: node-redis says so (and sets `isReady`)
+   * before it writes any command on the new connection.
+   */
+  get generation(): number {
+    return this.#readies;
   }
 
   /** The adapter of a client the caller owns: made once per client, then reused. */

@@ -1,4 +1,10 @@
-import { NotSentError, type RedisConnection, shareKnownScripts } from './connection.js';
+import { type Clock, monotonicClock } from '../clock.js';
+import {
+  isErrorReply,
+  NotSentError,
+  type RedisConnection,
+  shareKnownScripts,
+} from './connection.js';
 
 /** Commands in flight to one server (their deadlines), and whether one outlived its own. */
 interface Flight {
@@ -17,6 +23,9 @@ const TIMER_SLACK_MS = 2;
  *
  * Deletes of our own keys go through {@link StallGuard.forced} and are always sent: a `SET`
  * that reached a stalled node before the stall was noticed must be undone when it wakes up.
+ *
+ * It also tells when the node may have become another server ({@link StallGuard.generation})
+ * and when it last answered, for the check of which server each node is.
  */
 export class StallGuard implements RedisConnection {
   readonly name: string;
@@ -24,9 +33,16 @@ export class StallGuard implements RedisConnection {
   readonly forced: RedisConnection;
   readonly #inner: RedisConnection;
   readonly #flights = new Map<string, Flight>();
+  readonly #clock: Clock;
+  /** Commands that failed with the connection rather than with an error reply. */
+  #connectionFailures = 0;
+  /** The generation of the command answered last, and when (by `#clock`). */
+  #answeredGeneration = -1;
+  #answeredAt = 0;
 
-  constructor(inner: RedisConnection) {
+  constructor(inner: RedisConnection, clock: Clock = monotonicClock) {
     this.#inner = inner;
+    this.#clock = clock;
     this.name = inner.name;
     this.forced = {
       name: inner.name,
@@ -35,6 +51,36 @@ export class StallGuard implements RedisConnection {
       shardOf: (command, args) => this.shardOf(command, args),
     };
     shareKnownScripts(this.forced, this);
+  }
+
+  /**
+   * Changes whenever commands may reach another server than before: when the connection was
+   * (re)established ({@link RedisConnection.generation}), and after a command failed with its
+   * connection (a reset, a closed socket) rather than with an error reply.
+   */
+  get generation(): number {
+    return (this.#inner.generation ?? 0) + this.#connectionFailures;
+  }
+
+  /**
+   * Whether the connection reports each time it is (re)established; without that, a
+   * reconnect that no command saw fail goes unnoticed.
+   */
+  get reportsReconnects(): boolean {
+    return this.#inner.generation !== undefined;
+  }
+
+  /** Whether the node is several servers (a Redis Cluster, see {@link RedisConnection.shardOf}). */
+  get isCluster(): boolean {
+    return this.#inner.shardOf !== undefined;
+  }
+
+  /**
+   * When a server last answered (by the guard's clock), if the last answer was to a command
+   * sent at `generation`; `undefined` when a later connection has answered since.
+   */
+  answeredAt(generation: number): number | undefined {
+    return this.#answeredGeneration === generation ? this.#answeredAt : undefined;
   }
 
   /** Whether a server of the node has a command that outlived its timeout. */
@@ -94,6 +140,7 @@ export class StallGuard implements RedisConnection {
     const tracked = flight;
     const deadline = { at: performance.now() + timeoutMs };
     tracked.deadlines.add(deadline);
+    const generation = this.generation;
     // Any answer, even an error, shows the server (or its connection) is moving again.
     const answered = () => {
       tracked.deadlines.delete(deadline);
@@ -107,12 +154,21 @@ export class StallGuard implements RedisConnection {
     return sent.then(
       (reply) => {
         answered();
+        this.#serverAnswered(generation);
         return reply;
       },
       (error: unknown) => {
         answered();
+        if (isErrorReply(error)) this.#serverAnswered(generation);
+        else this.#connectionFailures++;
         throw error;
       },
     );
+  }
+
+  #serverAnswered(generation: number): void {
+    if (generation < this.#answeredGeneration) return; // a late answer on an older connection
+    this.#answeredGeneration = generation;
+    this.#answeredAt = this.#clock.now();
   }
 }

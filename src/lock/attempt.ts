@@ -104,7 +104,10 @@ export async function attemptAcquire(
     (node, timeoutMs, index) =>
       context.identities.known(index)
         ? takeOnNode(context, node, request, timeoutMs)
-        : Promise.reject(unidentified(node.name, context.identities.failure(index))),
+        : Promise.reject(
+            context.identities.abstention(index) ??
+              unidentified(node.name, context.identities.failure(index)),
+          ),
     judge,
     quorum,
   );

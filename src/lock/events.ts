@@ -34,10 +34,37 @@ export interface LockerEvents {
   /** A held lock can no longer be proven valid. */
   lost: [{ resource: string; error: LockLostError; heldMs: number }];
   /**
-   * A node's settings put locks at risk (`EVICTION_RISK`: its eviction policy), or could not
-   * be checked (`EVICTION_UNCHECKED`: its INFO is denied).
+   * A node puts locks at risk. `EVICTION_RISK`: its eviction policy; `EVICTION_UNCHECKED`: its
+   * policy cannot be read (INFO denied); `NODE_IDENTITY_CHANGED`: it is another server than
+   * before (its `run_id` changed: a restart, a failover, a re-pointed name), which may have
+   * lost the locks it held; `NODE_DUPLICATE`: it now reaches the same server as another node,
+   * and does not vote while that lasts.
    */
-  warning: [{ node: string; code: 'EVICTION_RISK' | 'EVICTION_UNCHECKED'; message: string }];
+  warning: [{ node: string; code: WarningCode; message: string }];
+}
+
+/** What a `warning` event is about (see {@link LockerEvents}). */
+export type WarningCode =
+  | 'EVICTION_RISK'
+  | 'EVICTION_UNCHECKED'
+  | 'NODE_IDENTITY_CHANGED'
+  | 'NODE_DUPLICATE';
+
+/**
+ * Reports a warning: a `warning` event, or, when nobody listens, a process warning
+ * (`DistlockWarning`): never silent.
+ */
+export function warn(
+  events: LockerEmitter,
+  node: string,
+  code: WarningCode,
+  message: string,
+): void {
+  if (events.listenerCount('warning') > 0) {
+    events.report('warning', () => ({ node, code, message }));
+  } else {
+    process.emitWarning(`${node}: ${message}`, { type: 'DistlockWarning', code });
+  }
 }
 
 /** Typed event emitter for {@link LockerEvents}. */

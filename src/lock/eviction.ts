@@ -1,5 +1,5 @@
 import { UnsafeNodeError } from '../errors.js';
-import type { LockerEmitter } from './events.js';
+import { type LockerEmitter, warn } from './events.js';
 import type { ServerInspection } from './node-identity.js';
 
 /**
@@ -43,12 +43,7 @@ export function evictionCheck(
     if (risk === undefined) return undefined;
     const node = nodeName(index);
     if (onEvictionRisk === 'refuse') return new UnsafeNodeError(node, risk);
-    const code = info === undefined ? 'EVICTION_UNCHECKED' : 'EVICTION_RISK';
-    if (events.listenerCount('warning') > 0) {
-      events.report('warning', () => ({ node, code, message: risk }));
-    } else {
-      process.emitWarning(`${node}: ${risk}`, { type: 'DistlockWarning', code });
-    }
+    warn(events, node, info === undefined ? 'EVICTION_UNCHECKED' : 'EVICTION_RISK', risk);
     return undefined;
   };
 }

@@ -101,6 +101,7 @@ export class Lock implements AsyncDisposable {
       return Promise.reject(new LockerClosedError(`Extending "${this.resource}"`));
     }
     const { shutdown, settings } = this.#context;
+    this.#context.identities.noteTtl(ttlMs); // the restart grace covers this lease too
     const extending = () => extendLease(this.#context, this.#lease, ttlMs);
     const { telemetry } = settings;
     const run = telemetry

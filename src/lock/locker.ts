@@ -18,7 +18,7 @@ import { Semaphore, type SemaphoreOptions } from '../semaphore/semaphore.js';
 import { acquireLock, lockTarget } from './acquire.js';
 import { acquireAll } from './acquire-all.js';
 import type { LockContext } from './context.js';
-import { LockerEmitter } from './events.js';
+import { LockerEmitter, warn } from './events.js';
 import { evictionCheck } from './eviction.js';
 import type { Lock } from './lock.js';
 import type { MultiLock } from './multi-lock.js';
@@ -47,8 +47,9 @@ import { withLock } from './with-lock.js';
 export class Locker {
   /**
    * Lifecycle events: `acquired`, `retry`, `extended`, `released`, `lost`, each with the
-   * resource, timings and per-node results (never the token); and `warning`, when a node's
-   * settings put locks at risk (its eviction policy).
+   * resource, timings and per-node results (never the token); and `warning`, when a node
+   * puts locks at risk: its eviction policy, a restart or failover (another `run_id`), or an
+   * address that now reaches the same server as another node.
    */
   readonly events = new LockerEmitter();
   readonly #context: LockContext;
@@ -59,7 +60,8 @@ export class Locker {
   constructor(options: LockerOptions) {
     const settings = lockerSettings(options);
     const { connections, owned } = resolveNodes(options.nodes, options.tls, settings.replicaAcks);
-    const nodes = connections.map((connection) => new StallGuard(connection));
+    const nodes = connections.map((connection) => new StallGuard(connection, monotonicClock));
+    const nodeName = (index: number) => nodes[index]?.name ?? '';
     const wakeUps = new WakeUps(connections, wakeChannel(settings.prefix, newLockerId()));
     let connecting: Promise<void> | undefined;
     let isConnected = false;
@@ -79,11 +81,12 @@ export class Locker {
       wakeUps,
       busyKeys: new BusyKeys(monotonicClock.now),
       shutdown: new Shutdown(),
-      identities: new NodeIdentities(
-        nodes.length,
-        evictionCheck(settings.onEvictionRisk, (i) => nodes[i]?.name ?? '', this.events),
-        settings.onEvictionRisk === 'refuse',
-      ),
+      identities: new NodeIdentities(nodes.length, {
+        inspect: evictionCheck(settings.onEvictionRisk, nodeName, this.events),
+        mustInspect: settings.onEvictionRisk === 'refuse',
+        restartGraceMs: settings.restartGraceMs,
+        warn: (index, code, message) => warn(this.events, nodeName(index), code, message),
+      }),
       connected,
     };
     this.#owned = owned;

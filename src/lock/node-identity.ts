@@ -1,5 +1,18 @@
+import type { Clock } from '../clock.js';
+import { NotSentError } from '../driver/connection.js';
+import type { StallGuard } from '../driver/stall-guard.js';
 import { InvalidArgumentError } from '../errors.js';
+import { driftMs } from '../quorum/validity.js';
+import type { WarningCode } from './events.js';
 import { askEveryNode, type NodeSet } from './every-node.js';
+import {
+  abstentionReason,
+  changeOf,
+  type IdentityChange,
+  isNewIdentity,
+  serversIn,
+  youngOnArrival,
+} from './identity-change.js';
 
 /**
  * The locker's check of a server's settings (such as eviction) by its `INFO`, before it takes
@@ -8,82 +21,244 @@ import { askEveryNode, type NodeSet } from './every-node.js';
  */
 export type ServerInspection = (index: number, info: string | undefined) => Error | undefined;
 
+/** How a locker checks which server each node is. */
+export interface IdentityOptions {
+  readonly inspect?: ServerInspection;
+  /**
+   * No node votes before `inspect` saw its INFO, even a single one (for checks that refuse a
+   * node, which nothing may bypass).
+   */
+  readonly mustInspect?: boolean;
+  /** `restartGraceMs`, when given; by default the longest TTL this locker has used. */
+  readonly restartGraceMs?: number | undefined;
+  /** Reports a warning about node `index`. */
+  readonly warn?: (index: number, code: WarningCode, message: string) => void;
+}
+
+/** What the locker knows of one node's server. */
+interface Identity {
+  /**
+   * The run_ids it answered with last (each master's, for a Redis Cluster); `null` when it
+   * will not say (INFO renamed or denied); `undefined` before it answered.
+   */
+  runIds: readonly string[] | null | undefined;
+  /** Its connection's generation when that answer was asked for. */
+  generation: number;
+  /** When it answered last (the locker's clock). */
+  readAt: number;
+  /** Why it could not be asked last time (its connection's real cause). */
+  failure: Error | undefined;
+  /** Why it abstains until `since` + the grace: it restarted, failed over, is young. */
+  change: IdentityChange | undefined;
+  /** Whether it ever answered as another server than at first. */
+  changed: boolean;
+  /** The node that reaches the same server and votes for it, while this one abstains. */
+  duplicateOf: number | undefined;
+}
+
 /**
- * Which server each node is, by its `run_id` (INFO), so that two URLs or clients that reach
- * one server (`127.1` and `LOCALHOST`, a second client...) cannot count twice towards a
- * majority; and whether `inspect` accepts its settings. Asked before every acquisition
- * attempt until every node has answered; in Redlock, a node that has not answered yet gets
- * no acquisition request (its vote could be a duplicate's). Asking never waits for a
- * connection that is not ready, so a down node costs nothing.
+ * How often a node whose connection does not report reconnects is asked again which server
+ * it is, while the locker locks.
+ */
+export const IDENTITY_RECHECK_MS = 1_000;
+
+/**
+ * Which server each node is, by its `run_id` (INFO), so that a node votes as itself only:
+ * - two URLs or clients that reach one server (`127.1` and `LOCALHOST`, a second client...)
+ *   cannot count twice towards a majority: found before the first lock, that refuses every
+ *   acquisition; found later (an address re-pointed at another listed server), the node
+ *   that changed abstains while it lasts, with a `NODE_DUPLICATE` warning;
+ * - a node is asked again whenever its connection was (re)established (or failed, or, when
+ *   its connection cannot tell, every {@link IDENTITY_RECHECK_MS}), and gets no acquisition
+ *   request until it answered on the new connection;
+ * - a node that answers as another server (it restarted, or failed over) may have lost the
+ *   locks it held: on two nodes or more it abstains until every lease it could have granted
+ *   has run out (the restart grace: `restartGraceMs`, by default the longest TTL this locker
+ *   has used), and a `NODE_IDENTITY_CHANGED` warning names it; on one node, only the warning,
+ *   unless `restartGraceMs` is given;
+ * - with `restartGraceMs` given, also a node first seen up for less than the grace abstains.
+ *
+ * Asked before every acquisition attempt while some node is due; asking never waits for a
+ * connection that is not ready, so a down node costs nothing. A Redis Cluster node is asked
+ * once, for the duplicate check only: its masters change by its own failovers.
  */
 export class NodeIdentities {
-  /** Per node: its run_id; `null` when the server will not say (INFO renamed or denied). */
-  readonly #ids: (string | null | undefined)[];
-  /** Per node: why it could not be asked last time (its connection's real cause). */
-  readonly #failures: (Error | undefined)[];
-  #unknown: number;
+  readonly #ids: Identity[];
   #checking: Promise<void> | undefined;
   /** Why no lock may be granted: a server listed twice, or one `inspect` refused. */
   #refusal: Error | undefined;
   readonly #inspect: ServerInspection;
+  readonly #warn: (index: number, code: WarningCode, message: string) => void;
   /** Whether a node's votes may count before it answered: one node cannot count twice. */
   readonly #trustedAtOnce: boolean;
+  /** Whether a node that changed identity abstains for the grace (else: a warning only). */
+  readonly #abstainsOnChange: boolean;
+  readonly #restartGraceMs: number | undefined;
+  /** The longest TTL the locker asked for so far: the default restart grace. */
+  #longestTtlMs = 0;
+  /** The nodes, clock and settings, from the first check on. */
+  #set: NodeSet | undefined;
 
-  /**
-   * `mustInspect`: no node votes before `inspect` saw its INFO, even a single one (for checks
-   * that refuse a node, which nothing may bypass).
-   */
-  constructor(nodeCount: number, inspect: ServerInspection = () => undefined, mustInspect = false) {
-    this.#ids = new Array(nodeCount).fill(undefined);
-    this.#failures = new Array(nodeCount).fill(undefined);
-    this.#unknown = nodeCount;
+  constructor(nodeCount: number, options: IdentityOptions = {}) {
+    const { inspect = () => undefined, mustInspect = false, restartGraceMs } = options;
+    this.#ids = Array.from({ length: nodeCount }, () => ({
+      runIds: undefined,
+      generation: -1,
+      readAt: 0,
+      failure: undefined,
+      change: undefined,
+      changed: false,
+      duplicateOf: undefined,
+    }));
     this.#inspect = inspect;
-    this.#trustedAtOnce = nodeCount === 1 && !mustInspect;
+    this.#warn = options.warn ?? (() => undefined);
+    this.#restartGraceMs = restartGraceMs;
+    const strict = restartGraceMs !== undefined && restartGraceMs > 0;
+    this.#trustedAtOnce = nodeCount === 1 && !mustInspect && !strict;
+    this.#abstainsOnChange = restartGraceMs !== 0 && (nodeCount > 1 || strict);
   }
 
-  /** Whether node `index` said which server it is (or will not say): its votes may count. */
+  /**
+   * Whether node `index` may vote in an acquisition: it said which server it is (or will not
+   * say) on its current connection, and does not abstain.
+   */
   known(index: number): boolean {
-    return this.#trustedAtOnce || this.#unknown === 0 || this.#ids[index] !== undefined;
+    const id = this.#ids[index] as Identity;
+    if ((id.change || id.duplicateOf !== undefined) && this.#abstains(id)) return false;
+    if (this.#trustedAtOnce) return true;
+    if (id.runIds === undefined) return false;
+    const node = this.#set?.nodes[index];
+    return id.runIds === null || node === undefined || node.isCluster || this.#current(id, node);
   }
 
   /** Why node `index` could not be asked yet, when it is not {@link NodeIdentities.known}. */
   failure(index: number): Error | undefined {
-    return this.#failures[index];
+    return this.#ids[index]?.failure;
+  }
+
+  /**
+   * Why node `index` does not vote although it said which server it is (it abstains, or its
+   * connection was re-established since), as the error of its vote; `undefined` otherwise.
+   */
+  abstention(index: number): NotSentError | undefined {
+    const id = this.#ids[index];
+    const set = this.#set;
+    if (!id || !set) return undefined;
+    const name = set.nodes[index]?.name ?? `nodes[${index}]`;
+    if (id.duplicateOf !== undefined) {
+      const other = set.nodes[id.duplicateOf]?.name ?? '';
+      return new NotSentError(
+        `${name} now reaches the same server as nodes[${id.duplicateOf}] (${other}), which votes for it: one server must not count twice`,
+      );
+    }
+    const change = id.change;
+    if (change && this.#abstains(id)) {
+      const now = set.clock.now();
+      const reason = abstentionReason(change, now, this.#graceMs(), this.#until(change));
+      return new NotSentError(`${name} ${reason}`);
+    }
+    const node = set.nodes[index];
+    if (Array.isArray(id.runIds) && node && !node.isCluster && !this.#current(id, node)) {
+      const why = id.failure ? `: ${id.failure.message}` : '';
+      return new NotSentError(
+        `${name} reconnected: it votes again once it has said which server it now is${why}`,
+        { cause: id.failure },
+      );
+    }
+    return undefined;
+  }
+
+  /** Notes a lease of `ttlMs` (an extension may ask for more than any acquisition did). */
+  noteTtl(ttlMs: number): void {
+    if (ttlMs > this.#longestTtlMs) this.#longestTtlMs = ttlMs;
   }
 
   /**
    * Resolves once the nodes that answer are known to be distinct servers that `inspect`
    * accepts; rejects with an `InvalidArgumentError` naming a duplicate, or with the error
-   * `inspect` returned (and so does every later call). Returns
-   * `undefined`, so that the caller need not even await, once every node is known.
+   * `inspect` returned (and so does every later call). Returns `undefined`, so that the
+   * caller need not even await, when no node is due to be asked (or, for a single node that
+   * votes at once, while it is asked again in the background).
    */
   check(context: NodeSet, ttlMs: number): Promise<void> | undefined {
+    if (ttlMs > this.#longestTtlMs) this.#longestTtlMs = ttlMs;
     if (this.#refusal) return Promise.reject(this.#refusal);
-    if (this.#unknown === 0) return undefined;
-    this.#checking ??= this.#ask(context, ttlMs).finally(() => {
-      this.#checking = undefined;
-    });
+    this.#set ??= context;
+    if (!this.#checking) {
+      if (!this.#due(context)) return undefined;
+      this.#checking = this.#ask(context, ttlMs).finally(() => {
+        this.#checking = undefined;
+      });
+    }
+    if (this.#trustedAtOnce && this.#ids[0]?.runIds !== undefined) {
+      // Its votes count meanwhile: asking again only warns, or finds a refusal for next time.
+      this.#checking.catch(() => undefined);
+      return undefined;
+    }
     return this.#checking;
   }
 
+  /** Whether `id` was read on `node`'s current connection. */
+  #current(id: Identity, node: StallGuard): boolean {
+    return id.generation === node.generation;
+  }
+
+  #graceMs(): number {
+    return this.#restartGraceMs ?? this.#longestTtlMs;
+  }
+
+  /** When a node that changed votes again: every lease it could have granted is over. */
+  #until(change: IdentityChange): number {
+    const graceMs = this.#graceMs();
+    return change.since + graceMs + driftMs(graceMs, this.#set?.settings.driftFactor ?? 0);
+  }
+
+  /** Whether `id` abstains now; forgets a change whose grace is over. */
+  #abstains(id: Identity): boolean {
+    if (id.duplicateOf !== undefined) return true;
+    if (!id.change || !this.#set) return false;
+    if (this.#set.clock.now() < this.#until(id.change)) return true;
+    id.change = undefined;
+    return false;
+  }
+
+  /** Whether some node must be asked (again) which server it is. Allocates nothing. */
+  #due({ nodes, clock }: NodeSet): boolean {
+    for (let index = 0; index < this.#ids.length; index++) {
+      const node = nodes[index];
+      if (node && this.#isDue(this.#ids[index] as Identity, node, clock)) return true;
+    }
+    return false;
+  }
+
+  #isDue(id: Identity, node: StallGuard, clock: Clock): boolean {
+    if (id.runIds === undefined) return true;
+    if (id.runIds === null || node.isCluster) return false;
+    if (!this.#current(id, node)) return true;
+    return !node.reportsReconnects && clock.now() - id.readAt >= IDENTITY_RECHECK_MS;
+  }
+
   async #ask(context: NodeSet, ttlMs: number): Promise<void> {
-    const ids = this.#ids;
+    const { clock } = context;
     const asking = askEveryNode(
       context,
       ttlMs,
       async (node, _timeoutMs, index) => {
-        if (ids[index] !== undefined) return;
+        const id = this.#ids[index] as Identity;
+        if (!this.#isDue(id, node, clock)) return;
+        const generation = node.generation;
+        // Read before INFO is answered: that answer is the new connection's.
+        const lastAnsweredAt = node.answeredAt(id.generation);
         try {
           // A readiness wait of 0: a connection that is not up is asked again next time.
           const info = String(await node.send('INFO', [], 0));
-          ids[index] = runId(info);
-          this.#refusal ??= this.#inspect(index, info);
+          this.#read(index, info, generation, clock.now(), lastAnsweredAt);
         } catch (error) {
-          this.#failures[index] = error instanceof Error ? error : undefined;
+          id.failure = error instanceof Error ? error : undefined;
           // Only the server's own refusal (INFO renamed or denied) is final; a connection
           // error, or nothing sent, is asked again next time.
-          if (isInfoRefused(error)) {
-            ids[index] = null;
+          if (isInfoRefused(error) && id.runIds === undefined) {
+            id.runIds = null;
             this.#refusal ??= this.#inspect(index, undefined);
           }
         }
@@ -91,31 +266,101 @@ export class NodeIdentities {
       () => ({ vote: 'yes' }),
     );
     await asking.settled;
-    this.#unknown = ids.filter((id) => id === undefined).length;
-    this.#refusal ??= duplicateIn(ids, context);
+    this.#findDuplicates(context);
     if (this.#refusal) throw this.#refusal;
   }
-}
 
-function duplicateIn(
-  ids: readonly (string | null | undefined)[],
-  context: NodeSet,
-): InvalidArgumentError | undefined {
-  const first = new Map<string, number>();
-  for (const [index, id] of ids.entries()) {
-    if (typeof id !== 'string') continue;
-    const earlier = first.get(id);
-    if (earlier === undefined) {
-      first.set(id, index);
-      continue;
+  /** Takes in node `index`'s answer to INFO, sent on connection `generation`. */
+  #read(
+    index: number,
+    info: string,
+    generation: number,
+    readAt: number,
+    lastAnsweredAt: number | undefined,
+  ): void {
+    const id = this.#ids[index] as Identity;
+    const before = id.runIds;
+    const servers = serversIn(info);
+    id.generation = generation;
+    id.readAt = readAt;
+    id.failure = undefined;
+    if (servers.length === 0) {
+      if (before === undefined) this.#refusal ??= this.#inspect(index, info);
+      id.runIds ??= null; // it will not say; one that did keeps what it said
+      return;
     }
-    return new InvalidArgumentError(
-      `nodes[${index}]`,
-      `a different Redis server from nodes[${earlier}] (both answer with run_id ${id}; one server counted twice would inflate the quorum)`,
-      context.nodes[index]?.name,
+    const runIds = servers.map((s) => s.runId);
+    id.runIds = runIds;
+    if (!Array.isArray(before)) {
+      this.#refusal ??= this.#inspect(index, info);
+      if (this.#restartGraceMs) id.change = youngOnArrival(servers, readAt, this.#restartGraceMs);
+      return;
+    }
+    if (!isNewIdentity(before, runIds)) return;
+    id.changed = true;
+    this.#refusal ??= this.#inspect(index, info); // another server: its settings too
+    const change = changeOf(before, servers, readAt, lastAnsweredAt);
+    if (this.#abstainsOnChange) id.change = change;
+    this.#warn(index, 'NODE_IDENTITY_CHANGED', this.#changeWarning(change, readAt, before, runIds));
+  }
+
+  #changeWarning(
+    change: IdentityChange,
+    now: number,
+    before: readonly string[],
+    after: readonly string[],
+  ): string {
+    const runIds = `run_id ${before.join(',')}, now ${after.join(',')}`;
+    if (this.#abstainsOnChange) {
+      const graceMs = this.#graceMs();
+      return `${abstentionReason(change, now, graceMs, this.#until(change))}; ${runIds}`;
+    }
+    return (
+      `its run_id changed (${runIds}): it restarted or failed over, and may have lost the ` +
+      'locks it held, which another client can then take while their holders still hold ' +
+      'them. A single node goes on locking: give restartGraceMs to make it abstain that long'
     );
   }
-  return undefined;
+
+  /**
+   * Finds nodes that reach one server. Between nodes as they were first seen, that is a
+   * listing error: a refusal. Once a node changed, the one that changed abstains (its
+   * address now leads elsewhere) while it lasts, with a warning when it begins.
+   */
+  #findDuplicates(context: NodeSet): void {
+    const ids = this.#ids;
+    const owner = new Map<string, number>();
+    const order = [...ids.keys()].sort((a, b) => Number(ids[a]?.changed) - Number(ids[b]?.changed));
+    for (const index of order) {
+      const id = ids[index] as Identity;
+      const was = id.duplicateOf;
+      id.duplicateOf = undefined;
+      if (!Array.isArray(id.runIds)) continue;
+      const clash = id.runIds.map((runId) => owner.get(runId)).find((o) => o !== undefined);
+      if (clash === undefined) {
+        for (const runId of id.runIds) owner.set(runId, index);
+        continue;
+      }
+      if (!id.changed) {
+        const runId = id.runIds.find((r) => owner.get(r) === clash);
+        this.#refusal ??= new InvalidArgumentError(
+          `nodes[${index}]`,
+          `a different Redis server from nodes[${clash}] (both answer with run_id ${runId}; one server counted twice would inflate the quorum)`,
+          context.nodes[index]?.name,
+        );
+        continue;
+      }
+      id.duplicateOf = clash;
+      if (was !== clash) {
+        const other = context.nodes[clash]?.name ?? '';
+        this.#warn(
+          index,
+          'NODE_DUPLICATE',
+          `it now reaches the same server as nodes[${clash}] (${other}): it does not vote while one server would count twice`,
+        );
+      }
+    }
+  }
 }
 
 /**
@@ -124,9 +369,4 @@ function duplicateIn(
  */
 function isInfoRefused(error: unknown): boolean {
   return error instanceof Error && /^(NOPERM|ERR unknown command)/.test(error.message);
-}
-
-/** The run_id of an `INFO` reply; `null` when it has none. */
-function runId(info: string): string | null {
-  return /run_id:([0-9a-f]+)/.exec(info)?.[1] ?? null;
 }

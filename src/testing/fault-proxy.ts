@@ -108,10 +108,12 @@ export class FaultProxy {
   /** Connections whose client side {@link FaultProxy.orphan} reset. */
   readonly #orphans = new Set<Proxied>();
   #fault: Fault = { mode: 'pass' };
+  #targetPort: number;
 
-  private constructor(server: Server, port: number) {
+  private constructor(server: Server, port: number, targetPort: number) {
     this.#server = server;
     this.port = port;
+    this.#targetPort = targetPort;
   }
 
   /** Listens on a free loopback port and forwards to `targetPort` on 127.0.0.1. */
@@ -125,8 +127,8 @@ export class FaultProxy {
           reject(new Error('could not read the proxy port'));
           return;
         }
-        const proxy = new FaultProxy(server, address.port);
-        server.on('connection', (client) => proxy.#accept(client, targetPort));
+        const proxy = new FaultProxy(server, address.port, targetPort);
+        server.on('connection', (client) => proxy.#accept(client));
         resolve(proxy);
       });
     });
@@ -135,6 +137,27 @@ export class FaultProxy {
   /** `redis://127.0.0.1:<proxy port>` */
   get url(): string {
     return `redis://127.0.0.1:${this.port}`;
+  }
+
+  /** The port on 127.0.0.1 that new connections are forwarded to. */
+  get targetPort(): number {
+    return this.#targetPort;
+  }
+
+  /**
+   * Points the proxy at another server, as a DNS change, a load balancer or a config reload
+   * re-points a name: new connections go to `targetPort` on 127.0.0.1, and every open one is
+   * reset, so that its client reconnects, now to the other server, under the same address.
+   *
+   * @example
+   * ```ts
+   * const proxy = await FaultProxy.start(redis.nodes[2].port);
+   * proxy.retarget(redis.nodes[0].port); // the proxy's URL now reaches node 0
+   * ```
+   */
+  retarget(targetPort: number): void {
+    this.#targetPort = targetPort;
+    for (const connection of [...this.#connections]) this.#reset(connection);
   }
 
   /** The fault in force. */
@@ -196,8 +219,8 @@ export class FaultProxy {
     return new Promise((resolve) => this.#server.close(() => resolve()));
   }
 
-  #accept(client: Socket, targetPort: number): void {
-    const upstream = connect(targetPort, '127.0.0.1');
+  #accept(client: Socket): void {
+    const upstream = connect(this.#targetPort, '127.0.0.1');
     const toClient = new Pipe(client, true);
     const toServer = new Pipe(upstream, false);
     const connection: Proxied = {

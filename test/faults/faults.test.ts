@@ -6,6 +6,7 @@
  * (FAULT_SECONDS, default 3 per scenario in `npm test`).
  */
 import { setTimeout as delay } from 'node:timers/promises';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   FaultProxy,
@@ -13,7 +14,7 @@ import {
   type RedisNodes,
   startRedis,
 } from '../../src/testing/index.js';
-import { runScenario, type Targets } from './scenario.js';
+import { RESOURCE, runScenario, type Targets } from './scenario.js';
 
 const SECONDS = Number(process.env.FAULT_SECONDS ?? 3);
 const TTL_MS = 400;
@@ -48,7 +49,7 @@ async function scenario(
   fencing: boolean,
   step?: (t: Targets) => Promise<void>,
   holdMs = 5,
-  holds: { permits?: number; readWrite?: boolean } = {},
+  workers: { permits?: number; readWrite?: boolean; restartGraceMs?: number; ttlMs?: number } = {},
 ) {
   let faults = 0;
   // The nemesis repeats its step (one fault each) until the workers are done.
@@ -67,7 +68,7 @@ async function scenario(
     ttlMs: TTL_MS,
     holdMs,
     nemesis,
-    ...holds,
+    ...workers,
   });
   summary.push(describeRun(name, report, faults));
   return report;
@@ -112,6 +113,43 @@ async function deliverRequestsLate(): Promise<void> {
   for (const orphan of orphans) orphan.deliver();
   await delay(200);
 }
+
+/**
+ * The bare-majority restart scenario's lease and holdings: a holding must outlast the
+ * restart and a waiter's next attempt.
+ */
+const BARE_MAJORITY = { ttlMs: 1_500, holdMs: 600 } as const;
+
+/**
+ * Puts the lock on a bare majority and restarts one of its nodes at once: another client
+ * takes the lock's key on two nodes, a worker acquires on the other three, one of those is
+ * killed with SIGKILL and started again at once, empty, and the other client's keys go.
+ * Without the identity check, the restarted node and the two freed ones are a majority for
+ * a second holder while the first still holds.
+ */
+async function restartABareMajorityNode({ acquisitions, started, done }: Targets): Promise<void> {
+  // A worker that first meets a node after its restart cannot tell (without restartGraceMs).
+  while (!started() && !done()) await delay(5);
+  const order = [0, 1, 2, 3, 4].sort(() => Math.random() - 0.5);
+  const others = order.slice(0, 2).map((i) => new Redis(lockNodes.urls[i] as string));
+  const victim = lockNodes.nodes[order[2] as number];
+  const key = `distlock:{${RESOURCE}}`;
+  try {
+    // Over whatever a worker held there: the next holder gets the other three at most.
+    await Promise.all(others.map((c) => c.set(key, 'other', 'PX', BARE_MAJORITY.ttlMs)));
+    // A holding that began since: on the other three only.
+    const before = acquisitions();
+    while (acquisitions() === before && !done()) await delay(2);
+    await victim?.restart(); // SIGKILL, and a new process on the same port at once
+    const freeing = others.map((c) => c.eval(DELETE_IF_OTHER, 1, key, 'other'));
+    await Promise.all(freeing);
+  } finally {
+    for (const client of others) client.disconnect();
+  }
+  await delay(BARE_MAJORITY.holdMs);
+}
+
+const DELETE_IF_OTHER = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
 /** SIGSTOPs a worker while it holds the lock (`intoMs` into its holding), for twice the TTL. */
 async function pauseAWorker({ holders, done }: Targets, intoMs = 0): Promise<void> {
@@ -227,6 +265,19 @@ describe('fault suite (fenced read-modify-write on 5 nodes)', { timeout }, () =>
     expectNoViolation(r);
   });
 
+  it('a node of a bare-majority holder killed and restarted at once, empty: no violation', async () => {
+    // The restarted node answers with a new run_id: the workers keep it out for the TTL.
+    const r = await scenario(
+      'kill -9 + restart at once, holder on a bare majority',
+      true,
+      restartABareMajorityNode,
+      BARE_MAJORITY.holdMs,
+      { ttlMs: BARE_MAJORITY.ttlMs },
+    );
+    expect(r.holdings).toBeGreaterThan(2); // 600 ms holdings: at most 5 in 3 s
+    expectNoViolation(r);
+  });
+
   it('workers paused past their TTL: fencing keeps every write in order and none lost', async () => {
     const r = await scenario('pause worker past TTL (fenced)', true, pauseAWorker);
     expect(r.overlaps.length).toBeGreaterThan(0); // the paused holder overlapped the next ones
@@ -237,10 +288,11 @@ describe('fault suite (fenced read-modify-write on 5 nodes)', { timeout }, () =>
 });
 
 describe('negative controls: the checker must catch these', { timeout }, () => {
-  it('a majority restarted at once without persistence: two holders at once', async () => {
+  it('a majority restarted at once without persistence, identity check off: two holders at once', async () => {
     // Holdings last 150 ms, so the restart lands inside one and others can take the lock.
+    // restartGraceMs: 0 lets restarted nodes vote at once (the workers knew them before).
     const r = await scenario(
-      'majority restarted at once (control)',
+      'majority restarted at once, restartGraceMs 0 (control)',
       true,
       async ({ holders }) => {
         await delay(100);
@@ -248,6 +300,18 @@ describe('negative controls: the checker must catch these', { timeout }, () => {
         await Promise.all(lockNodes.nodes.slice(0, 3).map((n) => n.restart()));
       },
       150,
+      { restartGraceMs: 0 },
+    );
+    expect(r.overlaps.length).toBeGreaterThan(0);
+  });
+
+  it('a node of a bare-majority holder restarted at once, identity check off: two holders at once', async () => {
+    const r = await scenario(
+      'kill -9 + restart at once, bare majority, restartGraceMs 0 (control)',
+      true,
+      restartABareMajorityNode,
+      BARE_MAJORITY.holdMs,
+      { ttlMs: BARE_MAJORITY.ttlMs, restartGraceMs: 0 },
     );
     expect(r.overlaps.length).toBeGreaterThan(0);
   });

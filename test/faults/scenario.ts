@@ -19,6 +19,10 @@ export interface Targets {
   readonly workers: readonly ChildProcess[];
   /** Workers that hold the lock right now, by their own report. */
   readonly holders: () => ChildProcess[];
+  /** How many holdings have begun so far, over all workers. */
+  readonly acquisitions: () => number;
+  /** Whether every worker's first attempt is over: its locker has met the nodes. */
+  readonly started: () => boolean;
   /** Resolves when the run is over; a nemesis loops until then. */
   readonly done: () => boolean;
 }
@@ -38,6 +42,8 @@ export interface ScenarioOptions {
   readonly permits?: number;
   /** Workers take a read-write lock (a third of them write), rather than the lock. */
   readonly readWrite?: boolean;
+  /** The workers' `restartGraceMs`; by default their lockers' own. */
+  readonly restartGraceMs?: number;
   readonly nemesis?: (targets: Targets) => Promise<void>;
 }
 
@@ -62,18 +68,33 @@ export async function runScenario(options: ScenarioOptions): Promise<HistoryRepo
         out,
         ...(options.permits === undefined ? {} : { permits: options.permits }),
         ...(options.readWrite ? { readWrite: true } : {}),
+        ...(options.restartGraceMs === undefined ? {} : { restartGraceMs: options.restartGraceMs }),
       };
       return spawn(process.execPath, ['--import', 'tsx', WORKER, JSON.stringify(config)], {
         stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
       });
     });
     const holding = new Set<ChildProcess>();
+    const started = new Set<ChildProcess>();
+    let acquisitions = 0;
     for (const w of workers) {
-      w.on('message', (m) => (m === 'holding' ? holding.add(w) : holding.delete(w)));
+      w.on('message', (m) => {
+        if (m === 'started') started.add(w);
+        else if (m === 'holding') {
+          holding.add(w);
+          acquisitions++;
+        } else holding.delete(w);
+      });
     }
     const exited = workers.map((w) => new Promise((resolve) => w.once('exit', resolve)));
     let finished = false;
-    const targets: Targets = { workers, holders: () => [...holding], done: () => finished };
+    const targets: Targets = {
+      workers,
+      holders: () => [...holding],
+      acquisitions: () => acquisitions,
+      started: () => started.size === workers.length,
+      done: () => finished,
+    };
     const nemesis = options.nemesis?.(targets) ?? Promise.resolve();
     await Promise.race([Promise.all(exited), delay((seconds + 20) * 1_000)]);
     finished = true;

@@ -295,6 +295,20 @@ describe.each(LIBRARIES)('$name', (library) => {
     expect(await admin().mget('first', 'down')).toEqual([null, null]);
   });
 
+  it('changes its generation when the connection is re-established (when it can tell)', async () => {
+    const before = node().generation;
+    expect(node().generation).toBe(before); // stable while nothing happens
+    await server().restart();
+    await untilAnswers(node());
+    if (library.reportsReconnects) {
+      // Before: no generation, so a restarted node's votes counted before distlock noticed.
+      expect(typeof before).toBe('number');
+      expect(node().generation).not.toBe(before);
+    } else {
+      expect(before).toBeUndefined(); // distlock reads its identity again every second
+    }
+  });
+
   it('does not re-send a command that was in flight when the node died', async () => {
     server().pause(); // the command reaches the socket but gets no answer
     const inFlight = node()

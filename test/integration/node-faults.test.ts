@@ -51,18 +51,36 @@ describe('nodes that answer with errors', () => {
 });
 
 describe('a node restarted without persistence', () => {
-  // Negative control: this is the hazard the Redlock authors guard against with delayed
-  // restarts or fsync'ed AOF. distlock cannot see a restart; the test shows what happens.
-  it('at once, can hand a held lock to a second client', async () => {
+  // The hazard the Redlock authors guard against with delayed restarts or fsync'ed AOF. A
+  // locker that knew the node sees its new run_id and keeps it out for the TTL (see
+  // node-identity.test.ts); these controls show what happens where that check cannot act.
+  it('at once, with the identity check off (restartGraceMs: 0), can hand a held lock to a second client', async () => {
     const { admin, redis } = fixture();
+    const second = locker({ restartGraceMs: 0 });
+    second.events.on('warning', () => {}); // it still warns about the restart
+    await (await second.acquire('warm-up', { ttlMs: 5_000 })).release();
     await admin[2]?.set(KEY, 'other', 'PX', 10_000); // A gets nodes 0 and 1 only
     const a = await locker().acquire('r', { ttlMs: 5_000, waitMs: 0 });
     await redis.nodes[1]?.restart(); // forgets A's key
     await admin[2]?.del(KEY); // the other holder's key expires
     await delay(300); // the locker reconnects
-    const b = await locker().tryAcquire('r', { ttlMs: 5_000 });
+    const b = await second.tryAcquire('r', { ttlMs: 5_000 });
     expect(b).not.toBeNull(); // nodes 1 and 2: a majority
     expect(a.remainingMs()).toBeGreaterThan(0); // ...while A still holds it: two holders
+  });
+
+  it('at once, can hand a held lock to a client that first meets the node after its restart', async () => {
+    // Without restartGraceMs, a new locker cannot tell a restarted node from one that has
+    // always been there (README, Safety: "Restarts without persistence").
+    const { admin, redis } = fixture();
+    await admin[2]?.set(KEY, 'other', 'PX', 10_000);
+    const a = await locker().acquire('r', { ttlMs: 5_000, waitMs: 0 });
+    await redis.nodes[1]?.restart();
+    await admin[2]?.del(KEY);
+    await delay(300);
+    const b = await locker().tryAcquire('r', { ttlMs: 5_000 });
+    expect(b).not.toBeNull();
+    expect(a.remainingMs()).toBeGreaterThan(0);
   });
 
   it('after staying down longer than the TTL, cannot', async () => {

@@ -1,0 +1,114 @@
+/**
+ * What a node's answer to `INFO` says about the locks it may have lost: pure functions over
+ * its run_ids and uptimes, the time it was read, and when its previous server last answered.
+ */
+
+/** One server's part of an `INFO` reply. */
+export interface ServerInfo {
+  readonly runId: string;
+  /** `uptime_in_seconds`, in ms: whole seconds, so the server may be up to 1 s older. */
+  readonly uptimeMs: number;
+}
+
+/**
+ * Why a node does not vote until `since` + the restart grace: the leases it may have lost
+ * were granted before `since` (by the locker's clock).
+ * - `restarted`: its run_id changed, and the new server surely started after the previous
+ *   one last answered: a restart, which forgot every key (without persistence). `since` is
+ *   its start, from its uptime.
+ * - `changed`: its run_id changed, and the new server may have been running while the
+ *   previous one still answered: a failover to a replica, an address now reaching another
+ *   server, or a restart too quick to tell by whole seconds of uptime. The previous server
+ *   may have granted leases until the change was seen: `since` is then.
+ * - `young`: first seen up for less than the grace (only with `restartGraceMs`): it may have
+ *   restarted just before. `since` is its start.
+ */
+export interface IdentityChange {
+  readonly reason: 'restarted' | 'changed' | 'young';
+  readonly since: number;
+  /** The new server's uptime when it was read (the youngest, for a Cluster). */
+  readonly uptimeMs: number;
+}
+
+/** The servers an `INFO` reply speaks for: one, or each master of a Redis Cluster. */
+export function serversIn(info: string): ServerInfo[] {
+  const servers: ServerInfo[] = [];
+  // A Redis Cluster answers with the INFO of each of its masters, one after the other.
+  for (const section of info.split(/^(?=# Server\r?$)/m)) {
+    const runId = /^run_id:([0-9a-f]+)/m.exec(section)?.[1];
+    if (runId === undefined) continue;
+    // No uptime counts as just started: the cautious reading.
+    const uptimeS = Number(/^uptime_in_seconds:(\d+)/m.exec(section)?.[1] ?? 0);
+    servers.push({ runId, uptimeMs: uptimeS * 1_000 });
+  }
+  return servers;
+}
+
+/** Whether `now` names a server that `before` did not. */
+export function isNewIdentity(before: readonly string[], now: readonly string[]): boolean {
+  return now.some((runId) => !before.includes(runId));
+}
+
+/**
+ * What a new identity means, read at `readAt`. `lastAnsweredAt`: when the node's previous
+ * server last answered, `undefined` when unknown. Only a server that surely started after
+ * that (its uptime is whole seconds, hence the second of margin) counts as restarted; any
+ * other may have been serving alongside, so its predecessor's leases count from `readAt`,
+ * the latest they can have been granted through this node's address as the locker saw it.
+ */
+export function changeOf(
+  before: readonly string[],
+  servers: readonly ServerInfo[],
+  readAt: number,
+  lastAnsweredAt: number | undefined,
+): IdentityChange {
+  const uptimeMs = youngest(servers.filter((s) => !before.includes(s.runId)));
+  const startedAt = readAt - uptimeMs;
+  const restarted = lastAnsweredAt !== undefined && startedAt - 1_000 > lastAnsweredAt;
+  return {
+    reason: restarted ? 'restarted' : 'changed',
+    since: restarted ? startedAt : readAt,
+    uptimeMs,
+  };
+}
+
+/** A server seen for the first time: `young` when up for less than `graceMs`. */
+export function youngOnArrival(
+  servers: readonly ServerInfo[],
+  readAt: number,
+  graceMs: number,
+): IdentityChange | undefined {
+  const uptimeMs = youngest(servers);
+  return uptimeMs < graceMs ? { reason: 'young', since: readAt - uptimeMs, uptimeMs } : undefined;
+}
+
+function youngest(servers: readonly ServerInfo[]): number {
+  return Math.min(...servers.map((s) => s.uptimeMs));
+}
+
+/**
+ * Why a node abstains, for its vote's error: what happened, how long ago, and until when.
+ * `until` is when it votes again (`since` + grace + drift).
+ */
+export function abstentionReason(
+  change: IdentityChange,
+  now: number,
+  graceMs: number,
+  until: number,
+): string {
+  const ago = seconds(now - change.since);
+  const left = `${seconds(until - now)} s from now`;
+  const grace = `the ${graceMs} ms restart grace (restartGraceMs)`;
+  switch (change.reason) {
+    case 'restarted':
+      return `restarted ${ago} s ago (its run_id changed) and may have lost the locks it held: it abstains until every lease it could have granted has run out, ${grace} after its restart (${left})`;
+    case 'changed':
+      return `answers as another server, seen ${ago} s ago (its run_id changed: a restart, a failover, or its address now reaches another server; up ${change.uptimeMs / 1_000} s), which may lack the locks the previous one held: it abstains until every lease that one could have granted has run out, ${grace} after the change (${left})`;
+    case 'young':
+      return `started ${ago} s ago and may have lost the locks it held before: it abstains until it has been up for ${grace} (${left})`;
+  }
+}
+
+function seconds(ms: number): string {
+  return (Math.max(0, ms) / 1_000).toFixed(1);
+}

@@ -1,0 +1,219 @@
+import { describe, expect, it } from 'vitest';
+import type { Clock } from '../../src/clock.js';
+import type { RedisConnection } from '../../src/driver/connection.js';
+import { StallGuard } from '../../src/driver/stall-guard.js';
+import type { NodeSet } from '../../src/lock/every-node.js';
+import { changeOf, serversIn, youngOnArrival } from '../../src/lock/identity-change.js';
+import { IDENTITY_RECHECK_MS, NodeIdentities } from '../../src/lock/node-identity.js';
+import { lockerSettings } from '../../src/options.js';
+
+const RUN_A = 'a'.repeat(40);
+const RUN_B = 'b'.repeat(40);
+const RUN_C = 'c'.repeat(40);
+
+/** INFO of one server, as Redis words it. */
+function info(runId: string, uptimeS: number): string {
+  return `# Server\r\nredis_version:7.0.15\r\nrun_id:${runId}\r\nuptime_in_seconds:${uptimeS}\r\n`;
+}
+
+function fakeClock(): Clock & { advance(ms: number): void } {
+  let now = 100_000;
+  return { now: () => now, advance: (ms) => (now += ms) };
+}
+
+/** A node whose server (run_id, uptime) and connection generation a test sets. */
+interface ScriptedServer {
+  runId: string;
+  uptimeS: number;
+  generation: number | undefined;
+  infos: number;
+}
+
+function scripted(
+  name: string,
+  runId: string,
+  uptimeS = 3_600,
+): {
+  server: ScriptedServer;
+  connection: RedisConnection;
+} {
+  const server: ScriptedServer = { runId, uptimeS, generation: 1, infos: 0 };
+  const connection: RedisConnection = {
+    name,
+    get generation() {
+      return server.generation;
+    },
+    close: async () => {},
+    send: async (command) => {
+      if (command === 'INFO') {
+        server.infos++;
+        return info(server.runId, server.uptimeS);
+      }
+      return 'OK';
+    },
+  };
+  return { server, connection };
+}
+
+/** Identities over scripted nodes, with their warnings. */
+function over(runIds: readonly string[], restartGraceMs?: number) {
+  const clock = fakeClock();
+  const made = runIds.map((runId, i) => scripted(`node${i}`, runId));
+  const set: NodeSet = {
+    nodes: made.map((m) => new StallGuard(m.connection, clock)),
+    settings: lockerSettings({ nodes: ['redis://unused:1'], driftFactor: 0 }),
+    clock,
+  };
+  const warnings: string[] = [];
+  const identities = new NodeIdentities(runIds.length, {
+    restartGraceMs,
+    warn: (index, code) => warnings.push(`${index} ${code}`),
+  });
+  const check = () => identities.check(set, 10_000);
+  const votes = () => runIds.map((_, i) => identities.known(i));
+  return { identities, set, clock, servers: made.map((m) => m.server), warnings, check, votes };
+}
+
+describe('INFO replies', () => {
+  it('give each server its run_id and uptime, for one server and for a Cluster', () => {
+    expect(serversIn(info(RUN_A, 12))).toEqual([{ runId: RUN_A, uptimeMs: 12_000 }]);
+    expect(serversIn(info(RUN_A, 1) + info(RUN_B, 2)).map((s) => s.runId)).toEqual([RUN_A, RUN_B]);
+    expect(serversIn('# Server\r\nredis_version:7.0.15\r\n')).toEqual([]);
+  });
+});
+
+describe('what a new identity means', () => {
+  const servers = [{ runId: RUN_B, uptimeMs: 3_000 }];
+
+  it('a restart: the server surely started after the previous one last answered', () => {
+    // Read at 10 000, up 3 s: started by 7 000; the previous one answered last at 5 000.
+    expect(changeOf([RUN_A], servers, 10_000, 5_000)).toEqual({
+      reason: 'restarted',
+      since: 7_000,
+      uptimeMs: 3_000,
+    });
+  });
+
+  it('otherwise counted from when the change was seen: it may have served alongside', () => {
+    // Up since 7 000 at the latest, 6 000 at the earliest: it may predate the last answer.
+    expect(changeOf([RUN_A], servers, 10_000, 6_500)).toMatchObject({
+      reason: 'changed',
+      since: 10_000,
+    });
+    expect(changeOf([RUN_A], servers, 10_000, undefined)).toMatchObject({ since: 10_000 });
+  });
+
+  it('a server first seen is young while up for less than the grace', () => {
+    expect(youngOnArrival(servers, 10_000, 5_000)).toEqual({
+      reason: 'young',
+      since: 7_000,
+      uptimeMs: 3_000,
+    });
+    expect(youngOnArrival(servers, 10_000, 3_000)).toBeUndefined();
+  });
+});
+
+describe('NodeIdentities', () => {
+  it('asks nothing once every node answered on its current connection', async () => {
+    const { check, servers } = over([RUN_A, RUN_B, RUN_C]);
+    await check();
+    expect(check()).toBeUndefined(); // the hot path: not even a resolved promise
+    expect(servers.map((s) => s.infos)).toEqual([1, 1, 1]);
+  });
+
+  it('gives no vote to a node that reconnected until it answered again', async () => {
+    const { check, servers, votes } = over([RUN_A, RUN_B, RUN_C]);
+    await check();
+    (servers[1] as ScriptedServer).generation = 2;
+    expect(votes()).toEqual([true, false, true]);
+    await check();
+    expect(votes()).toEqual([true, true, true]); // the same server: no abstention
+    expect((servers[1] as ScriptedServer).infos).toBe(2);
+  });
+
+  it('keeps a node that restarted out for the longest TTL used, and warns', async () => {
+    const { check, clock, servers, votes, warnings, identities } = over([RUN_A, RUN_B, RUN_C]);
+    await check();
+    clock.advance(60_000);
+    Object.assign(servers[0] as ScriptedServer, { runId: RUN_C.replace('c', 'd'), uptimeS: 0 });
+    (servers[0] as ScriptedServer).generation = 2;
+    await check();
+    expect(warnings).toEqual(['0 NODE_IDENTITY_CHANGED']);
+    expect(votes()).toEqual([false, true, true]);
+    expect(identities.abstention(0)?.message).toMatch(/its run_id changed/);
+    clock.advance(10_000 - 1);
+    expect(votes()[0]).toBe(false);
+    clock.advance(2 + 2); // the grace, and the drift allowance (2 ms at driftFactor 0)
+    expect(votes()[0]).toBe(true);
+  });
+
+  it('counts the grace from the restart that uptime shows, when it is known to be later', async () => {
+    const { check, clock, servers, votes } = over([RUN_A, RUN_B, RUN_C]);
+    await check();
+    clock.advance(60_000);
+    // Restarted 6 s ago, noticed only now: the lease it could have lost ends 4 s from now.
+    Object.assign(servers[0] as ScriptedServer, { runId: 'e'.repeat(40), uptimeS: 6 });
+    (servers[0] as ScriptedServer).generation = 2;
+    await check();
+    clock.advance(4_000);
+    expect(votes()[0]).toBe(false);
+    clock.advance(2); // the drift allowance: 2 ms at driftFactor 0
+    expect(votes()[0]).toBe(true);
+  });
+
+  it('refuses a server listed twice, but only makes a re-pointed name abstain', async () => {
+    const listed = over([RUN_A, RUN_A, RUN_C]);
+    await expect(listed.check()).rejects.toMatchObject({ field: 'nodes[1]' });
+
+    const { check, servers, votes, warnings, identities } = over([RUN_A, RUN_B, RUN_C]);
+    await check();
+    Object.assign(servers[2] as ScriptedServer, { runId: RUN_A, generation: 2 });
+    await check();
+    expect(votes()).toEqual([true, true, false]);
+    expect(warnings).toEqual(['2 NODE_IDENTITY_CHANGED', '2 NODE_DUPLICATE']);
+    expect(identities.abstention(2)?.message).toMatch(/same server as nodes\[0\]/);
+    // Pointed back: no longer a duplicate, but another server again (it abstains the grace).
+    Object.assign(servers[2] as ScriptedServer, { runId: RUN_C, generation: 3 });
+    await check();
+    expect(identities.abstention(2)?.message).toMatch(/its run_id changed/);
+  });
+
+  it('on one node, only warns, and asks again in the background', async () => {
+    const { check, servers, votes, warnings } = over([RUN_A]);
+    await check();
+    Object.assign(servers[0] as ScriptedServer, { runId: RUN_B, uptimeS: 0, generation: 2 });
+    expect(votes()).toEqual([true]);
+    expect(check()).toBeUndefined();
+    await Promise.resolve();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(warnings).toEqual(['0 NODE_IDENTITY_CHANGED']);
+    expect(votes()).toEqual([true]);
+  });
+
+  it('with restartGraceMs, also a single node, and a node first seen young, abstain', async () => {
+    const { check, servers, votes } = over([RUN_A], 5_000);
+    (servers[0] as ScriptedServer).uptimeS = 2;
+    await check();
+    expect(votes()).toEqual([false]);
+
+    const zero = over([RUN_A, RUN_B, RUN_C], 0);
+    await zero.check();
+    Object.assign(zero.servers[0] as ScriptedServer, {
+      runId: RUN_C.replace('c', 'f'),
+      generation: 2,
+    });
+    await zero.check();
+    expect(zero.votes()).toEqual([true, true, true]); // 0: no abstention, a warning only
+    expect(zero.warnings).toEqual(['0 NODE_IDENTITY_CHANGED']);
+  });
+
+  it('asks a connection that does not report reconnects again every second', async () => {
+    const { check, clock, servers } = over([RUN_A, RUN_B, RUN_C]);
+    for (const server of servers) server.generation = undefined;
+    await check();
+    expect(check()).toBeUndefined();
+    clock.advance(IDENTITY_RECHECK_MS);
+    await check();
+    expect(servers.map((s) => s.infos)).toEqual([2, 2, 2]);
+  });
+});
