@@ -1,11 +1,9 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { GlideClusterClient, Logger } from '@valkey/valkey-glide';
 import { Redis } from 'ioredis';
-import { createCluster as createNodeRedisCluster5 } from 'redis';
-import { createCluster as createNodeRedisCluster6 } from 'redis6';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { fencedWrite, Locker, NoQuorumError, type RedisClient } from '../../src/index.js';
 import { type RedisCluster, type RedisServer, startRedisCluster } from '../../src/testing/index.js';
+import { type ClusterClientKind, clusterClientKinds } from '../support/cluster-clients.js';
 
 /**
  * A Redis Cluster as one lock node through the Cluster clients of node-redis (5 and 6) and
@@ -14,59 +12,18 @@ import { type RedisCluster, type RedisServer, startRedisCluster } from '../../sr
  * each.
  */
 let cluster: RedisCluster;
-const closers: (() => unknown)[] = [];
 const lockers: Locker[] = [];
 
-/** A caller's Cluster client of one library, connected, closed after the test. */
-interface ClientKind {
-  readonly name: string;
-  open(): Promise<RedisClient>;
-}
-
-const KINDS: readonly ClientKind[] = [
-  {
-    name: 'node-redis 5',
-    async open() {
-      // The library's defaults: it queues while a node is down and follows 16 redirections.
-      const client = createNodeRedisCluster5({ rootNodes: rootNodes() });
-      client.on('error', () => {});
-      closers.push(() => client.destroy());
-      return client.connect();
-    },
-  },
-  {
-    name: 'node-redis 6 (RESP3)',
-    async open() {
-      const client = createNodeRedisCluster6({ rootNodes: rootNodes() });
-      client.on('error', () => {});
-      closers.push(() => client.destroy());
-      return client.connect();
-    },
-  },
-  {
-    name: 'valkey-glide',
-    async open() {
-      const addresses = cluster.startupNodes.map(({ host, port }) => ({ host, port }));
-      // Its requestTimeout is valkey-glide's budget for retrying a command on a new master.
-      const client = await GlideClusterClient.createClient({ addresses, requestTimeout: 5_000 });
-      closers.push(() => client.close());
-      return client;
-    },
-  },
-];
-
-Logger.setLoggerConfig('off'); // valkey-glide logs every error reply the cases provoke
-
-function rootNodes() {
-  return cluster.startupNodes.map(({ host, port }) => ({ url: `redis://${host}:${port}` }));
-}
+const clients = clusterClientKinds(() => cluster);
+/** The clients test/integration/cluster.test.ts does not cover (it uses an ioredis Cluster). */
+const KINDS = clients.kinds.filter(({ name }) => !/^io/.test(name));
 
 beforeAll(async () => {
   cluster = await startRedisCluster();
 });
 afterEach(async () => {
   await Promise.all(lockers.splice(0).map((l) => l.close()));
-  for (const close of closers.splice(0)) await close();
+  await clients.close();
   for (const node of cluster.nodes) if (node.paused) node.resume();
 });
 afterAll(async () => {
@@ -88,7 +45,7 @@ async function resourceServedBy(master: RedisServer, served = true, name = 'r'):
 }
 
 /** A name for resources of one client kind, so that no two kinds share a key. */
-function prefixOf(kind: ClientKind | undefined): string {
+function prefixOf(kind: ClusterClientKind | undefined): string {
   return kind?.name.replace(/\W+/g, '-') ?? '';
 }
 

@@ -1,10 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { GlideClusterClient, Logger } from '@valkey/valkey-glide';
 import calculateSlot from 'cluster-key-slot';
-import { Cluster, Redis } from 'ioredis';
-import { Cluster as ValkeyCluster } from 'iovalkey';
-import { createCluster as createNodeRedisCluster5 } from 'redis';
-import { createCluster as createNodeRedisCluster6 } from 'redis6';
+import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   AbortedError,
@@ -21,6 +17,7 @@ import {
   type SlotMove,
   startRedisCluster,
 } from '../../src/testing/index.js';
+import { type ClusterClientKind, clusterClientKinds } from '../support/cluster-clients.js';
 
 /**
  * A reshard under a held lock, on a real Cluster, through every Cluster client distlock
@@ -30,7 +27,6 @@ import {
  * follow the slot within the per-node timeout: they have no next attempt.
  */
 let cluster: RedisCluster;
-const closers: (() => unknown)[] = [];
 const lockers: Locker[] = [];
 /** Moves a test left half-way, finished after it so that the next test sees a stable cluster. */
 const moves: SlotMove[] = [];
@@ -42,92 +38,15 @@ const TTL_MS = 20_000;
 /** The longest valkey-glide retries one command of distlock's own client (its requestTimeout). */
 const GLIDE_REQUEST_TIMEOUT_MS = 250;
 
-/** A caller's Cluster client of one library, connected, closed after the test. */
-interface ClientKind {
-  readonly name: string;
-  /** `follows: false`: the client is told not to follow redirections itself, where it can be. */
-  open(options?: { follows: boolean }): Promise<RedisClient>;
-  /**
-   * Whether a command that got TRYAGAIN is sent again within the node timeout. valkey-glide
-   * follows redirections itself and holds such a command for about 1.3 s before it tries
-   * again, past the requestTimeout (250 ms at most) of the client distlock opens from it.
-   */
-  readonly retriesTryAgain: boolean;
-}
-
-const KINDS: readonly ClientKind[] = [
-  {
-    name: 'ioredis',
-    retriesTryAgain: true,
-    async open({ follows } = { follows: true }) {
-      const client = new Cluster([...cluster.startupNodes], follows ? {} : { maxRedirections: 0 });
-      client.on('error', () => {});
-      closers.push(() => client.disconnect());
-      return client;
-    },
-  },
-  {
-    name: 'iovalkey',
-    retriesTryAgain: true,
-    async open({ follows } = { follows: true }) {
-      const options = follows ? {} : { maxRedirections: 0 };
-      const client = new ValkeyCluster([...cluster.startupNodes], options);
-      client.on('error', () => {});
-      closers.push(() => client.disconnect());
-      return client;
-    },
-  },
-  {
-    name: 'node-redis 5',
-    retriesTryAgain: true,
-    async open({ follows } = { follows: true }) {
-      const client = createNodeRedisCluster5({
-        rootNodes: rootNodes(),
-        ...(follows ? {} : { maxCommandRedirections: 0 }),
-      });
-      client.on('error', () => {});
-      closers.push(() => client.destroy());
-      return client.connect();
-    },
-  },
-  {
-    name: 'node-redis 6 (RESP3)',
-    retriesTryAgain: true,
-    async open({ follows } = { follows: true }) {
-      const client = createNodeRedisCluster6({
-        rootNodes: rootNodes(),
-        ...(follows ? {} : { maxCommandRedirections: 0 }),
-      });
-      client.on('error', () => {});
-      closers.push(() => client.destroy());
-      return client.connect();
-    },
-  },
-  {
-    name: 'valkey-glide',
-    retriesTryAgain: false,
-    async open() {
-      // valkey-glide always follows redirections itself.
-      const addresses = cluster.startupNodes.map(({ host, port }) => ({ host, port }));
-      const client = await GlideClusterClient.createClient({ addresses, requestTimeout: 5_000 });
-      closers.push(() => client.close());
-      return client;
-    },
-  },
-];
-
-Logger.setLoggerConfig('off'); // valkey-glide logs every error reply the cases provoke
-
-function rootNodes() {
-  return cluster.startupNodes.map(({ host, port }) => ({ url: `redis://${host}:${port}` }));
-}
+const clients = clusterClientKinds(() => cluster);
+const KINDS = clients.kinds;
 
 beforeAll(async () => {
   cluster = await startRedisCluster({ replicasPerMaster: 0 });
 });
 afterEach(async () => {
   await Promise.all(lockers.splice(0).map((l) => l.close()));
-  for (const close of closers.splice(0)) await close();
+  await clients.close();
   for (const move of moves.splice(0)) await move.finish();
 });
 afterAll(async () => {
@@ -182,7 +101,7 @@ async function tryAgainSeen(nodes: readonly RedisServer[], before: number): Prom
 }
 
 /** A resource name of one client kind and case: no two cases share a slot's keys. */
-function nameOf(kind: ClientKind, name: string): string {
+function nameOf(kind: ClusterClientKind, name: string): string {
   return `${kind.name.replace(/\W+/g, '-')}-${name}`;
 }
 
