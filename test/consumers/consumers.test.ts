@@ -74,6 +74,7 @@ describe('the README', () => {
     expect(examples.filter((e) => e.runs).map((e) => e.code)).toEqual([
       expect.stringContaining("from 'distlock'"),
       expect.stringContaining("from 'distlock/testing'"),
+      expect.stringContaining('proxy.orphan()'),
     ]);
   });
 });
