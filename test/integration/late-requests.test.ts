@@ -102,8 +102,12 @@ describe('a request delivered late on an old connection', () => {
         const occupant = await direct().acquire('r', { ttlMs: TTL_MS });
         acquiring = primitive.acquire(first, 5_000);
         await eventually(async () => (await admin().exists('distlock:{r}:queue')) === 1, 'in line');
+        // The release hands `r` over to the waiter, whose wake-up and confirmation replies
+        // are then held. Holding first would hold the reply to a poll the waiter may send
+        // meanwhile, and its node would get no more requests (the stall guard).
+        const released = occupant.release();
         proxy.set({ mode: 'hold', direction: 'replies' });
-        await occupant.release(); // hands `r` over to the waiter, which confirms it
+        await released;
       } else {
         proxy.set({ mode: 'hold', direction: 'replies' });
         acquiring = primitive.acquire(first, 5_000);
