@@ -13,6 +13,8 @@ import type { WorkerConfig } from '../../workload/worker.js';
 
 export const RESOURCE = 'counter';
 const WORKER = new URL('../../workload/worker.ts', import.meta.url).pathname;
+/** How long a worker that stopped asking keeps its place in line (its retryDelayMs is 20). */
+const WAITER_PATIENCE_MS = 1_000;
 
 /** What a nemesis may act on. */
 export interface Targets {
@@ -100,7 +102,11 @@ export async function runScenario(options: ScenarioOptions): Promise<HistoryRepo
     finished = true;
     for (const w of workers) if (w.exitCode === null) w.kill('SIGKILL');
     await nemesis;
-    await delay(ttlMs + 200); // past the longest TTL: every lock key must be gone
+    // Past the longest a key can outlive the last request: a lease's TTL, or a hand-over to
+    // a waiter that is gone, which lasts as long as its place in line would (1 s for the
+    // workers: max(1 s, 5 × retryDelayMs)). A request delivered late can put a gone waiter
+    // back in line, and a release then hand it the lock. Every lock key must be gone then.
+    await delay(Math.max(ttlMs, WAITER_PATIENCE_MS) + 200);
     const final = Number((await store.hget(RESOURCE, 'value')) ?? 0);
     return checkHistory(
       readHistory(files.filter((f) => existsSync(f))),
