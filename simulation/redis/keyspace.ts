@@ -55,9 +55,15 @@ export class Keyspace {
     if (entry) entry.expiresAt = expiresAt;
   }
 
-  /** Every live key, in the order they were created. */
+  /**
+   * Every live key, in the order they were created. Like Redis 7.0's KEYS, it skips expired
+   * keys without deleting them (should the clock go back, they live again).
+   */
   keys(): string[] {
-    return [...this.#entries.keys()].filter((key) => this.#live(key) !== undefined);
+    const now = this.#nowMs();
+    return [...this.#entries]
+      .filter(([, entry]) => entry.expiresAt === undefined || now <= entry.expiresAt)
+      .map(([key]) => key);
   }
 
   clear(): void {

@@ -21,9 +21,12 @@ export class SortedSet {
   #ordered: Scored[] = [];
   #compact: boolean;
 
-  /** A set created for `count` members, the longest `longest` bytes long (`zsetTypeCreate`). */
-  constructor(count: number, longest: number) {
-    this.#compact = count <= LISTPACK_ENTRIES && longest <= LISTPACK_VALUE;
+  /**
+   * A set created by ZADD for `count` members, the first of them `firstLength` bytes long
+   * (Redis 7.0's `zsetTypeCreate` as ZADD calls it).
+   */
+  constructor(count: number, firstLength: number) {
+    this.#compact = count <= LISTPACK_ENTRIES && firstLength <= LISTPACK_VALUE;
   }
 
   get size(): number {

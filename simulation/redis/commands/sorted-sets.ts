@@ -47,7 +47,7 @@ const zadd: Command = {
     let set = keyspace.zset(key);
     if (set === undefined) {
       if (xx) return integer(0);
-      set = new SortedSet(entries.length, Math.max(...entries.map((e) => e.member.length)));
+      set = new SortedSet(entries.length, entries[0]?.member.length ?? 0);
       keyspace.set(key, { type: 'zset', value: set });
     }
     let added = 0;

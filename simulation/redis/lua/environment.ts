@@ -10,7 +10,8 @@
 import { fromBytes } from '../bytes.js';
 import { luaString } from './conversions.js';
 import { fengari, type JsFunction, type LuaState } from './fengari.js';
-import { type CommandBridge, notModelledFunction, pushRedisLibrary } from './redis-library.js';
+import { helpers, STUBBED_LIBRARIES } from './lua51-library.js';
+import { type CommandBridge, pushRedisLibrary } from './redis-library.js';
 
 const { lua, lauxlib, lualib } = fengari;
 
@@ -22,68 +23,9 @@ function raiseAt(L: LuaState, message: string): never {
   return lua.lua_error(L);
 }
 
-const number =
-  (f: (...args: number[]) => number, arity: number): JsFunction =>
-  (L) => {
-    const args = Array.from({ length: arity }, (_, i) => lauxlib.luaL_checknumber(L, i + 1));
-    lua.lua_pushnumber(L, f(...args));
-    return 1;
-  };
-
-const frexp: JsFunction = (L) => {
-  const x = lauxlib.luaL_checknumber(L, 1);
-  let exponent = x === 0 || !Number.isFinite(x) ? 0 : Math.floor(Math.log2(Math.abs(x))) + 1;
-  let mantissa = x / 2 ** exponent;
-  if (Math.abs(mantissa) >= 1) [mantissa, exponent] = [mantissa / 2, exponent + 1];
-  lua.lua_pushnumber(L, mantissa);
-  lua.lua_pushnumber(L, exponent);
-  return 2;
-};
-
-const STUBBED_LIBRARIES: Record<string, string[]> = {
-  bit: 'arshift band bnot bor bswap bxor lshift rol ror rshift tobit tohex'.split(' '),
-  cjson:
-    'decode decode_invalid_numbers decode_max_depth encode encode_invalid_numbers encode_keep_buffer encode_max_depth encode_number_precision encode_sparse_array new null _NAME _VERSION'.split(
-      ' ',
-    ),
-  cmsgpack: 'pack unpack unpack_limit unpack_one _COPYRIGHT _DESCRIPTION _NAME _VERSION'.split(' '),
-  struct: ['pack', 'size', 'unpack'],
-};
-
-/** JS functions the setup chunk installs. */
-function helpers(): Record<string, JsFunction> {
-  const found: Record<string, JsFunction> = {
-    floor: number(Math.floor, 1),
-    ceil: number(Math.ceil, 1),
-    pow: number(Math.pow, 2),
-    atan2: number(Math.atan2, 2),
-    ldexp: number((m, e) => m * 2 ** Math.trunc(e), 2),
-    cosh: number(Math.cosh, 1),
-    sinh: number(Math.sinh, 1),
-    tanh: number(Math.tanh, 1),
-    log10: number(Math.log10, 1),
-    frexp,
-    getn: (L) => {
-      lua.lua_pushnumber(L, lua.lua_rawlen(L, 1));
-      return 1;
-    },
-  };
-  for (const name of ['math.random', 'math.randomseed', 'gcinfo', 'table.foreach']) {
-    found[name] = notModelledFunction(name);
-  }
-  for (const name of ['table.foreachi', 'table.maxn', 'table.setn']) {
-    found[name] = notModelledFunction(name);
-  }
-  for (const [library, names] of Object.entries(STUBBED_LIBRARIES)) {
-    for (const name of names)
-      found[`${library}.${name}`] = notModelledFunction(`${library}.${name}`);
-  }
-  return found;
-}
-
 const SETUP = `
 local helpers, redis_library = ...
-unpack, loadstring, gcinfo = table.unpack, load, helpers.gcinfo
+unpack, loadstring, gcinfo, pcall = table.unpack, load, helpers.gcinfo, helpers.pcall
 string.gfind, math.mod = string.gmatch, math.fmod
 for _, name in ipairs({'floor', 'ceil', 'pow', 'atan2', 'ldexp', 'frexp', 'cosh', 'sinh', 'tanh', 'log10'}) do
   math[name] = helpers[name]

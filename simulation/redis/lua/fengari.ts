@@ -7,7 +7,8 @@
  *   strings) follows 5.1's `luaO_str2d`: glibc `strtod` (hex, `inf`, `nan`, surrounding
  *   white space) and always yields a double;
  * - writing one (`lua_number2str`, `lua_integer2str`: `tostring`, `..`) is C's `%.14g`, with
- *   no `.0` added to integral values (`LUA_COMPAT_FLOATSTRING`).
+ *   no `.0` added to integral values (`LUA_COMPAT_FLOATSTRING`);
+ * - `a % b` is 5.1's `a - floor(a/b)*b` (5.3's `fmod` differs when `b` is infinite).
  * Integers remain only where 5.3 makes them (`#t`, string positions, loop counters over
  * lengths): small numbers that print and compare alike.
  */
@@ -52,6 +53,8 @@ export interface Fengari {
     lua_gettop(L: LuaState): number;
     lua_settop(L: LuaState, index: number): void;
     lua_insert(L: LuaState, index: number): void;
+    lua_remove(L: LuaState, index: number): void;
+    lua_replace(L: LuaState, index: number): void;
     lua_pcall(L: LuaState, nargs: number, nresults: number, handler: number): number;
     lua_call(L: LuaState, nargs: number, nresults: number): void;
     lua_error(L: LuaState): never;
@@ -85,6 +88,9 @@ function load(): Fengari {
   luaconf.LUA_COMPAT_FLOATSTRING = true;
   luaconf.lua_number2str = (n: number) => formatG(n, 14);
   luaconf.lua_integer2str = (n: number) => formatG(n, 14);
+  // 5.1's `%`: a - floor(a/b)*b (5.3 uses fmod, which differs for infinite operands)
+  const llimits = require('fengari/src/llimits.js') as Record<string, unknown>;
+  llimits.luai_nummod = (_L: unknown, a: number, b: number) => a - Math.floor(a / b) * b;
   const loaded = require('fengari') as Fengari; // in its own order: its modules require each other
   const lobject = require('fengari/src/lobject.js') as Record<string, unknown>;
   lobject.luaO_str2num = (text: Uint8Array, value: TValue): number => {

@@ -14,6 +14,17 @@ import type { CommandBridge } from './redis-library.js';
 
 const { lua, lauxlib } = fengari;
 
+/**
+ * A runtime error in Lua 5.1's words: 5.3 writes "attempt to index a nil value (local 'x')"
+ * where 5.1 writes "attempt to index local 'x' (a nil value)" (`luaG_typeerror`).
+ */
+export function inLua51Words(message: string): string {
+  return message.replace(
+    /attempt to (.+?) a (\w+) value \((global|local|upvalue|field|method) '(.*)'\)/,
+    "attempt to $1 $3 '$4' (a $2 value)",
+  );
+}
+
 export class LuaScripts {
   readonly #L: LuaState;
   readonly #realGlobals: number;
@@ -88,7 +99,8 @@ export class LuaScripts {
       lua.lua_settop(L, -2);
       return text;
     };
-    const [message, source, line] = [field('err'), field('source'), field('line')];
+    const [error, source, line] = [field('err'), field('source'), field('line')];
+    const message = error === undefined ? undefined : inLua51Words(error);
     const where =
       source !== undefined && line !== undefined ? ` script: ${sha}, on ${source}:${line}.` : '';
     return { kind: 'error', value: oneLine(`${message ?? ''}${where}`) };
