@@ -75,7 +75,10 @@ export class SimulatedRedisNode {
   readonly #subscribers = new Map<string, Set<MessageListener>>();
   readonly #lua: LuaScripts;
   #restarts = 0;
+  #runId: string;
   #startedUs: bigint;
+  /** What commands see of the node, from a client and from a script (rebuilt on restart). */
+  #contexts: Record<'client' | 'script', NodeContext>;
 
   constructor(options: SimulatedRedisNodeOptions) {
     this.name = options.name;
@@ -83,10 +86,16 @@ export class SimulatedRedisNode {
     this.#keyspace = new Keyspace(() => options.clockUs() / 1000n);
     this.#lua = options.lua ?? shared();
     this.#startedUs = options.clockUs();
+    this.#runId = this.#newRunId();
+    this.#contexts = { client: this.#context(false), script: this.#context(true) };
   }
 
   /** The node's identity, as INFO reports it; a new one after each restart. */
   get runId(): string {
+    return this.#runId;
+  }
+
+  #newRunId(): string {
     return createHash('sha1').update(`${this.name}#${this.#restarts}`).digest('hex');
   }
 
@@ -137,7 +146,9 @@ export class SimulatedRedisNode {
    */
   restart({ persistence }: { persistence: boolean }): void {
     this.#restarts += 1;
+    this.#runId = this.#newRunId();
     this.#startedUs = this.#options.clockUs();
+    this.#contexts = { client: this.#context(false), script: this.#context(true) };
     this.#scripts.clear();
     this.#subscribers.clear();
     if (!persistence) this.#keyspace.clear();
@@ -145,7 +156,7 @@ export class SimulatedRedisNode {
 
   #run(command: Command<NodeContext>, args: readonly string[], inScript: boolean): Reply {
     try {
-      return command.run(this.#context(inScript), args);
+      return command.run(this.#contexts[inScript ? 'script' : 'client'], args);
     } catch (error) {
       if (error instanceof ReplyError) return error.reply;
       throw error;
@@ -172,7 +183,7 @@ export class SimulatedRedisNode {
       nowUs: options.clockUs,
       nowMs: () => options.clockUs() / 1000n,
       inScript,
-      runId: this.runId,
+      runId: this.#runId,
       startedUs: this.#startedUs,
       port: options.port ?? 6379,
       maxmemory: options.maxmemory ?? 0,

@@ -14,8 +14,16 @@ export interface ScriptingContext extends CommandContext {
 
 const NOSCRIPT = 'NOSCRIPT No matching script. Please use EVAL.';
 
+/** SHA1s of the script bodies seen (a simulation sends the same few over and over). */
+const shas = new Map<string, string>();
+
 function sha1(body: string): string {
-  return createHash('sha1').update(Buffer.from(body, 'latin1')).digest('hex');
+  let sha = shas.get(body);
+  if (sha === undefined) {
+    sha = createHash('sha1').update(Buffer.from(body, 'latin1')).digest('hex');
+    shas.set(body, sha);
+  }
+  return sha;
 }
 
 /** Compiles and caches `body` (EVAL, SCRIPT LOAD): its SHA1, or throws the compile error. */
