@@ -50,6 +50,17 @@ function parse(data: string, offset: number): [Reply, number] | undefined {
   throw new Error(`unexpected RESP type ${JSON.stringify(type)}`);
 }
 
+/** A message pushed to a subscriber (`message`, channel, payload), as [channel, payload]. */
+function pushedMessage(reply: Reply): [string, string] | undefined {
+  if (reply.kind !== 'array') return undefined;
+  const [kind, channel, payload] = reply.value.map((part) =>
+    part.kind === 'bulk' ? part.value : undefined,
+  );
+  if (kind !== 'message' || channel === undefined || payload === undefined) return undefined;
+  return [channel, payload];
+}
+
+/** Connects to a server on the loopback at `port`. */
 export async function connectResp(port: number): Promise<RespClient> {
   const socket: Socket = connect(port, '127.0.0.1');
   await new Promise<void>((resolve, reject) => {
@@ -65,15 +76,9 @@ export async function connectResp(port: number): Promise<RespClient> {
     for (let parsed = parse(data, 0); parsed; parsed = parse(data, 0)) {
       data = data.slice(parsed[1]);
       const [reply] = parsed;
-      const push = reply.kind === 'array' ? reply.value : [];
-      if (push[0]?.kind === 'bulk' && push[0].value === 'message' && waiting.length === 0) {
-        messages.push([
-          String(push[1]?.kind === 'bulk' && push[1].value),
-          String(push[2]?.kind === 'bulk' && push[2].value),
-        ]);
-        continue;
-      }
-      waiting.shift()?.(reply);
+      const message = waiting.length === 0 ? pushedMessage(reply) : undefined;
+      if (message) messages.push(message);
+      else waiting.shift()?.(reply);
     }
   });
   return {
