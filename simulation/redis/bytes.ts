@@ -1,0 +1,26 @@
+/**
+ * Redis strings are bytes. The simulated node keeps them as byte strings: JS strings with one
+ * char (0-255) per byte, so that comparing two of them compares bytes (as `memcmp` does) and
+ * Lua's byte-wise string functions see what Redis's Lua sees. Text from and to the engine
+ * crosses as UTF-8, as a client library sends and decodes it.
+ */
+
+/** The UTF-8 bytes of `text`, as a byte string. */
+export function bytesOf(text: string): string {
+  return Buffer.from(text, 'utf8').toString('latin1');
+}
+
+/** A byte string read as UTF-8 (invalid sequences become U+FFFD, as a client decodes them). */
+export function textOf(bytes: string): string {
+  return Buffer.from(bytes, 'latin1').toString('utf8');
+}
+
+/** A byte string from raw bytes. */
+export function fromBytes(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
+}
+
+/** The raw bytes of a byte string. */
+export function toBytes(text: string): Uint8Array {
+  return Buffer.from(text, 'latin1');
+}

@@ -1,0 +1,115 @@
+/**
+ * Every distlock script, found by reading src/scripts (a new script is covered as soon as
+ * it has an input generator here; the test fails until it does), and for each a generator
+ * of plausible inputs drawn from the universe. The KEYS and ARGV sent are those the script's
+ * own typed call builds.
+ */
+import { readdirSync } from 'node:fs';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { Random } from '../../simulation/random.js';
+import type { RedisConnection } from '../../src/driver/connection.js';
+import type { Script } from '../../src/scripts/script.js';
+import { CHANNELS, LOCKS, READ_WRITE, RESOURCES, SEMAPHORE, TOKENS } from './universe.js';
+
+// biome-ignore lint/suspicious/noExplicitAny: scripts of every input type share one list
+export type AnyScript = Script<any, unknown>;
+
+const SCRIPTS_DIR = fileURLToPath(new URL('../../src/scripts/', import.meta.url));
+
+/** Every `defineScript` export of src/scripts. */
+export async function findScripts(): Promise<AnyScript[]> {
+  const found = new Map<string, AnyScript>();
+  for (const file of readdirSync(SCRIPTS_DIR)
+    .filter((f) => f.endsWith('.ts'))
+    .sort()) {
+    const module: Record<string, unknown> = await import(pathToFileURL(SCRIPTS_DIR + file).href);
+    for (const value of Object.values(module)) {
+      if (isScript(value)) found.set(value.name, value);
+    }
+  }
+  return [...found.values()];
+}
+
+function isScript(value: unknown): value is AnyScript {
+  const v = value as Partial<AnyScript> | null;
+  return typeof v?.lua === 'string' && typeof v.sha1 === 'string' && typeof v.run === 'function';
+}
+
+/** The EVAL arguments (numkeys, KEYS, ARGV) that `script.run(…, input)` sends. */
+export function evalArgs(script: AnyScript, input: unknown): (string | number)[] {
+  let sent: readonly (string | number)[] | undefined;
+  const capture: RedisConnection = {
+    name: 'capture',
+    send(_command, args) {
+      sent = args;
+      return new Promise(() => {}); // never answered: only the request matters
+    },
+    close: async () => {},
+  };
+  void script.run(capture, input, 0);
+  if (!sent) throw new Error(`${script.name} sent nothing`);
+  return sent.slice(1);
+}
+
+const ms = (r: Random) => (r.chance(0.8) ? r.int(1, 400) : r.int(1, 5_000));
+const attempt = (r: Random) => r.int(1, 3);
+const unanswered = (r: Random) => [1, 2].filter(() => r.chance(0.3));
+const line = (r: Random) => ({
+  ticket: r.int(1, 6),
+  waiterTimeoutMs: ms(r),
+  wakeChannel: r.pick(CHANNELS),
+  fair: r.chance(0.5),
+});
+const lock = (r: Random) => ({
+  key: r.pick(LOCKS),
+  token: r.pick(TOKENS),
+  attempt: attempt(r),
+  ttlMs: ms(r),
+});
+const fence = (r: Random) =>
+  r.chance(0.9) ? BigInt(r.int(0, 6)) : 10n ** 30n + BigInt(r.int(0, 1));
+
+/** Input generators by script name. */
+export const INPUTS: Record<string, (r: Random) => unknown> = {
+  'acquire-fenced': lock,
+  'acquire-in-line': (r) => ({ ...lock(r), fencing: r.chance(0.5), line: line(r) }),
+  reclaim: lock,
+  extend: lock,
+  release: (r) => ({ ...lock(r), announce: r.chance(0.6) }),
+  'leave-queue': (r) => ({ key: r.pick(LOCKS), token: r.pick(TOKENS), granted: r.chance(0.3) }),
+  'raise-fence': (r) => ({ ...lock(r), fence: fence(r) }),
+  'fenced-read': (r) => ({ key: r.pick(RESOURCES), fence: fence(r) }),
+  'fenced-write': (r) => ({ key: r.pick(RESOURCES), fence: fence(r), value: r.pick(['v1', 'v2']) }),
+  'semaphore-take': (r) => ({
+    ...lock(r),
+    key: SEMAPHORE,
+    unanswered: unanswered(r),
+    permits: r.int(1, 3),
+    line: r.chance(0.7) ? line(r) : undefined,
+  }),
+  'semaphore-extend': (r) => ({ ...lock(r), key: SEMAPHORE }),
+  'semaphore-release': (r) => ({
+    key: SEMAPHORE,
+    token: r.pick(TOKENS),
+    attempt: attempt(r),
+    unanswered: unanswered(r),
+    end: r.pick(['release', 'undo', 'leave', 'leave-granted']),
+    line: r.chance(0.5) ? line(r) : undefined,
+  }),
+  'read-write-take': (r) => ({
+    ...lock(r),
+    key: READ_WRITE,
+    unanswered: unanswered(r),
+    mode: r.pick(['read', 'write']),
+    line: r.chance(0.7) ? line(r) : undefined,
+  }),
+  'read-write-extend': (r) => ({ ...lock(r), key: READ_WRITE, mode: r.pick(['read', 'write']) }),
+  'read-write-release': (r) => ({
+    key: READ_WRITE,
+    token: r.pick(TOKENS),
+    attempt: attempt(r),
+    unanswered: unanswered(r),
+    mode: r.pick(['read', 'write', 'leave']),
+    announce: r.chance(0.6),
+  }),
+};
