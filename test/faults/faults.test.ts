@@ -290,18 +290,20 @@ describe('fault suite (fenced read-modify-write on 5 nodes)', { timeout }, () =>
 
 describe('negative controls: the checker must catch these', { timeout }, () => {
   it('a majority restarted at once without persistence, identity check off: two holders at once', async () => {
-    // Holdings last 150 ms, so the restart lands inside one and others can take the lock.
+    // The restart lands just after a holding began, and holdings last 600 ms (1.5 s leases):
+    // the others reconnect, read the nodes' identities again and take the lock meanwhile.
     // restartGraceMs: 0 lets restarted nodes vote at once (the workers knew them before).
     const r = await scenario(
       'majority restarted at once, restartGraceMs 0 (control)',
       true,
-      async ({ holders }) => {
-        await delay(100);
-        while (holders().length === 0) await delay(2);
+      async ({ acquisitions, done }) => {
+        const before = acquisitions();
+        while (acquisitions() === before && !done()) await delay(2);
         await Promise.all(lockNodes.nodes.slice(0, 3).map((n) => n.restart()));
+        await delay(BARE_MAJORITY.holdMs);
       },
-      150,
-      { restartGraceMs: 0 },
+      BARE_MAJORITY.holdMs,
+      { restartGraceMs: 0, ttlMs: BARE_MAJORITY.ttlMs },
     );
     expect(r.overlaps.length).toBeGreaterThan(0);
   });
