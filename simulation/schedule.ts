@@ -1,0 +1,218 @@
+/**
+ * One schedule of the simulation: a world (1, 3 or 5 simulated nodes, their links and
+ * faults), a few clients each with its own real `Locker`, and a workload of acquire, hold,
+ * release, all on virtual time and drawn from one seed. Returns the history (an event log,
+ * the same for the same seed, bit for bit) and what the oracle found wrong in it.
+ */
+import { Locker } from '../src/index.js';
+import { type ClientProcess, SimConnection } from './connection.js';
+import { type FaultRates, Links, WorldNode } from './network.js';
+import { type Holding, violations } from './oracle.js';
+import { Random } from './random.js';
+import { installVirtualTime } from './virtual-time.js';
+
+export interface ScheduleResult {
+  readonly seed: number;
+  readonly log: readonly string[];
+  readonly violations: readonly string[];
+  readonly holdings: number;
+}
+
+/** How long clients keep starting acquisitions (virtual ms). */
+const WORKLOAD_MS = 4_000;
+/** Virtual time allowed for everything to finish after that. */
+const DRAIN_MS = 60_000;
+/** The longest TTL the workload asks for (ms). */
+const MAX_TTL_MS = 800;
+/** Node clocks drift by less than the engine's default allowance (driftFactor 0.01). */
+const MAX_DRIFT_RATE = 0.005;
+
+function faultRates(random: Random): FaultRates {
+  const calm = random.chance(0.2);
+  const p = (max: number) => (calm ? 0 : random.next() * max);
+  return {
+    requestLoss: p(0.03),
+    replyLoss: p(0.03),
+    reset: p(0.02),
+    lateDelivery: p(1),
+    resend: p(0.5),
+    delayMs: 0.1 + random.next() * 3,
+    slow: p(0.05),
+    slowMs: 20 + random.next() * 400,
+  };
+}
+
+export async function runSchedule(seed: number): Promise<ScheduleResult> {
+  const random = new Random(seed);
+  const time = installVirtualTime(new Random(seed ^ 0x5bd1e995));
+  const log: string[] = [];
+  const holdings: Holding[] = [];
+  const keyLosses: number[] = [];
+  const note = (line: string) => log.push(`${time.now().toFixed(3)} ${line}`);
+  try {
+    const links = new Links(random, faultRates(random));
+    const nodeCount = random.pick([1, 3, 5]);
+    const world = Array.from(
+      { length: nodeCount },
+      (_, i) => new WorldNode(`n${i + 1}:6379`, random, MAX_DRIFT_RATE),
+    );
+    const resources = Array.from({ length: random.int(1, 2) }, (_, i) => `r${i}`);
+    const clientCount = random.int(2, 4);
+    note(`world nodes=${nodeCount} clients=${clientCount} resources=${resources.length}`);
+
+    const clients = Array.from({ length: clientCount }, (_, id) => {
+      const process: ClientProcess = { pausedUntil: 0 };
+      const connections = world.map((node) => new SimConnection(node, links, process));
+      const locker = new Locker({
+        nodes: connections,
+        retryDelayMs: random.int(5, 60),
+        // A restarted node may have lost its keys: it must not vote before every lease it
+        // could have granted ran out. The default covers only this locker's own TTLs.
+        restartGraceMs: MAX_TTL_MS,
+      });
+      locker.events.on('warning', (warning) => note(`c${id} warning ${warning.code}`));
+      return { id, process, locker, closedAt: Number.POSITIVE_INFINITY };
+    });
+
+    let running = clientCount;
+    const loops = clients.map(async (client) => {
+      const own = new Random(random.int(0, 2 ** 32 - 1));
+      while (time.now() < WORKLOAD_MS && client.closedAt === Number.POSITIVE_INFINITY) {
+        const resource = own.pick(resources);
+        const ttlMs = own.int(50, MAX_TTL_MS);
+        const fair = own.chance(0.4);
+        const fencing = own.chance(0.4);
+        const options = { ttlMs, waitMs: own.int(0, 1_500), fair, fencing };
+        let lock: Awaited<ReturnType<Locker['acquire']>>;
+        try {
+          lock = await client.locker.acquire(resource, options);
+        } catch (error) {
+          note(`c${client.id} ${resource} failed ${(error as Error).name}`);
+          await pause(own.next() * 50);
+          continue;
+        }
+        const acquiredAt = time.now();
+        const deadline = acquiredAt + lock.remainingMs();
+        note(`c${client.id} ${resource} acquired until ${deadline.toFixed(3)} fence ${lock.fence}`);
+        await pause(own.next() * ttlMs * 1.3);
+        const end = Math.min(time.now(), deadline, client.closedAt);
+        holdings.push({
+          client: client.id,
+          resource,
+          from: acquiredAt,
+          to: end,
+          fence: lock.fence,
+        });
+        const result = await lock.release().catch((error: Error) => error.name);
+        note(`c${client.id} ${resource} released ${typeof result === 'string' ? result : ''}`);
+      }
+      running -= 1;
+    });
+
+    const faults = injectFaults(random, world, clients, (line) => {
+      if (line.includes('persistence=false')) keyLosses.push(time.now());
+      note(line);
+    });
+    await time.run(() => running === 0, WORKLOAD_MS + DRAIN_MS);
+    faults.stop();
+    const stuck = running;
+    let closed = 0;
+    for (const client of clients) {
+      client.locker.close().then(() => {
+        closed += 1;
+      });
+    }
+    await time.run(() => closed === clientCount, time.now() + DRAIN_MS);
+    void loops;
+    const found = violations(holdings, keyLosses);
+    if (stuck > 0) found.push(`${stuck} client(s) still busy ${DRAIN_MS} ms after the workload`);
+    if (closed < clientCount) found.push(`${clientCount - closed} locker(s) did not close`);
+    note(`end holdings=${holdings.length}`);
+    return { seed, log, violations: found, holdings: holdings.length };
+  } finally {
+    time.uninstall();
+  }
+}
+
+function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+interface FaultTargets {
+  readonly id: number;
+  readonly process: ClientProcess;
+  readonly locker: Locker;
+  closedAt: number;
+}
+
+/**
+ * Node pauses, crashes and restarts with and without persistence, clock jumps (back: a
+ * forward jump past the drift allowance breaks any Redis lock, Redlock included), client
+ * pauses longer than a TTL, and one client's `close()` at a random moment.
+ */
+function injectFaults(
+  random: Random,
+  world: readonly WorldNode[],
+  clients: readonly FaultTargets[],
+  note: (line: string) => void,
+): { stop(): void } {
+  let stopped = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const meanGapMs = random.pick([100, 300, 1_000, Number.POSITIVE_INFINITY]);
+  if (!Number.isFinite(meanGapMs)) return { stop() {} };
+  const next = () => {
+    timer = setTimeout(
+      () => {
+        if (stopped || performance.now() > WORKLOAD_MS) return;
+        const node = random.pick(world);
+        const client = random.pick(clients);
+        switch (random.int(0, 4)) {
+          case 0: {
+            const ms = random.next() * 1_000;
+            note(`fault pause ${node.node.name} ${ms.toFixed(1)}`);
+            node.pause(ms);
+            break;
+          }
+          case 1: {
+            if (!node.up) break;
+            const persistence = random.chance(0.5);
+            note(`fault crash ${node.node.name} persistence=${persistence}`);
+            node.crash(random.next() * 500, persistence);
+            break;
+          }
+          case 2: {
+            const ms = -random.next() * 2_000;
+            note(`fault clock ${node.node.name} ${ms.toFixed(1)}`);
+            node.jump(ms);
+            break;
+          }
+          case 3: {
+            const ms = random.next() * 2_000;
+            note(`fault client-pause c${client.id} ${ms.toFixed(1)}`);
+            client.process.pausedUntil = Math.max(
+              client.process.pausedUntil,
+              performance.now() + ms,
+            );
+            break;
+          }
+          case 4: {
+            if (!random.chance(0.2) || client.closedAt !== Number.POSITIVE_INFINITY) break;
+            note(`fault close c${client.id}`);
+            client.closedAt = performance.now();
+            client.locker.close();
+            break;
+          }
+        }
+        next();
+      },
+      random.next() * 2 * meanGapMs,
+    );
+  };
+  next();
+  return {
+    stop() {
+      stopped = true;
+      clearTimeout(timer);
+    },
+  };
+}
