@@ -36,9 +36,10 @@ function faultRates(random: Random): FaultRates {
     reset: p(0.02),
     lateDelivery: p(1),
     resend: p(0.5),
-    delayMs: 0.1 + random.next() * 3,
-    slow: p(0.05),
-    slowMs: 20 + random.next() * 400,
+    delayMs: 0.2 + random.next() * 6,
+    // Slow messages around the per-node timeout (20 ms for these TTLs) eat validity.
+    slow: p(0.2),
+    slowMs: random.pick([15, 30, 60, 400]),
   };
 }
 
