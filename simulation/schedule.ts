@@ -30,10 +30,13 @@ const MAX_DRIFT_RATE = 0.005;
 function faultRates(random: Random): FaultRates {
   const calm = random.chance(0.2);
   const p = (max: number) => (calm ? 0 : random.next() * max);
+  // Some schedules reset connections often: late requests from old connections then meet
+  // the later attempts and holders that invariant 11 protects.
+  const stormy = random.chance(0.3);
   return {
     requestLoss: p(0.03),
     replyLoss: p(0.03),
-    reset: p(0.02),
+    reset: p(stormy ? 0.15 : 0.02),
     lateDelivery: p(1),
     resend: p(0.5),
     delayMs: 0.2 + random.next() * 6,
