@@ -9,6 +9,9 @@
 export interface Holding {
   readonly client: number;
   readonly resource: string;
+  /** What is held: the lock, one of `permits` permits of a semaphore, a read or write side. */
+  readonly kind: 'lock' | 'permit' | 'read' | 'write';
+  readonly permits?: number;
   readonly from: number;
   readonly to: number;
   /** The fencing token, for a fenced acquisition. */
@@ -16,8 +19,9 @@ export interface Holding {
 }
 
 /**
- * What is wrong with `holdings`: two holders of one resource within their validity, and
- * fencing tokens that do not strictly increase in grant order. A node restarted without
+ * What is wrong with `holdings`: two holders of one lock within their validity, more holders
+ * of a semaphore than it has permits, a reader with a writer or two writers, and fencing
+ * tokens that do not strictly increase in grant order. A node restarted without
  * persistence has lost its fence counters, which nothing can restore: two fenced holdings
  * with such a restart between their grants (`keyLosses`, virtual ms) are not compared.
  */
@@ -35,15 +39,24 @@ export function violations(
   }
   for (const [resource, list] of byResource) {
     list.sort((a, b) => a.from - b.from);
-    let latest: Holding | undefined; // the holding that ends last so far
+    let active: Holding[] = [];
     let lastFenced: Holding | undefined;
     for (const holding of list) {
-      if (latest && latest.to > holding.from) {
+      active = active.filter((other) => other.to > holding.from);
+      const conflicts = active.filter((other) => conflict(holding, other));
+      const overflow =
+        holding.kind === 'permit' && active.length + 1 > (holding.permits ?? 1)
+          ? [`${active.length + 1} holders of ${holding.permits} permits`]
+          : [];
+      for (const other of conflicts) {
         found.push(
-          `${resource}: c${latest.client} held [${span(latest)}] while c${holding.client} held [${span(holding)}]`,
+          `${resource}: c${other.client} held ${other.kind} [${span(other)}] while c${holding.client} held ${holding.kind} [${span(holding)}]`,
         );
       }
-      if (!latest || holding.to > latest.to) latest = holding;
+      for (const what of overflow) {
+        found.push(`${resource}: ${what} at ${holding.from.toFixed(3)} (c${holding.client})`);
+      }
+      active.push(holding);
       if (holding.fence !== undefined) {
         const since = lastFenced?.from ?? Number.POSITIVE_INFINITY;
         const lost = keyLosses.some((at) => at > since && at < holding.from);
@@ -57,6 +70,13 @@ export function violations(
     }
   }
   return found;
+}
+
+/** Whether two holdings of one resource may not overlap (permits are counted instead). */
+function conflict(a: Holding, b: Holding): boolean {
+  if (a.kind === 'lock' || b.kind === 'lock') return true;
+  if (a.kind === 'permit' || b.kind === 'permit') return false;
+  return a.kind === 'write' || b.kind === 'write';
 }
 
 function span(holding: Holding): string {

@@ -4,7 +4,7 @@
  * release, all on virtual time and drawn from one seed. Returns the history (an event log,
  * the same for the same seed, bit for bit) and what the oracle found wrong in it.
  */
-import { Locker } from '../src/index.js';
+import { type Lock, Locker } from '../src/index.js';
 import { type ClientProcess, SimConnection } from './connection.js';
 import { type FaultRates, Links, WorldNode } from './network.js';
 import { type Holding, violations } from './oracle.js';
@@ -62,7 +62,15 @@ export async function runSchedule(seed: number): Promise<ScheduleResult> {
     );
     const resources = Array.from({ length: random.int(1, 2) }, (_, i) => `r${i}`);
     const clientCount = random.int(2, 4);
-    note(`world nodes=${nodeCount} clients=${clientCount} resources=${resources.length}`);
+    // Which primitives this schedule uses, and the semaphore's permits.
+    const kinds = random.pick<readonly Holding['kind'][]>([
+      ['lock'],
+      ['lock', 'permit', 'read', 'write'],
+      ['permit'],
+      ['read', 'write'],
+    ]);
+    const permits = random.int(1, 3);
+    note(`world nodes=${nodeCount} clients=${clientCount} kinds=${kinds} permits=${permits}`);
 
     const clients = Array.from({ length: clientCount }, (_, id) => {
       const process: ClientProcess = { pausedUntil: 0 };
@@ -75,21 +83,32 @@ export async function runSchedule(seed: number): Promise<ScheduleResult> {
         restartGraceMs: MAX_TTL_MS,
       });
       locker.events.on('warning', (warning) => note(`c${id} warning ${warning.code}`));
-      return { id, process, locker, closedAt: Number.POSITIVE_INFINITY };
+      return {
+        id,
+        process,
+        locker,
+        semaphore: locker.semaphore('s0', { permits }),
+        readWrite: locker.readWriteLock('w0'),
+        closedAt: Number.POSITIVE_INFINITY,
+      };
     });
 
     let running = clientCount;
     const loops = clients.map(async (client) => {
       const own = new Random(random.int(0, 2 ** 32 - 1));
       while (time.now() < WORKLOAD_MS && client.closedAt === Number.POSITIVE_INFINITY) {
-        const resource = own.pick(resources);
+        const kind = own.pick(kinds);
+        const resource = kind === 'lock' ? own.pick(resources) : kind === 'permit' ? 's0' : 'w0';
         const ttlMs = own.int(50, MAX_TTL_MS);
         const fair = own.chance(0.4);
-        const fencing = own.chance(0.4);
-        const options = { ttlMs, waitMs: own.int(0, 1_500), fair, fencing };
-        let lock: Awaited<ReturnType<Locker['acquire']>>;
+        const fencing = kind === 'lock' && own.chance(0.4);
+        const options = { ttlMs, waitMs: own.int(0, 1_500), fair };
+        let lock: Lock;
         try {
-          lock = await client.locker.acquire(resource, options);
+          if (kind === 'lock')
+            lock = await client.locker.acquire(resource, { ...options, fencing });
+          else if (kind === 'permit') lock = await client.semaphore.acquire(options);
+          else lock = await client.readWrite[kind].acquire(options);
         } catch (error) {
           note(`c${client.id} ${resource} failed ${(error as Error).name}`);
           await pause(own.next() * 50);
@@ -97,12 +116,14 @@ export async function runSchedule(seed: number): Promise<ScheduleResult> {
         }
         const acquiredAt = time.now();
         const deadline = acquiredAt + lock.remainingMs();
-        note(`c${client.id} ${resource} acquired until ${deadline.toFixed(3)} fence ${lock.fence}`);
+        note(`c${client.id} ${resource} ${kind} until ${deadline.toFixed(3)} fence ${lock.fence}`);
         await pause(own.next() * ttlMs * 1.3);
         const end = Math.min(time.now(), deadline, client.closedAt);
         holdings.push({
           client: client.id,
           resource,
+          kind,
+          permits,
           from: acquiredAt,
           to: end,
           fence: lock.fence,

@@ -37,6 +37,7 @@ describe('the oracle', () => {
   const holding = (client: number, from: number, to: number, fence?: bigint) => ({
     client,
     resource: 'r',
+    kind: 'lock' as const,
     from,
     to,
     fence,
@@ -52,5 +53,25 @@ describe('the oracle', () => {
     expect(violations([holding(0, 0, 5, 2n), holding(1, 10, 20, 3n)])).toEqual([]);
     // A node that lost its counters in between: not comparable.
     expect(violations([holding(0, 0, 5, 2n), holding(1, 10, 20, 1n)], [7])).toEqual([]);
+  });
+
+  it('counts permits, and lets readers share but never with a writer', () => {
+    const as = (kind: 'permit' | 'read' | 'write', client: number, from: number, to: number) => ({
+      client,
+      resource: 'r',
+      kind,
+      permits: 2,
+      from,
+      to,
+      fence: undefined,
+    });
+    expect(violations([as('permit', 0, 0, 10), as('permit', 1, 5, 20)])).toEqual([]);
+    expect(
+      violations([as('permit', 0, 0, 10), as('permit', 1, 5, 20), as('permit', 2, 9, 12)]),
+    ).toHaveLength(1);
+    expect(violations([as('read', 0, 0, 10), as('read', 1, 5, 20)])).toEqual([]);
+    expect(violations([as('read', 0, 0, 10), as('write', 1, 5, 20)])).toHaveLength(1);
+    expect(violations([as('write', 0, 0, 10), as('read', 1, 5, 20)])).toHaveLength(1);
+    expect(violations([as('write', 0, 0, 10), as('write', 1, 10, 20)])).toEqual([]);
   });
 });
