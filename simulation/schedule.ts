@@ -46,12 +46,25 @@ function faultRates(random: Random): FaultRates {
   };
 }
 
-export async function runSchedule(seed: number): Promise<ScheduleResult> {
+export interface ScheduleOptions {
+  /**
+   * Some acquisitions extend automatically (the watchdog), and clients trust them until
+   * their signal fires. Off by default: it finds holders whose extension failed still
+   * trusting their signal after the engine freed the key (see docs/simulation.md).
+   */
+  readonly autoExtend?: boolean;
+}
+
+export async function runSchedule(
+  seed: number,
+  { autoExtend: extending = false }: ScheduleOptions = {},
+): Promise<ScheduleResult> {
   const random = new Random(seed);
   const time = installVirtualTime(new Random(seed ^ 0x5bd1e995));
   const log: string[] = [];
   const holdings: Holding[] = [];
   const keyLosses: number[] = [];
+  const silent: string[] = [];
   const note = (line: string) => log.push(`${time.now().toFixed(3)} ${line}`);
   try {
     const links = new Links(random, faultRates(random));
@@ -83,6 +96,10 @@ export async function runSchedule(seed: number): Promise<ScheduleResult> {
         restartGraceMs: MAX_TTL_MS,
       });
       locker.events.on('warning', (warning) => note(`c${id} warning ${warning.code}`));
+      locker.events.on('extended', (event) =>
+        note(`c${id} ${event.resource} extended by ${event.validityMs.toFixed(3)}`),
+      );
+      locker.events.on('lost', (event) => note(`c${id} ${event.resource} lost`));
       return {
         id,
         process,
@@ -102,7 +119,8 @@ export async function runSchedule(seed: number): Promise<ScheduleResult> {
         const ttlMs = own.int(50, MAX_TTL_MS);
         const fair = own.chance(0.4);
         const fencing = kind === 'lock' && own.chance(0.4);
-        const options = { ttlMs, waitMs: own.int(0, 1_500), fair };
+        const autoExtend = extending && own.chance(0.3);
+        const options = { ttlMs, waitMs: own.int(0, 1_500), fair, autoExtend };
         let lock: Lock;
         try {
           if (kind === 'lock')
@@ -115,10 +133,24 @@ export async function runSchedule(seed: number): Promise<ScheduleResult> {
           continue;
         }
         const acquiredAt = time.now();
-        const deadline = acquiredAt + lock.remainingMs();
+        // Extended or not, the client trusts the lock until its signal fires (invariant 6:
+        // at the latest at the local validity deadline), and without extension no longer
+        // than the deadline it read at acquisition.
+        const deadline = autoExtend ? Number.POSITIVE_INFINITY : acquiredAt + lock.remainingMs();
+        let lostAt = Number.POSITIVE_INFINITY;
+        lock.signal.addEventListener('abort', () => {
+          lostAt = time.now();
+        });
         note(`c${client.id} ${resource} ${kind} until ${deadline.toFixed(3)} fence ${lock.fence}`);
-        await pause(own.next() * ttlMs * 1.3);
-        const end = Math.min(time.now(), deadline, client.closedAt);
+        await pause(own.next() * ttlMs * (autoExtend ? 3 : 1.3));
+        if (
+          lock.remainingMs() === 0 &&
+          !lock.signal.aborted &&
+          client.closedAt === Number.POSITIVE_INFINITY
+        ) {
+          silent.push(`c${client.id} ${resource}: validity ran out at ${time.now()} and no signal`);
+        }
+        const end = Math.min(time.now(), deadline, lostAt, client.closedAt);
         holdings.push({
           client: client.id,
           resource,
@@ -149,7 +181,7 @@ export async function runSchedule(seed: number): Promise<ScheduleResult> {
     }
     await time.run(() => closed === clientCount, time.now() + DRAIN_MS);
     void loops;
-    const found = violations(holdings, keyLosses);
+    const found = [...violations(holdings, keyLosses), ...silent];
     if (stuck > 0) found.push(`${stuck} client(s) still busy ${DRAIN_MS} ms after the workload`);
     if (closed < clientCount) found.push(`${clientCount - closed} locker(s) did not close`);
     note(`end holdings=${holdings.length}`);

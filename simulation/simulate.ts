@@ -6,9 +6,14 @@
  *   npm run simulate -- --seeds 200 --from 1   seeds 1 to 200
  *   npm run simulate -- --seed 1234            replays one seed and prints its history
  *
+ *   SIM_AUTO_EXTEND=1 npm run simulate ...    some acquisitions extend automatically
+ *
  * Exits 1 when a schedule failed; each failure prints its seed and the command replaying it.
  */
-import { runSchedule } from './schedule.js';
+import { runSchedule as run } from './schedule.js';
+
+const autoExtend = process.env.SIM_AUTO_EXTEND === '1';
+const runSchedule = (seed: number) => run(seed, { autoExtend });
 
 interface Arguments {
   seeds?: number;
@@ -66,7 +71,8 @@ async function explore({ seeds, minutes, from }: Arguments): Promise<number> {
       if (process.stderr.isTTY) process.stderr.write('\n');
       console.log(`FAILED seed ${seed} (schedule ${done}):`);
       for (const violation of result.violations) console.log(`  ${violation}`);
-      console.log(`  replay: npm run simulate -- --seed ${seed}`);
+      const env = autoExtend ? 'SIM_AUTO_EXTEND=1 ' : '';
+      console.log(`  replay: ${env}npm run simulate -- --seed ${seed}`);
     }
     if (process.stderr.isTTY || Date.now() - shownAt > 5_000) progress();
   }
