@@ -1,0 +1,202 @@
+/**
+ * A `RedisConnection` (src/driver/connection.ts) from one simulated client to one simulated
+ * node, over a link that the seed drives. Requests reach the node in the order they were sent
+ * (one TCP connection is FIFO), each after a random delay; replies come back in order too.
+ * Faults: a lost request or reply (the caller's per-node timeout ends the wait), a reset of the
+ * connection (unanswered commands reject; some of them still reach the node later, after the
+ * new connection's, as from a socket buffer or a client library that resends unanswered
+ * commands), a node paused or crashed, and a client that stops reading (a paused process).
+ * The connection honours the contract: a command sent while it is down rejects at once with
+ * `NotSentError` and is never sent; `generation` changes before the first command of a new
+ * connection.
+ */
+import { NotSentError, type RedisConnection, type Subscriber } from '../src/driver/connection.js';
+import type { Links, WorldNode } from './network.js';
+import { toConnectionValue } from './redis/reply.js';
+
+interface Pending {
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (error: Error) => void;
+  readonly argv: readonly (string | number)[];
+}
+
+/** What the client side of a connection shares: when its process reads replies again. */
+export interface ClientProcess {
+  /** Virtual time until which the client reads nothing (a paused process). */
+  pausedUntil: number;
+}
+
+export class SimConnection implements RedisConnection {
+  readonly name: string;
+  #generation = 1;
+  /** Virtual time at which the connection is up again after a reset (0: up). */
+  #downUntil = 0;
+  /** The latest delivery time on each direction: FIFO within one live connection. */
+  #lastToNode = 0;
+  #lastToClient = 0;
+  #pending = new Set<Pending>();
+  #closed = false;
+  readonly #forgetCrash: () => void;
+
+  constructor(
+    readonly world: WorldNode,
+    readonly links: Links,
+    readonly client: ClientProcess,
+  ) {
+    this.name = world.node.name;
+    this.#forgetCrash = world.onCrash(() => this.reset(world.downForMs()));
+  }
+
+  get generation(): number {
+    return this.#generation;
+  }
+
+  get up(): boolean {
+    return !this.#closed && performance.now() >= this.#downUntil && this.world.up;
+  }
+
+  send(command: string, args: readonly (string | number)[]): Promise<unknown> {
+    if (!this.up) return Promise.reject(new NotSentError(`${this.name} is down (simulated)`));
+    return new Promise((resolve, reject) => {
+      const request: Pending = { resolve, reject, argv: [command, ...args] };
+      this.#pending.add(request);
+      const generation = this.#generation;
+      const { random, rates } = this.links;
+      if (!random.chance(rates.requestLoss)) this.#deliver(request, generation, 0);
+      if (random.chance(rates.reset)) this.reset(random.next() * 4 * rates.delayMs);
+    });
+  }
+
+  sendAlways(command: string, args: readonly (string | number)[]): Promise<unknown> {
+    return this.send(command, args);
+  }
+
+  /** Sends `request` to the node: after a delay, FIFO behind this connection's earlier ones. */
+  #deliver(request: Pending, generation: number, extraMs: number): void {
+    const now = performance.now();
+    const at = Math.max(this.#lastToNode, now + this.links.delay() + extraMs);
+    if (generation === this.#generation) this.#lastToNode = at;
+    setTimeout(() => this.#arrive(request, generation), at - now);
+  }
+
+  /** The request reaches the node (if it is up), runs when the node is not paused. */
+  #arrive(request: Pending, generation: number): void {
+    if (!this.world.up) return; // a crashed node reads nothing
+    const wait = this.world.runsAt() - performance.now();
+    const run = () => {
+      if (!this.world.up) return;
+      const [command = '', ...args] = request.argv;
+      const reply = this.world.node.send(String(command), args);
+      if (generation !== this.#generation || this.#closed) return; // nobody reads the reply
+      const { random, rates } = this.links;
+      if (random.chance(rates.replyLoss)) return;
+      const now = performance.now();
+      const at = Math.max(this.#lastToClient, now + this.links.delay(), this.client.pausedUntil);
+      this.#lastToClient = at;
+      setTimeout(() => {
+        if (generation !== this.#generation || !this.#pending.delete(request)) return;
+        const value = toConnectionValue(reply);
+        if (value instanceof Error) request.reject(value);
+        else request.resolve(value);
+      }, at - now);
+    };
+    if (wait > 0) setTimeout(run, wait);
+    else run();
+  }
+
+  /**
+   * Resets the connection: every unanswered command rejects with a reset error (it may have
+   * reached the node); a new connection, with a new generation, is up after `downMs`. Some of
+   * the cut-off requests still reach the node later, after the new connection's first ones.
+   */
+  reset(downMs: number): void {
+    if (this.#closed) return;
+    const { random, rates } = this.links;
+    const cut = [...this.#pending];
+    this.#pending.clear();
+    this.#generation += 1;
+    this.#downUntil = performance.now() + downMs;
+    this.#lastToNode = 0;
+    this.#lastToClient = 0;
+    for (const request of cut) {
+      request.reject(new Error('read ECONNRESET (simulated)'));
+      if (random.chance(rates.lateDelivery)) {
+        this.#deliver(request, -1, downMs + random.next() * rates.slowMs);
+      }
+      if (random.chance(rates.resend)) {
+        this.#deliver(request, -1, downMs + random.next() * 2 * rates.delayMs);
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#forgetCrash();
+    for (const request of this.#pending) request.reject(new Error('Connection is closed.'));
+    this.#pending.clear();
+  }
+
+  openSubscriber(
+    onMessage: (channel: string, message?: string) => void,
+    onReady?: () => void,
+  ): Subscriber {
+    return new SimSubscriber(this.world, this.links, this.client, onMessage, onReady);
+  }
+}
+
+/** A pub/sub connection to a simulated node; it comes back (and says so) after a crash. */
+class SimSubscriber implements Subscriber {
+  #closed = false;
+  readonly #unsubscribes = new Map<string, () => void>();
+  readonly #forgetCrash: () => void;
+
+  constructor(
+    readonly world: WorldNode,
+    readonly links: Links,
+    readonly client: ClientProcess,
+    readonly onMessage: (channel: string, message?: string) => void,
+    readonly onReady: (() => void) | undefined,
+  ) {
+    this.#forgetCrash = world.onCrash(() => {
+      this.#unsubscribes.clear(); // the restarted node has no subscribers
+      setTimeout(() => this.#ready(), world.downForMs() + links.delay());
+    });
+    setTimeout(() => this.#ready(), links.delay());
+  }
+
+  #ready(): void {
+    if (!this.#closed && this.world.up) this.onReady?.();
+  }
+
+  subscribe(channel: string): Promise<unknown> {
+    if (!this.world.up) return Promise.reject(new Error('subscriber is down (simulated)'));
+    return new Promise((resolve) => {
+      setTimeout(() => {
+        if (this.#closed || !this.world.up || this.#unsubscribes.has(channel)) return resolve(1);
+        const stop = this.world.node.subscribe(channel, (c, message) => {
+          const { random, rates } = this.links;
+          if (random.chance(rates.replyLoss)) return;
+          const at = Math.max(performance.now() + this.links.delay(), this.client.pausedUntil);
+          setTimeout(() => {
+            if (!this.#closed) this.onMessage(c, message);
+          }, at - performance.now());
+        });
+        this.#unsubscribes.set(channel, stop);
+        resolve(1);
+      }, this.links.delay());
+    });
+  }
+
+  async unsubscribe(channel: string): Promise<unknown> {
+    this.#unsubscribes.get(channel)?.();
+    this.#unsubscribes.delete(channel);
+    return 1;
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#forgetCrash();
+    for (const stop of this.#unsubscribes.values()) stop();
+    this.#unsubscribes.clear();
+  }
+}

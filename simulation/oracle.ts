@@ -1,0 +1,84 @@
+/**
+ * The simulation's oracle: what must hold of the holdings a schedule recorded, each as its
+ * client computed it (from the moment `acquire` resolved to the earliest of its validity
+ * deadline, `lock.remainingMs()` read then, the moment it stopped using the lock, and its
+ * locker's close).
+ */
+
+/** One client's holding of a resource, on the virtual clock (ms). */
+export interface Holding {
+  readonly client: number;
+  readonly resource: string;
+  /** What is held: the lock, one of `permits` permits of a semaphore, a read or write side. */
+  readonly kind: 'lock' | 'permit' | 'read' | 'write';
+  readonly permits?: number;
+  readonly from: number;
+  readonly to: number;
+  /** The fencing token, for a fenced acquisition. */
+  readonly fence: bigint | undefined;
+}
+
+/**
+ * What is wrong with `holdings`: two holders of one lock within their validity, more holders
+ * of a semaphore than it has permits, a reader with a writer or two writers, and fencing
+ * tokens that do not strictly increase in grant order. A node restarted without
+ * persistence has lost its fence counters, which nothing can restore: two fenced holdings
+ * with such a restart between their grants (`keyLosses`, virtual ms) are not compared.
+ */
+export function violations(
+  holdings: readonly Holding[],
+  keyLosses: readonly number[] = [],
+): string[] {
+  const found: string[] = [];
+  const byResource = new Map<string, Holding[]>();
+  for (const holding of holdings) {
+    if (holding.to <= holding.from) continue; // held for no time at all
+    const list = byResource.get(holding.resource) ?? [];
+    list.push(holding);
+    byResource.set(holding.resource, list);
+  }
+  for (const [resource, list] of byResource) {
+    list.sort((a, b) => a.from - b.from);
+    let active: Holding[] = [];
+    let lastFenced: Holding | undefined;
+    for (const holding of list) {
+      active = active.filter((other) => other.to > holding.from);
+      const conflicts = active.filter((other) => conflict(holding, other));
+      const overflow =
+        holding.kind === 'permit' && active.length + 1 > (holding.permits ?? 1)
+          ? [`${active.length + 1} holders of ${holding.permits} permits`]
+          : [];
+      for (const other of conflicts) {
+        found.push(
+          `${resource}: c${other.client} held ${other.kind} [${span(other)}] while c${holding.client} held ${holding.kind} [${span(holding)}]`,
+        );
+      }
+      for (const what of overflow) {
+        found.push(`${resource}: ${what} at ${holding.from.toFixed(3)} (c${holding.client})`);
+      }
+      active.push(holding);
+      if (holding.fence !== undefined) {
+        const since = lastFenced?.from ?? Number.POSITIVE_INFINITY;
+        const lost = keyLosses.some((at) => at > since && at < holding.from);
+        if (!lost && lastFenced?.fence !== undefined && holding.fence <= lastFenced.fence) {
+          found.push(
+            `${resource}: fence ${holding.fence} (c${holding.client} at ${holding.from.toFixed(3)}) after fence ${lastFenced.fence} (c${lastFenced.client} at ${lastFenced.from.toFixed(3)})`,
+          );
+        }
+        lastFenced = holding;
+      }
+    }
+  }
+  return found;
+}
+
+/** Whether two holdings of one resource may not overlap (permits are counted instead). */
+function conflict(a: Holding, b: Holding): boolean {
+  if (a.kind === 'lock' || b.kind === 'lock') return true;
+  if (a.kind === 'permit' || b.kind === 'permit') return false;
+  return a.kind === 'write' || b.kind === 'write';
+}
+
+function span(holding: Holding): string {
+  return `${holding.from.toFixed(3)}, ${holding.to.toFixed(3)})`;
+}

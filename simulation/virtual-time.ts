@@ -1,0 +1,109 @@
+/**
+ * Virtual time and seeded randomness for one schedule of the simulation.
+ *
+ * The engine reads time and chance through globals: `setTimeout`/`clearTimeout` (sleeps, the
+ * watchdog, loss signals, per-node timeouts), `performance.now()` (its monotonic clock and the
+ * stall guard), `Date.now()` (waiting-line tickets), `Math.random()` (retry jitter, tickets)
+ * and `crypto.randomFillSync`/`randomBytes` (tokens, locker ids). Rather than thread an
+ * injectable scheduler through the engine, the simulation replaces those globals for the
+ * duration of a schedule: timers and `Date` by `@sinonjs/fake-timers`, `performance.now` by
+ * the same virtual clock, and every random source by the schedule's seeded PRNG. The engine
+ * runs unchanged, and the simulation cannot forget a place that reads time.
+ *
+ * Time moves only when every promise has settled: `run` fires the next due timer, lets the
+ * microtasks it started run out (one real `setImmediate`), and repeats. Nothing else (no
+ * socket, no real timer) runs during a schedule, so the same seed gives the same history.
+ *
+ * Two pieces of engine state outlive a schedule: the token pool (src/lock/token.ts), which
+ * `install` drains so that the schedule's tokens come from its own seed, and the last
+ * waiting-line ticket, which only keeps tickets strictly increasing: tickets are compared
+ * with each other only, so their order (call order) is the same whatever the earlier
+ * schedules left, and no log records their values.
+ */
+import crypto from 'node:crypto';
+import { syncBuiltinESMExports } from 'node:module';
+import { performance } from 'node:perf_hooks';
+import FakeTimers from '@sinonjs/fake-timers';
+import { newToken } from '../src/lock/token.js';
+import type { Random } from './random.js';
+
+/** The virtual wall clock at the start of every schedule (ms since the epoch). */
+export const EPOCH_MS = 1_767_225_600_000; // 2026-01-01T00:00:00Z
+
+export interface VirtualTime {
+  /** Virtual ms since the schedule started (what `performance.now()` reads). */
+  now(): number;
+  /**
+   * Fires timers in time order until `done()` is true or virtual time passes `untilMs`.
+   * Returns whether `done()` became true.
+   */
+  run(done: () => boolean, untilMs: number): Promise<boolean>;
+  /** Puts the real globals back. */
+  uninstall(): void;
+}
+
+let installed = false;
+
+/** Replaces time and randomness with virtual ones drawn from `random`, until `uninstall`. */
+export function installVirtualTime(random: Random): VirtualTime {
+  if (installed) throw new Error('virtual time is already installed');
+  installed = true;
+  const clock = FakeTimers.withGlobal(globalThis).install({
+    now: EPOCH_MS,
+    toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'],
+    shouldClearNativeTimers: false,
+  });
+  const realRandom = Math.random;
+  const realFill = crypto.randomFillSync;
+  const realBytes = crypto.randomBytes;
+  const fill = <T extends NodeJS.ArrayBufferView>(buffer: T): T => {
+    const bytes = new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength);
+    for (let i = 0; i < bytes.length; i++) bytes[i] = Math.floor(random.next() * 256);
+    return buffer;
+  };
+  Math.random = () => random.next();
+  let refilled = false;
+  crypto.randomFillSync = ((buffer: NodeJS.ArrayBufferView) => {
+    refilled = true;
+    return fill(buffer);
+  }) as typeof crypto.randomFillSync;
+  crypto.randomBytes = ((size: number) => fill(Buffer.alloc(size))) as typeof crypto.randomBytes;
+  syncBuiltinESMExports();
+  // Drain what earlier schedules left in the token pool: from the refill on, tokens are seeded.
+  while (!refilled) newToken();
+  Object.defineProperty(performance, 'now', {
+    configurable: true,
+    writable: true,
+    value: () => clock.now - EPOCH_MS,
+  });
+
+  return {
+    now: () => clock.now - EPOCH_MS,
+    async run(done, untilMs) {
+      // A timer of our own at the limit: virtual time never passes it.
+      let timedOut = false;
+      const limit = setTimeout(
+        () => {
+          timedOut = true;
+        },
+        untilMs - (clock.now - EPOCH_MS),
+      );
+      try {
+        await new Promise((resolve) => setImmediate(resolve));
+        while (!done() && !timedOut) await clock.nextAsync();
+        return done();
+      } finally {
+        clearTimeout(limit);
+      }
+    },
+    uninstall() {
+      clock.uninstall();
+      Math.random = realRandom;
+      crypto.randomFillSync = realFill;
+      crypto.randomBytes = realBytes;
+      syncBuiltinESMExports();
+      delete (performance as { now?: unknown }).now;
+      installed = false;
+    },
+  };
+}
