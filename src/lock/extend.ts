@@ -11,12 +11,14 @@ import { awaitReplicas } from './replicas.js';
 /**
  * Pushes the lease's expiry to `ttlMs` from now on every node. It counts only with a majority
  * that answered before the current lease ran out, and validity > 0; otherwise the lease is
- * lost, the partial extensions are deleted again, and this rejects with {@link LockLostError}.
+ * lost: `lose` hears it first, then the partial extensions are deleted again, and this
+ * rejects with {@link LockLostError}.
  */
 export async function extendLease(
   context: LockContext,
   lease: Lease,
   ttlMs: number,
+  lose: (error: LockLostError) => void,
 ): Promise<readonly (NodeResult | undefined)[]> {
   const { clock, settings } = context;
   if (lease.status !== 'held') {
@@ -51,9 +53,19 @@ export async function extendLease(
     return decision.results;
   }
   lease.status = 'lost';
-  const [results] = await Promise.all([round.settled, undo()]);
   const reason = !decision.quorum
     ? `fewer than ${quorum} of ${context.nodes.length} node(s) confirmed the extension`
     : 'the extension was confirmed too late';
+  // The holder hears of the loss before anything of the lease is deleted: a delete (or the
+  // hand-over a release makes) lets the next holder in at once, and the holder's signal must
+  // have fired by then. Its error names the nodes that had answered; the rejection, all.
+  lose(
+    new LockLostError(
+      lease.resource,
+      reason,
+      decision.results.filter((r) => r !== undefined),
+    ),
+  );
+  const [results] = await Promise.all([round.settled, undo()]);
   throw new LockLostError(lease.resource, reason, results);
 }

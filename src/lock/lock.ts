@@ -102,7 +102,8 @@ export class Lock implements AsyncDisposable {
     }
     const { shutdown, settings } = this.#context;
     this.#context.identities.noteTtl(ttlMs); // the restart grace covers this lease too
-    const extending = () => extendLease(this.#context, this.#lease, ttlMs);
+    const extending = () =>
+      extendLease(this.#context, this.#lease, ttlMs, (error) => this.#lost(error));
     const { telemetry } = settings;
     const run = telemetry
       ? () =>
