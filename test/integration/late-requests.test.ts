@@ -94,27 +94,31 @@ const primitives: readonly Primitive[] = [
 describe('a request delivered late on an old connection', () => {
   for (const primitive of primitives) {
     it(`cannot undo a later attempt's grant: ${primitive.name}`, async () => {
-      const first = proxied({ nodeTimeoutMs: NODE_TIMEOUT_MS, retryDelayMs: 50 });
+      // A waiter in line polls every 0.625-1.875 s at this retryDelayMs (see `pollingMs`),
+      // and a hand-over to it lasts its patience, 5 s: less than the confirmed 10 s lease.
+      const retryDelayMs = primitive.busyFirst ? 1_000 : 50;
+      const first = proxied({ nodeTimeoutMs: NODE_TIMEOUT_MS, retryDelayMs });
       await (await first.acquire('warm', { ttlMs: 1_000 })).release(); // connected, scripts loaded
 
       let acquiring: Promise<{ remainingMs(): number; release(): unknown }>;
       if (primitive.busyFirst) {
         const occupant = await direct().acquire('r', { ttlMs: TTL_MS });
-        acquiring = primitive.acquire(first, 5_000);
+        acquiring = primitive.acquire(first, 15_000);
         await eventually(async () => (await admin().exists('distlock:{r}:queue')) === 1, 'in line');
-        // The release hands `r` over to the waiter, whose wake-up and confirmation replies
-        // are then held. Holding first would hold the reply to a poll the waiter may send
-        // meanwhile, and its node would get no more requests (the stall guard).
-        const released = occupant.release();
+        // Past the locker's first retry, which comes within a node timeout of its first wait:
+        // its next poll is 0.625 s away at least. The release then hands `r` over to the
+        // waiter, whose wake-up and confirmation replies are held. A poll answered while the
+        // replies are held would leave its node stalled: no request would follow it.
+        await delay(2 * NODE_TIMEOUT_MS);
         proxy.set({ mode: 'hold', direction: 'replies' });
-        await released;
+        await occupant.release();
       } else {
         proxy.set({ mode: 'hold', direction: 'replies' });
         acquiring = primitive.acquire(first, 5_000);
       }
       // An attempt reaches the server, but its reply does not come back.
       await eventually(() => primitive.held(), 'an attempt reached the server');
-      // Its undo, sent once the attempt timed out,, is held too, on the same connection.
+      // Its undo, sent once the attempt timed out, is held too, on the same connection.
       proxy.set({ mode: 'blackhole' });
       await eventually(() => proxy.held.requests > 0, "the attempt's undo was sent");
       // The client side is reset: the client reconnects and a later attempt gets the hold.
