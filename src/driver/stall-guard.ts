@@ -10,15 +10,25 @@ import {
 interface Flight {
   readonly deadlines: Set<{ readonly at: number }>;
   stalled: boolean;
+  /** When the last probe of a stalled server was sent (by `performance.now()`). */
+  probedAt?: number;
 }
 
 /** Timers may fire up to a millisecond early (libuv keeps its clock in whole ms). */
 const TIMER_SLACK_MS = 2;
 
 /**
+ * How often a stalled server is asked whether it moves again (a `PING`), at most (ms). Its
+ * answer ends the stall; without a probe, a command lost on a connection that stays open
+ * (a proxy that dropped it) would stall the node until the connection failed.
+ */
+const PROBE_INTERVAL_MS = 250;
+
+/**
  * Keeps commands from piling up behind a node that stopped answering (paused, black-holed):
  * once a command outlives its timeout, new commands to that node fail at once without being
- * sent, until the node answers anything again. For a connection to several servers (a
+ * sent, until the node answers anything again; a `PING` asks it, at most every 250 ms, while
+ * commands are refused. For a connection to several servers (a
  * Redis Cluster, see {@link RedisConnection.shardOf}), each server is tracked on its own.
  *
  * Deletes of our own keys go through {@link StallGuard.forced} and are always sent: a `SET`
@@ -103,7 +113,9 @@ export class StallGuard implements RedisConnection {
 
   send(command: string, args: readonly (string | number)[], timeoutMs: number): Promise<unknown> {
     const shard = this.#shardOf(command, args);
-    if (this.#flights.get(shard)?.stalled) {
+    const flight = this.#flights.get(shard);
+    if (flight?.stalled) {
+      this.#probe(shard, flight);
       const server = shard === '' ? this.name : `${this.name} (${shard})`;
       return Promise.reject(
         new NotSentError(`${server} has not answered an earlier command; nothing sent`),
@@ -123,6 +135,20 @@ export class StallGuard implements RedisConnection {
 
   #shardOf(command: string, args: readonly (string | number)[]): string {
     return this.shardOf(command, args) ?? '';
+  }
+
+  /**
+   * Sends a `PING` to a stalled server, unless one went out less than the probe interval ago.
+   * Only to one server: a Cluster connection routes a `PING` to any of its servers, whose
+   * answer would say nothing of the stalled one.
+   */
+  #probe(shard: string, flight: Flight): void {
+    const now = performance.now();
+    if (shard !== '' || now - (flight.probedAt ?? Number.NEGATIVE_INFINITY) < PROBE_INTERVAL_MS) {
+      return;
+    }
+    flight.probedAt = now;
+    this.#track('PING', [], PROBE_INTERVAL_MS, true).catch(() => undefined);
   }
 
   #track(

@@ -6,34 +6,65 @@ import { StallGuard } from '../../src/driver/stall-guard.js';
 /** A node whose replies the test releases by hand. */
 function manualNode() {
   const waiting: ((reply: unknown) => void)[] = [];
-  let sent = 0;
+  const commands: string[] = [];
   const node: RedisConnection = {
     name: 'n:1',
     close: async () => {},
-    send: () => {
-      sent++;
+    send: (command) => {
+      commands.push(command);
       return new Promise((resolve) => waiting.push(resolve));
     },
   };
-  return { node, waiting, sent: () => sent };
+  return { node, waiting, commands, sent: () => commands.length };
 }
 
 describe('StallGuard', () => {
   it('sends nothing new while a command outlived its timeout, until that command is answered', async () => {
-    const { node, waiting, sent } = manualNode();
+    const { node, waiting, commands, sent } = manualNode();
     const guard = new StallGuard(node);
     const first = guard.send('SET', [], 10);
     await delay(10); // the command outlived its timeout
     guard.markStalled();
     await expect(guard.send('SET', [], 10)).rejects.toBeInstanceOf(NotSentError);
-    expect(sent()).toBe(1);
+    expect(commands).toEqual(['SET', 'PING']); // the refused SET was not sent; a probe was
     const cleanup = guard.forced.send('DEL', [], 10); // deletes are always sent
-    expect(sent()).toBe(2);
-    for (const answer of waiting) answer(1);
-    await Promise.all([first, cleanup]);
+    expect(sent()).toBe(3);
+    const [firstReply] = waiting;
+    firstReply?.(1);
+    await first;
+    expect(guard.stalled).toBe(false);
+    void cleanup;
+    void guard.send('SET', [], 10);
+    expect(sent()).toBe(4);
+  });
+
+  it('probes a stalled server at most every 250 ms, and the answer to a probe ends the stall though the lost command never comes back', async () => {
+    const { node, waiting, commands } = manualNode();
+    const guard = new StallGuard(node);
+    void guard.send('SET', [], 10); // lost: never answered
+    await delay(11);
+    guard.markStalled();
+    await expect(guard.send('SET', [], 10)).rejects.toBeInstanceOf(NotSentError);
+    await expect(guard.send('SET', [], 10)).rejects.toBeInstanceOf(NotSentError);
+    expect(commands).toEqual(['SET', 'PING']); // one probe for both refusals
+    await delay(260);
+    await expect(guard.send('SET', [], 10)).rejects.toBeInstanceOf(NotSentError);
+    expect(commands).toEqual(['SET', 'PING', 'PING']); // the first probe was not answered either
+    waiting[2]?.('PONG');
+    await delay(0);
     expect(guard.stalled).toBe(false);
     void guard.send('SET', [], 10);
-    expect(sent()).toBe(3);
+    expect(commands).toEqual(['SET', 'PING', 'PING', 'SET']);
+  });
+
+  it('does not probe a Cluster connection, whose PING could reach any of its servers', async () => {
+    const { node, commands } = manualNode();
+    const guard = new StallGuard({ ...node, shardOf: (_command, args) => String(args[0]) });
+    void guard.send('SET', ['a'], 10);
+    await delay(11);
+    guard.markStalled();
+    await expect(guard.send('SET', ['a'], 10)).rejects.toBeInstanceOf(NotSentError);
+    expect(commands).toEqual(['SET']);
   });
 
   it('marks only the shard whose command outlived its timeout, not one merely on its way', async () => {
