@@ -9,7 +9,8 @@ export type LockErrorCode =
   | 'NO_QUORUM'
   | 'ABORTED'
   | 'LOCKER_CLOSED'
-  | 'UNSAFE_NODE';
+  | 'UNSAFE_NODE'
+  | 'NO_REPLY';
 
 /**
  * Base class of every error distlock throws or rejects with. Switch on `code`, which is
@@ -131,6 +132,25 @@ export class AbortedError extends LockError {
 export class LockerClosedError extends LockError {
   constructor(what: string) {
     super('LOCKER_CLOSED', `${what} failed: the locker was closed.`);
+  }
+}
+
+/**
+ * A command got no reply in time (a fenced read or write, whose wait distlock bounds: a
+ * connection that silently stopped answering would otherwise hold its caller for ever). The
+ * command may or may not have run on the server: read before writing again.
+ */
+export class NoReplyError extends LockError {
+  readonly node: string;
+  readonly timeoutMs: number;
+
+  constructor(node: string, what: string, timeoutMs: number) {
+    super(
+      'NO_REPLY',
+      `No reply from ${node} to ${what} within ${timeoutMs} ms: it may or may not have run.`,
+    );
+    this.node = node;
+    this.timeoutMs = timeoutMs;
   }
 }
 

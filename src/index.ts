@@ -11,6 +11,7 @@ export {
   LockerClosedError,
   LockLostError,
   NoQuorumError,
+  NoReplyError,
   UnsafeNodeError,
 } from './errors.js';
 export {

@@ -1,12 +1,24 @@
 import { adaptClient, isRedisConnection, type RedisClient } from '../driver/clients.js';
 import type { RedisConnection } from '../driver/connection.js';
-import { InvalidArgumentError } from '../errors.js';
+import { InvalidArgumentError, NoReplyError } from '../errors.js';
 import { validateResource } from '../options.js';
 import { fencedReadScript } from '../scripts/fenced-read.js';
 import { fencedWriteScript } from '../scripts/fenced-write.js';
 
-/** How long a fenced read or write may wait for a connection that is still opening. */
+/**
+ * How long a fenced read or write waits, by default, for its connection to be ready and then
+ * for the reply.
+ */
 const FENCED_COMMAND_TIMEOUT_MS = 5_000;
+
+/** Options of the fenced commands. */
+export interface FencedCommandOptions {
+  /**
+   * How long to wait for the connection and the reply (ms, default 5,000). Past it the call
+   * rejects with a `NoReplyError`: the command may or may not have run.
+   */
+  readonly timeoutMs?: number;
+}
 
 /** What {@link fencedWrite} did. */
 export type FencedWriteResult = 'applied' | 'stale';
@@ -27,13 +39,16 @@ export function fencedWrite(
   key: string,
   fence: bigint,
   value: string,
+  options: FencedCommandOptions = {},
 ): Promise<FencedWriteResult> {
   const connection = connect(client);
   validateKeyAndFence(key, fence);
   if (typeof value !== 'string') throw new InvalidArgumentError('value', 'a string', value);
-  return fencedWriteScript
-    .run(connection, { key, fence, value }, FENCED_COMMAND_TIMEOUT_MS)
-    .then((applied) => (applied === 1 ? 'applied' : 'stale'));
+  const timeoutMs = timeoutOf(options);
+  const write = fencedWriteScript.run(connection, { key, fence, value }, timeoutMs);
+  return replyWithin(write, connection, `a fenced write of "${key}"`, timeoutMs).then((applied) =>
+    applied === 1 ? 'applied' : 'stale',
+  );
 }
 
 /**
@@ -45,27 +60,57 @@ export function fencedRead(
   client: RedisClient | RedisConnection,
   key: string,
   fence: bigint,
+  options: FencedCommandOptions = {},
 ): Promise<{ value: string | null } | 'stale'> {
   const connection = connect(client);
   validateKeyAndFence(key, fence);
-  return fencedReadScript
-    .run(connection, { key, fence }, FENCED_COMMAND_TIMEOUT_MS)
-    .then(({ claimed, value }) => (claimed ? { value } : 'stale'));
+  const timeoutMs = timeoutOf(options);
+  const read = fencedReadScript.run(connection, { key, fence }, timeoutMs);
+  return replyWithin(read, connection, `a fenced read of "${key}"`, timeoutMs).then(
+    ({ claimed, value }) => (claimed ? { value } : 'stale'),
+  );
 }
 
 /** Reads what {@link fencedWrite} stored: the value and the fence it was written with. */
 export function readFenced(
   client: RedisClient | RedisConnection,
   key: string,
+  options: FencedCommandOptions = {},
 ): Promise<{ value: string | null; fence: bigint | null }> {
   const connection = connect(client);
   validateKey(key);
-  return connection
-    .send('HMGET', [key, 'value', 'fence'], FENCED_COMMAND_TIMEOUT_MS)
-    .then((reply) => {
-      const [value = null, fence = null] = Array.isArray(reply) ? (reply as (string | null)[]) : [];
-      return { value, fence: fence === null ? null : BigInt(fence) };
-    });
+  const timeoutMs = timeoutOf(options);
+  const read = connection.send('HMGET', [key, 'value', 'fence'], timeoutMs);
+  return replyWithin(read, connection, `a read of "${key}"`, timeoutMs).then((reply) => {
+    const [value = null, fence = null] = Array.isArray(reply) ? (reply as (string | null)[]) : [];
+    return { value, fence: fence === null ? null : BigInt(fence) };
+  });
+}
+
+function timeoutOf(options: FencedCommandOptions): number {
+  const { timeoutMs = FENCED_COMMAND_TIMEOUT_MS } = options ?? {};
+  if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs <= 0) {
+    throw new InvalidArgumentError('timeoutMs', 'a finite number of ms > 0', timeoutMs);
+  }
+  return timeoutMs;
+}
+
+/**
+ * `reply`, or a `NoReplyError` once `timeoutMs` passed without it: the connection contract
+ * leaves bounding the wait for a reply to the caller, and a connection that stopped answering
+ * without failing (a dead peer, a held TCP stream) would otherwise hold the caller for ever.
+ */
+function replyWithin<T>(
+  reply: Promise<T>,
+  connection: RedisConnection,
+  what: string,
+  timeoutMs: number,
+): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new NoReplyError(connection.name, what, timeoutMs)), timeoutMs);
+  });
+  return Promise.race([reply, late]).finally(() => clearTimeout(timer));
 }
 
 function validateKey(key: unknown): void {

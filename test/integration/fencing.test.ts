@@ -1,6 +1,14 @@
 import { setTimeout as delay } from 'node:timers/promises';
+import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { fencedRead, fencedWrite, InvalidArgumentError, readFenced } from '../../src/index.js';
+import {
+  fencedRead,
+  fencedWrite,
+  InvalidArgumentError,
+  NoReplyError,
+  readFenced,
+} from '../../src/index.js';
+import { FaultProxy } from '../../src/testing/index.js';
 import { useLockers, useRedis } from '../support/redis.js';
 
 const fixture = useRedis(5);
@@ -114,5 +122,35 @@ describe('fenced writes', () => {
     expect(() => fencedWrite(client, 'k', 1 as unknown as bigint, 'x')).toThrow(/`fence`/);
     expect(() => fencedWrite(client, 'k', -1n, 'x')).toThrow(/`fence`/);
     expect(() => fencedWrite(client, 'k', 1n, 2 as unknown as string)).toThrow(/`value`/);
+    expect(() => fencedWrite(client, 'k', 1n, 'x', { timeoutMs: 0 })).toThrow(/`timeoutMs`/);
+    expect(() => readFenced(client, 'k', { timeoutMs: Number.NaN })).toThrow(/`timeoutMs`/);
+  });
+
+  it('give up on a connection that stops answering, saying the command may have run', async () => {
+    const proxy = await FaultProxy.start(fixture().redis.nodes[0]?.port as number);
+    const client = new Redis(proxy.url, { lazyConnect: true, maxRetriesPerRequest: 0 });
+    try {
+      await client.connect();
+      expect(await fencedWrite(client, 'silent', 1n, 'a', { timeoutMs: 300 })).toBe('applied');
+      proxy.set({ mode: 'hold', direction: 'replies' }); // the write arrives; its reply does not
+      const started = performance.now();
+      const write = fencedWrite(client, 'silent', 2n, 'b', { timeoutMs: 300 });
+      await expect(write).rejects.toBeInstanceOf(NoReplyError);
+      await expect(write).rejects.toThrow(/within 300 ms: it may or may not have run/);
+      expect(performance.now() - started).toBeGreaterThanOrEqual(299);
+      const reads = [
+        fencedRead(client, 'silent', 3n, { timeoutMs: 300 }),
+        readFenced(client, 'silent', { timeoutMs: 300 }),
+      ];
+      for (const read of reads) await expect(read).rejects.toMatchObject({ code: 'NO_REPLY' });
+      // It did run: the store holds the write that got no answer.
+      expect(await readFenced(fixture().admin[0] as Redis, 'silent')).toEqual({
+        value: 'b',
+        fence: 3n,
+      });
+    } finally {
+      client.disconnect();
+      await proxy.close();
+    }
   });
 });
