@@ -22,6 +22,8 @@ interface Pending {
 
 /** What the client side of a connection shares: when its process reads replies again. */
 export interface ClientProcess {
+  /** The client's name in the history (`c0`). */
+  readonly name: string;
   /** Virtual time until which the client reads nothing (a paused process). */
   pausedUntil: number;
 }
@@ -37,6 +39,8 @@ export class SimConnection implements RedisConnection {
   #pending = new Set<Pending>();
   #closed = false;
   readonly #forgetCrash: () => void;
+  /** The link's name in the history (`c0→n1:6379`). */
+  readonly #link: string;
 
   constructor(
     readonly world: WorldNode,
@@ -44,6 +48,7 @@ export class SimConnection implements RedisConnection {
     readonly client: ClientProcess,
   ) {
     this.name = world.node.name;
+    this.#link = `${client.name}→${this.name}`;
     this.#forgetCrash = world.onCrash(() => this.reset(world.downForMs()));
   }
 
@@ -61,9 +66,10 @@ export class SimConnection implements RedisConnection {
       const request: Pending = { resolve, reject, argv: [command, ...args] };
       this.#pending.add(request);
       const generation = this.#generation;
-      const { random, rates } = this.links;
-      if (!random.chance(rates.requestLoss)) this.#deliver(request, generation, 0);
-      if (random.chance(rates.reset)) this.reset(random.next() * 4 * rates.delayMs);
+      const { links } = this;
+      if (!links.happens('requestLoss', this.#link)) this.#deliver(request, generation, 0);
+      if (links.happens('reset', this.#link))
+        this.reset(links.random.next() * 4 * links.rates.delayMs);
     });
   }
 
@@ -86,10 +92,9 @@ export class SimConnection implements RedisConnection {
     const run = () => {
       if (!this.world.up) return;
       const [command = '', ...args] = request.argv;
-      const reply = this.world.node.send(String(command), args);
+      const reply = this.world.execute(String(command), args);
       if (generation !== this.#generation || this.#closed) return; // nobody reads the reply
-      const { random, rates } = this.links;
-      if (random.chance(rates.replyLoss)) return;
+      if (this.links.happens('replyLoss', this.#link)) return;
       const now = performance.now();
       const at = Math.max(this.#lastToClient, now + this.links.delay(), this.client.pausedUntil);
       this.#lastToClient = at;
@@ -120,10 +125,10 @@ export class SimConnection implements RedisConnection {
     this.#lastToClient = 0;
     for (const request of cut) {
       request.reject(new Error('read ECONNRESET (simulated)'));
-      if (random.chance(rates.lateDelivery)) {
+      if (this.links.happens('lateDelivery', this.#link)) {
         this.#deliver(request, -1, downMs + random.next() * rates.slowMs);
       }
-      if (random.chance(rates.resend)) {
+      if (this.links.happens('resend', this.#link)) {
         this.#deliver(request, -1, downMs + random.next() * 2 * rates.delayMs);
       }
     }
@@ -174,8 +179,10 @@ class SimSubscriber implements Subscriber {
       setTimeout(() => {
         if (this.#closed || !this.world.up || this.#unsubscribes.has(channel)) return resolve(1);
         const stop = this.world.node.subscribe(channel, (c, message) => {
-          const { random, rates } = this.links;
-          if (random.chance(rates.replyLoss)) return;
+          if (
+            this.links.happens('replyLoss', `${this.client.name}→${this.world.node.name} (pub/sub)`)
+          )
+            return;
           const at = Math.max(performance.now() + this.links.delay(), this.client.pausedUntil);
           setTimeout(() => {
             if (!this.#closed) this.onMessage(c, message);

@@ -6,6 +6,7 @@ import type { Locker } from '../src/index.js';
 import type { ClientProcess } from './connection.js';
 import type { WorldNode } from './network.js';
 import type { Random } from './random.js';
+import { allows, type FaultKind, type ScheduleShape } from './shape.js';
 
 export interface FaultTargets {
   readonly id: number;
@@ -14,60 +15,99 @@ export interface FaultTargets {
   closedAt: number;
 }
 
+/** The longest client pause (ms). */
+export const MAX_CLIENT_PAUSE_MS = 2_000;
+/** The longest node pause, and the longest a crashed node stays down (ms). */
+export const MAX_NODE_PAUSE_MS = 1_000;
+export const MAX_NODE_DOWN_MS = 500;
+/** The longest jump back of a node's clock (ms). */
+export const MAX_CLOCK_JUMP_MS = 2_000;
+
+export interface InjectedFaults {
+  /** How many faults were injected so far. */
+  readonly count: number;
+  /** How far back node clocks were moved in all (ms): keys set before live that much longer. */
+  readonly jumpedBackMs: number;
+  stop(): void;
+}
+
 /**
  * Node pauses, crashes and restarts with and without persistence, clock jumps (back: a
  * forward jump past the drift allowance breaks any Redis lock, Redlock included), client
- * pauses longer than a TTL, and one client's `close()` at a random moment.
+ * pauses longer than a TTL, and one client's `close()` at a random moment. Until `untilMs`,
+ * of the kinds `shape` allows.
  */
 export function injectFaults(
   random: Random,
   world: readonly WorldNode[],
   clients: readonly FaultTargets[],
-  untilMs: number,
+  shape: ScheduleShape,
   note: (line: string) => void,
-): { stop(): void } {
+): InjectedFaults {
   let stopped = false;
+  let count = 0;
+  let jumpedBackMs = 0;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const meanGapMs = random.pick([100, 300, 1_000, Number.POSITIVE_INFINITY]);
-  if (!Number.isFinite(meanGapMs)) return { stop() {} };
+  const faults = {
+    get count() {
+      return count;
+    },
+    get jumpedBackMs() {
+      return jumpedBackMs;
+    },
+    stop() {
+      stopped = true;
+      clearTimeout(timer);
+    },
+  };
+  if (!Number.isFinite(meanGapMs)) return faults;
+  /** Whether a drawn fault of `kind` takes effect: counted and logged when it does. */
+  const inject = (kind: FaultKind, line: string) => {
+    if (!allows(shape, kind)) return false;
+    count += 1;
+    note(`fault ${line}`);
+    return true;
+  };
   const next = () => {
     timer = setTimeout(
       () => {
-        if (stopped || performance.now() > untilMs) return;
+        if (stopped || performance.now() > shape.workloadMs) return;
         const node = random.pick(world);
         const client = random.pick(clients);
         switch (random.int(0, 4)) {
           case 0: {
-            const ms = random.next() * 1_000;
-            note(`fault pause ${node.node.name} ${ms.toFixed(1)}`);
-            node.pause(ms);
+            const ms = random.next() * MAX_NODE_PAUSE_MS;
+            if (inject('node-pause', `pause ${node.node.name} ${ms.toFixed(1)}`)) node.pause(ms);
             break;
           }
           case 1: {
             if (!node.up) break;
             const persistence = random.chance(0.5);
-            note(`fault crash ${node.node.name} persistence=${persistence}`);
-            node.crash(random.next() * 500, persistence);
+            const downMs = random.next() * MAX_NODE_DOWN_MS;
+            const line = `crash ${node.node.name} persistence=${persistence}`;
+            if (inject('crash', line)) node.crash(downMs, persistence);
             break;
           }
           case 2: {
-            const ms = -random.next() * 2_000;
-            note(`fault clock ${node.node.name} ${ms.toFixed(1)}`);
-            node.jump(ms);
+            const ms = -random.next() * MAX_CLOCK_JUMP_MS;
+            if (inject('clock-jump', `clock ${node.node.name} ${ms.toFixed(1)}`)) {
+              node.jump(ms);
+              jumpedBackMs -= ms;
+            }
             break;
           }
           case 3: {
-            const ms = random.next() * 2_000;
-            note(`fault client-pause c${client.id} ${ms.toFixed(1)}`);
-            client.process.pausedUntil = Math.max(
-              client.process.pausedUntil,
-              performance.now() + ms,
-            );
+            const ms = random.next() * MAX_CLIENT_PAUSE_MS;
+            if (inject('client-pause', `client-pause c${client.id} ${ms.toFixed(1)}`)) {
+              const until = performance.now() + ms;
+              client.process.pausedUntil = Math.max(client.process.pausedUntil, until);
+            }
             break;
           }
           case 4: {
             if (!random.chance(0.2) || client.closedAt !== Number.POSITIVE_INFINITY) break;
-            note(`fault close c${client.id}`);
+            if (!inject('close', `close c${client.id}`)) break;
             client.closedAt = performance.now();
             client.locker.close();
             break;
@@ -79,10 +119,5 @@ export function injectFaults(
     );
   };
   next();
-  return {
-    stop() {
-      stopped = true;
-      clearTimeout(timer);
-    },
-  };
+  return faults;
 }

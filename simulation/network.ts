@@ -6,6 +6,8 @@
  */
 import type { Random } from './random.js';
 import { SimulatedRedisNode } from './redis/node.js';
+import type { Reply } from './redis/reply.js';
+import { allows, type ScheduleShape } from './shape.js';
 import { EPOCH_MS } from './virtual-time.js';
 
 /** How often each fault happens; 0 turns it off. */
@@ -37,6 +39,8 @@ export class WorldNode {
   #downUntil = 0;
   /** Called when the node crashes: its connections reset. */
   readonly #onCrash = new Set<() => void>();
+  /** Called with every command the node runs for a client, and its reply. */
+  readonly #observers = new Set<(argv: readonly string[], reply: Reply) => void>();
 
   constructor(name: string, random: Random, maxDriftRate: number) {
     this.#driftRate = (random.next() * 2 - 1) * maxDriftRate;
@@ -44,6 +48,21 @@ export class WorldNode {
       name,
       clockUs: () => BigInt(Math.floor(this.wallMs() * 1000)),
     });
+  }
+
+  /** Runs a client's command on the node; observers see it and its reply. */
+  execute(command: string, args: readonly (string | number)[]): Reply {
+    const reply = this.node.send(command, args);
+    if (this.#observers.size > 0) {
+      const argv = [command, ...args.map(String)];
+      for (const observe of this.#observers) observe(argv, reply);
+    }
+    return reply;
+  }
+
+  /** Sees every command the node runs for a client from now on, with its reply. */
+  observe(observer: (argv: readonly string[], reply: Reply) => void): void {
+    this.#observers.add(observer);
   }
 
   /** The node's wall clock in ms since the epoch. */
@@ -88,17 +107,97 @@ export class WorldNode {
   }
 }
 
-/** The delays and losses of links, drawn from the seed. */
+/** The faults of links that a draw decides, one message at a time. */
+type LinkFault = 'requestLoss' | 'replyLoss' | 'reset' | 'lateDelivery' | 'resend';
+
+/**
+ * How often each fault of the links happens in one schedule, drawn from its seed: a fifth of
+ * the schedules are calm, a third reset connections often. Faults `shape` switches off are
+ * drawn all the same, then set to 0.
+ */
+export function drawFaultRates(random: Random, shape: ScheduleShape): FaultRates {
+  const calm = random.chance(0.2);
+  const p = (max: number) => (calm ? 0 : random.next() * max);
+  // Some schedules reset connections often: late requests from old connections then meet
+  // the later attempts and holders that invariant 11 protects.
+  const stormy = random.chance(0.3);
+  const drawn = {
+    requestLoss: p(0.03),
+    replyLoss: p(0.03),
+    reset: p(stormy ? 0.15 : 0.02),
+    lateDelivery: p(1),
+    resend: p(0.5),
+    delayMs: 0.2 + random.next() * 6,
+    // Slow messages around the per-node timeout (20 ms for these TTLs) eat validity.
+    slow: p(0.2),
+    slowMs: random.pick([15, 30, 60, 400]),
+  };
+  const unless = (kind: Parameters<typeof allows>[1], rate: number) =>
+    allows(shape, kind) ? rate : 0;
+  return {
+    ...drawn,
+    requestLoss: unless('request-loss', drawn.requestLoss),
+    replyLoss: unless('reply-loss', drawn.replyLoss),
+    reset: unless('reset', drawn.reset),
+    lateDelivery: unless('late-delivery', drawn.lateDelivery),
+    resend: unless('resend', drawn.resend),
+    slow: unless('slow', drawn.slow),
+  };
+}
+
+/** The delays and losses of links, drawn from the seed, and how many faults they injected. */
 export class Links {
+  #rates: FaultRates;
+  #faults = 0;
+
   constructor(
     readonly random: Random,
-    readonly rates: FaultRates,
-  ) {}
+    rates: FaultRates,
+    /** Logs a fault that happened (a message lost, a reset, a late or resent request). */
+    readonly note: (line: string) => void = () => {},
+  ) {
+    this.#rates = rates;
+  }
+
+  get rates(): FaultRates {
+    return this.#rates;
+  }
+
+  /** Faults injected so far: messages lost or slowed, resets, late and resent requests. */
+  get faults(): number {
+    return this.#faults;
+  }
+
+  /** Draws whether `fault` happens to the message at hand, on the link to `node`. */
+  happens(fault: LinkFault, node: string): boolean {
+    const yes = this.random.chance(this.#rates[fault]);
+    if (yes) {
+      this.#faults += 1;
+      this.note(`fault ${fault} ${node}`);
+    }
+    return yes;
+  }
 
   /** One message's delay (ms). */
   delay(): number {
-    const { random, rates } = this;
-    if (random.chance(rates.slow)) return random.next() * rates.slowMs;
-    return random.next() * 2 * rates.delayMs;
+    const { random } = this;
+    if (random.chance(this.#rates.slow)) {
+      this.#faults += 1;
+      return random.next() * this.#rates.slowMs;
+    }
+    return random.next() * 2 * this.#rates.delayMs;
+  }
+
+  /** From now on no message is lost or slow and no connection resets (faults stop). */
+  calm(): void {
+    this.#rates = {
+      ...this.#rates,
+      requestLoss: 0,
+      replyLoss: 0,
+      reset: 0,
+      lateDelivery: 0,
+      resend: 0,
+      slow: 0,
+    };
   }
 }

@@ -82,3 +82,37 @@ function conflict(a: Holding, b: Holding): boolean {
 function span(holding: Holding): string {
   return `${holding.from.toFixed(3)}, ${holding.to.toFixed(3)})`;
 }
+
+/** One `fencedWrite` as the store ran it: whether it applied the value. */
+export interface StoreWrite {
+  readonly key: string;
+  readonly fence: bigint;
+  readonly value: string;
+  readonly applied: boolean;
+}
+
+/**
+ * What is wrong with the writes a fenced store ran, in its order: per key, an applied write
+ * whose fence is below one applied before it, or a write turned down although its fence was
+ * at least every fence applied before it.
+ */
+export function storeViolations(writes: readonly StoreWrite[]): string[] {
+  const found: string[] = [];
+  const highest = new Map<string, bigint>();
+  for (const [i, write] of writes.entries()) {
+    const seen = highest.get(write.key);
+    const stale = seen !== undefined && write.fence < seen;
+    if (write.applied && stale) {
+      found.push(
+        `${write.key}: write ${i} (${write.value}) applied fence ${write.fence} after fence ${seen}`,
+      );
+    }
+    if (!write.applied && !stale) {
+      found.push(
+        `${write.key}: write ${i} (${write.value}) with fence ${write.fence} turned down, highest ${seen}`,
+      );
+    }
+    if (write.applied) highest.set(write.key, write.fence);
+  }
+  return found;
+}

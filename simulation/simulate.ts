@@ -5,80 +5,171 @@
  *   npm run simulate -- --minutes 5            as many as fit in 5 minutes
  *   npm run simulate -- --seeds 200 --from 1   seeds 1 to 200
  *   npm run simulate -- --seed 1234            replays one seed and prints its history
+ *   ... --workers 2                            worker threads (default: one per core)
+ *   ... --seed 1234 --off reset,crash --workload-ms 1000 --clients 2
+ *                                              replays a shrunk schedule (see shape.ts)
  *
- *   SIM_AUTO_EXTEND=1 npm run simulate ...    some acquisitions extend automatically
- *
- * Exits 1 when a schedule failed; each failure prints its seed and the command replaying it.
+ * A failure prints its seed and violations, then (for the first three) the schedule shrunk
+ * and the one command that replays it. Exits 1 when a schedule failed.
  */
-import { runSchedule as run } from './schedule.js';
+import { availableParallelism } from 'node:os';
+import { parseArgs } from 'node:util';
+import { Worker } from 'node:worker_threads';
+import type { Outcome } from './explore-worker.js';
+import { runSchedule } from './schedule.js';
+import {
+  FULL_SHAPE,
+  parseFaultKinds,
+  type ScheduleShape,
+  shapeOptions,
+  WORKLOAD_MS,
+} from './shape.js';
+import { shrink } from './shrink.js';
 
-const autoExtend = process.env.SIM_AUTO_EXTEND === '1';
-const runSchedule = (seed: number) => run(seed, { autoExtend });
+/** Failures shrunk at the end of a run (each takes a few dozen schedules). */
+const SHRUNK_AT_MOST = 3;
 
-interface Arguments {
-  seeds?: number;
-  minutes?: number;
-  from?: number;
-  seed?: number;
-}
+const { values } = parseArgs({
+  options: {
+    seeds: { type: 'string' },
+    minutes: { type: 'string' },
+    from: { type: 'string' },
+    seed: { type: 'string' },
+    workers: { type: 'string' },
+    off: { type: 'string' },
+    'workload-ms': { type: 'string' },
+    clients: { type: 'string' },
+  },
+});
 
-function parse(argv: readonly string[]): Arguments {
-  const parsed: Arguments = {};
-  for (let i = 0; i < argv.length; i += 2) {
-    const name = argv[i]?.replace(/^--/, '');
-    const value = Number(argv[i + 1]);
-    if (name !== 'seeds' && name !== 'minutes' && name !== 'from' && name !== 'seed') {
-      throw new Error(`Unknown option ${argv[i]}: expected --seeds, --minutes, --from or --seed`);
-    }
-    if (!Number.isFinite(value) || value < 0) {
-      throw new Error(`Expected --${name} to be a number >= 0, got ${argv[i + 1]}`);
-    }
-    parsed[name] = value;
+function count(name: keyof typeof values, least = 0): number | undefined {
+  const text = values[name];
+  if (text === undefined) return undefined;
+  const value = Number(text);
+  if (!Number.isFinite(value) || value < least) {
+    throw new Error(`Expected --${name} to be a number >= ${least}, got ${text}`);
   }
-  return parsed;
+  return value;
 }
 
-async function replay(seed: number): Promise<number> {
-  const result = await runSchedule(seed);
+function shapeOf(): ScheduleShape {
+  return {
+    off: parseFaultKinds(values.off ?? ''),
+    workloadMs: count('workload-ms', 1) ?? WORKLOAD_MS,
+    clients: count('clients', 2),
+  };
+}
+
+function replayCommand(seed: number, shape: ScheduleShape): string {
+  return ['npm run simulate -- --seed', seed, ...shapeOptions(shape)].join(' ');
+}
+
+async function replay(seed: number, shape: ScheduleShape): Promise<number> {
+  const result = await runSchedule(seed, shape);
   console.log(result.log.join('\n'));
   for (const violation of result.violations) console.log(`VIOLATION ${violation}`);
+  console.log(`${result.faults} faults; replay: ${replayCommand(seed, shape)}`);
   return result.violations.length === 0 ? 0 : 1;
 }
 
-async function explore({ seeds, minutes, from }: Arguments): Promise<number> {
-  const first = from ?? Math.floor(Math.random() * 2 ** 31);
+/** Runs seeds on worker threads, one schedule at a time each, until `more()` says stop. */
+function explorePool(
+  workers: number,
+  nextSeed: () => number | undefined,
+  onOutcome: (outcome: Outcome) => void,
+): Promise<void> {
+  // The worker runs TypeScript as this process does: through tsx, registered in the thread.
+  const tsx = import.meta.resolve('tsx/esm/api');
+  const entry = new URL('./explore-worker.ts', import.meta.url).href;
+  const source = `const { register } = await import(${JSON.stringify(tsx)}); register(); await import(${JSON.stringify(entry)});`;
+  return new Promise((resolve, reject) => {
+    let busy = 0;
+    const pool = Array.from({ length: workers }, () => new Worker(source, { eval: true }));
+    const feed = (worker: Worker) => {
+      const seed = nextSeed();
+      if (seed === undefined) {
+        void worker.terminate();
+        if (busy === 0) resolve();
+        return;
+      }
+      busy += 1;
+      worker.postMessage(seed);
+    };
+    for (const worker of pool) {
+      worker.on('message', (outcome: Outcome) => {
+        busy -= 1;
+        onOutcome(outcome);
+        feed(worker);
+      });
+      worker.on('error', reject);
+      feed(worker);
+    }
+  });
+}
+
+async function explore(): Promise<number> {
+  const first = count('from') ?? Math.floor(Math.random() * 2 ** 31);
+  const minutes = count('minutes');
   const until = minutes === undefined ? Number.POSITIVE_INFINITY : Date.now() + minutes * 60_000;
-  const count = seeds ?? (minutes === undefined ? 100 : Number.POSITIVE_INFINITY);
+  const total = count('seeds') ?? (minutes === undefined ? 100 : Number.POSITIVE_INFINITY);
+  const workers = count('workers', 1) ?? availableParallelism();
   const started = Date.now();
+  const failures: Outcome[] = [];
+  let sent = 0;
   let done = 0;
-  let failed = 0;
   let holdings = 0;
+  let faults = 0;
+  let servedWithinMs = 0;
   let shownAt = 0;
   const progress = (final = false) => {
     const seconds = (Date.now() - started) / 1000;
-    const line = `${done} schedules, ${(done / seconds).toFixed(1)}/s, ${holdings} holdings, ${failed} failed`;
+    const line = `${done} schedules, ${(done / seconds).toFixed(1)}/s, ${holdings} holdings, ${(faults / Math.max(1, done)).toFixed(1)} faults per schedule, ${failures.length} failed`;
     if (process.stderr.isTTY) process.stderr.write(`\r${line}${final ? '\n' : ''}`);
     else if (final || Date.now() - shownAt > 5_000) process.stderr.write(`${line}\n`);
     shownAt = Date.now();
   };
-  console.log(`seeds from ${first}`);
-  for (let seed = first; done < count && Date.now() < until; seed++) {
-    const result = await runSchedule(seed);
-    done += 1;
-    holdings += result.holdings;
-    if (result.violations.length > 0) {
-      failed += 1;
-      if (process.stderr.isTTY) process.stderr.write('\n');
-      console.log(`FAILED seed ${seed} (schedule ${done}):`);
-      for (const violation of result.violations) console.log(`  ${violation}`);
-      const env = autoExtend ? 'SIM_AUTO_EXTEND=1 ' : '';
-      console.log(`  replay: ${env}npm run simulate -- --seed ${seed}`);
-    }
-    if (process.stderr.isTTY || Date.now() - shownAt > 5_000) progress();
-  }
+  console.log(`seeds from ${first}, ${workers} worker(s)`);
+  await explorePool(
+    workers,
+    () => (sent < total && Date.now() < until ? first + sent++ : undefined),
+    (outcome) => {
+      done += 1;
+      holdings += outcome.holdings;
+      faults += outcome.faults;
+      servedWithinMs = Math.max(servedWithinMs, outcome.servedWithinMs);
+      if (outcome.violations.length > 0) {
+        failures.push(outcome);
+        if (process.stderr.isTTY) process.stderr.write('\n');
+        console.log(`FAILED seed ${outcome.seed} (schedule ${done}):`);
+        for (const violation of outcome.violations) console.log(`  ${violation}`);
+        console.log(`  replay: ${replayCommand(outcome.seed, FULL_SHAPE)}`);
+      }
+      if (process.stderr.isTTY || Date.now() - shownAt > 5_000) progress();
+    },
+  );
   progress(true);
-  return failed === 0 ? 0 : 1;
+  console.log(
+    `${done} schedules, ${faults} faults, ${holdings} holdings; once faults stopped, every waiter was served within ${servedWithinMs.toFixed(0)} ms`,
+  );
+  for (const failure of failures.slice(0, SHRUNK_AT_MOST)) await report(failure.seed);
+  return failures.length === 0 ? 0 : 1;
 }
 
-const options = parse(process.argv.slice(2));
-process.exitCode = await (options.seed === undefined ? explore(options) : replay(options.seed));
+/** Shrinks the schedule of a failing seed and prints it, with the command that replays it. */
+async function report(seed: number): Promise<void> {
+  console.log(`\nshrinking seed ${seed}...`);
+  let runs = 0;
+  const shape = await shrink(async (candidate) => {
+    runs += 1;
+    return (await runSchedule(seed, candidate)).violations.length > 0;
+  });
+  const result = await runSchedule(seed, shape);
+  const faultLines = result.log.filter((line) => line.includes(' fault '));
+  console.log(`seed ${seed}, shrunk in ${runs} schedules, ${result.faults} faults:`);
+  for (const line of faultLines) console.log(`  ${line}`);
+  for (const violation of result.violations) console.log(`  VIOLATION ${violation}`);
+  console.log(`  replay: ${replayCommand(seed, shape)}`);
+}
+
+const seed = count('seed');
+process.exitCode = await (seed === undefined ? explore() : replay(seed, shapeOf()));

@@ -1,0 +1,69 @@
+/**
+ * What a schedule may contain beyond its seed: which kinds of fault are switched off, how
+ * long the workload runs, how many clients take part. The full shape (nothing off, the
+ * longest workload, the clients the seed draws) is what exploration runs; the shrinker
+ * (shrink.ts) looks for a smaller shape under which a failing seed still fails, and the
+ * replay command names it.
+ *
+ * A fault that is off still draws its random numbers, and only its effect is skipped, so a
+ * shape that switches one fault off replays the same schedule without that fault for as
+ * long as the histories do not diverge.
+ */
+
+/** Every kind of fault a schedule can inject. */
+export const FAULT_KINDS = [
+  'request-loss',
+  'reply-loss',
+  'reset',
+  'late-delivery',
+  'resend',
+  'slow',
+  'node-pause',
+  'crash',
+  'clock-jump',
+  'drift',
+  'client-pause',
+  'close',
+] as const;
+
+export type FaultKind = (typeof FAULT_KINDS)[number];
+
+export interface ScheduleShape {
+  /** Faults that do not happen. */
+  readonly off: ReadonlySet<FaultKind>;
+  /** How long clients keep starting acquisitions (virtual ms). */
+  readonly workloadMs: number;
+  /** How many clients, when fewer than the seed draws. */
+  readonly clients?: number | undefined;
+}
+
+/** The longest workload; exploration runs it. */
+export const WORKLOAD_MS = 4_000;
+
+export const FULL_SHAPE: ScheduleShape = { off: new Set(), workloadMs: WORKLOAD_MS };
+
+/** Whether `kind` may happen under `shape`. */
+export function allows(shape: ScheduleShape, kind: FaultKind): boolean {
+  return !shape.off.has(kind);
+}
+
+/** The command-line options that give `shape` (empty for the full one). */
+export function shapeOptions(shape: ScheduleShape): string[] {
+  const options: string[] = [];
+  if (shape.off.size > 0) options.push('--off', [...shape.off].join(','));
+  if (shape.workloadMs !== WORKLOAD_MS) options.push('--workload-ms', String(shape.workloadMs));
+  if (shape.clients !== undefined) options.push('--clients', String(shape.clients));
+  return options;
+}
+
+/** Parses `--off`'s list of fault kinds, naming a kind it does not know. */
+export function parseFaultKinds(list: string): Set<FaultKind> {
+  const kinds = new Set<FaultKind>();
+  for (const name of list.split(',').filter(Boolean)) {
+    if (!(FAULT_KINDS as readonly string[]).includes(name)) {
+      throw new Error(`Unknown fault kind "${name}" in --off: expected ${FAULT_KINDS.join(', ')}`);
+    }
+    kinds.add(name as FaultKind);
+  }
+  return kinds;
+}

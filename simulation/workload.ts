@@ -1,0 +1,206 @@
+/**
+ * What the simulated clients do: acquire (a lock, plain, fair or fenced; several locks with
+ * `acquireAll`; a permit; a read or write lock), use it for a while, maybe extending it by
+ * hand or letting it extend itself, maybe writing to the fenced store, and release it. Each
+ * holding is recorded as its client computed it, for the oracle.
+ */
+import {
+  fencedWrite,
+  type Lock,
+  type MultiLock,
+  type ReadWriteLock,
+  type Semaphore,
+} from '../src/index.js';
+import type { SimConnection } from './connection.js';
+import type { FaultTargets } from './faults.js';
+import { storeKey } from './fenced-store.js';
+import type { Holding } from './oracle.js';
+import type { Random } from './random.js';
+
+/** The shortest and longest TTL the workload asks for (ms). */
+export const MIN_TTL_MS = 50;
+export const MAX_TTL_MS = 800;
+/** The longest a workload acquisition waits for a busy resource (ms). */
+export const MAX_WAIT_MS = 1_500;
+
+/** What one acquisition takes: a lock, all of the resources at once, or a semaphore's or read-write lock's side. */
+export type Action = 'lock' | 'all' | 'permit' | 'read' | 'write';
+
+export interface Workload {
+  readonly actions: readonly Action[];
+  /** The locks' resources (`all` takes every one of them). */
+  readonly resources: readonly string[];
+  readonly permits: number;
+}
+
+export interface Client extends FaultTargets {
+  readonly semaphore: Semaphore;
+  readonly readWrite: ReadWriteLock;
+  /** The client's connection to the fenced store. */
+  readonly store: SimConnection;
+}
+
+/** What a schedule keeps of what its clients did. */
+export interface Journal {
+  readonly holdings: Holding[];
+  /** Holdings whose validity ran out without their signal firing. */
+  readonly silent: string[];
+  note(line: string): void;
+}
+
+/** A held lock, several locks, a permit or a side of a read-write lock, as one handle. */
+type Handle = Lock | MultiLock;
+
+/** One resource a handle holds, as the oracle sees it. */
+interface Held {
+  readonly resource: string;
+  readonly kind: Holding['kind'];
+  readonly fence: bigint | undefined;
+}
+
+/** What one acquisition asks for. */
+export interface Ask {
+  readonly action: Action;
+  readonly ttlMs: number;
+  readonly waitMs: number;
+  readonly fair: boolean;
+  readonly fencing: boolean;
+  readonly autoExtend: boolean;
+  /** For `lock`: which of the resources. */
+  readonly resource: string;
+}
+
+/** Draws one acquisition of `workload`. */
+export function drawAsk(workload: Workload, own: Random): Ask {
+  const action = own.pick(workload.actions);
+  const locks = action === 'lock' || action === 'all';
+  return {
+    action,
+    resource: own.pick(workload.resources),
+    ttlMs: own.int(MIN_TTL_MS, MAX_TTL_MS),
+    waitMs: own.int(0, MAX_WAIT_MS),
+    fair: own.chance(0.4),
+    fencing: locks && own.chance(0.4),
+    autoExtend: own.chance(0.3),
+  };
+}
+
+/** Acquires what `ask` names; returns the handle and what it holds. */
+export async function acquire(
+  client: Client,
+  workload: Workload,
+  ask: Ask,
+): Promise<{ handle: Handle; held: Held[] }> {
+  const { ttlMs, waitMs, fair, autoExtend, fencing } = ask;
+  const options = { ttlMs, waitMs, fair, autoExtend };
+  const { locker } = client;
+  switch (ask.action) {
+    case 'lock': {
+      const lock = await locker.acquire(ask.resource, { ...options, fencing });
+      return { handle: lock, held: [{ resource: ask.resource, kind: 'lock', fence: lock.fence }] };
+    }
+    case 'all': {
+      const all = await locker.acquireAll(workload.resources, { ...options, fencing });
+      const held = all.resources.map((resource) => ({
+        resource,
+        kind: 'lock' as const,
+        fence: all.fences.get(resource),
+      }));
+      return { handle: all, held };
+    }
+    case 'permit': {
+      const permit = await client.semaphore.acquire(options);
+      return { handle: permit, held: [{ resource: 's0', kind: 'permit', fence: undefined }] };
+    }
+    default: {
+      const side = await client.readWrite[ask.action].acquire(options);
+      return { handle: side, held: [{ resource: 'w0', kind: ask.action, fence: undefined }] };
+    }
+  }
+}
+
+/**
+ * One acquisition by `client`, used and released: the client trusts it from the moment
+ * `acquire` resolved until the earliest of its validity deadline (`remainingMs()` read then,
+ * or after a successful `extend`; never, with auto-extension, which the signal covers), its
+ * signal firing, the end of its use and its locker's close.
+ */
+export async function holdOnce(
+  client: Client,
+  workload: Workload,
+  own: Random,
+  journal: Journal,
+): Promise<void> {
+  const ask = drawAsk(workload, own);
+  const name = ask.action === 'all' ? workload.resources.join('+') : ask.action;
+  let acquired: Awaited<ReturnType<typeof acquire>>;
+  try {
+    acquired = await acquire(client, workload, ask);
+  } catch (error) {
+    journal.note(`c${client.id} ${name} failed ${(error as Error).name}`);
+    await pause(own.next() * 50);
+    return;
+  }
+  const { handle, held } = acquired;
+  const acquiredAt = performance.now();
+  let deadline = ask.autoExtend ? Number.POSITIVE_INFINITY : acquiredAt + handle.remainingMs();
+  let lostAt = Number.POSITIVE_INFINITY;
+  handle.signal.addEventListener('abort', () => {
+    lostAt = performance.now();
+  });
+  const fences = held.map((one) => one.fence).join(',');
+  journal.note(`c${client.id} ${name} held until ${deadline.toFixed(3)} fence ${fences}`);
+
+  const useMs = own.next() * ask.ttlMs * (ask.autoExtend ? 3 : 1.3);
+  const split = own.next();
+  const extendTtlMs = !ask.autoExtend && own.chance(0.3) ? own.int(MIN_TTL_MS, MAX_TTL_MS) : 0;
+  const writes = own.chance(0.7) ? held.filter((one) => one.fence !== undefined) : [];
+  await pause(useMs * split);
+  if (extendTtlMs > 0) {
+    try {
+      await handle.extend(extendTtlMs);
+      deadline = performance.now() + handle.remainingMs();
+      journal.note(`c${client.id} ${name} extended until ${deadline.toFixed(3)}`);
+    } catch (error) {
+      journal.note(`c${client.id} ${name} extend failed ${(error as Error).name}`);
+    }
+  }
+  for (const { resource, fence } of writes) {
+    const result = await fencedWrite(
+      client.store,
+      storeKey(resource),
+      fence as bigint,
+      `c${client.id}`,
+    ).catch((error: Error) => error.name);
+    journal.note(`c${client.id} ${resource} fenced write ${fence}: ${result}`);
+  }
+  await pause(useMs * (1 - split));
+
+  if (
+    handle.remainingMs() === 0 &&
+    !handle.signal.aborted &&
+    client.closedAt === Number.POSITIVE_INFINITY
+  ) {
+    journal.silent.push(
+      `c${client.id} ${name}: validity ran out at ${performance.now()} and no signal`,
+    );
+  }
+  const to = Math.min(performance.now(), deadline, lostAt, client.closedAt);
+  for (const { resource, kind, fence } of held) {
+    journal.holdings.push({
+      client: client.id,
+      resource,
+      kind,
+      permits: workload.permits,
+      from: acquiredAt,
+      to,
+      fence,
+    });
+  }
+  const result = await handle.release().catch((error: Error) => error.name);
+  journal.note(`c${client.id} ${name} released ${result}`);
+}
+
+export function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
