@@ -50,7 +50,8 @@ export function allows(shape: ScheduleShape, kind: FaultKind): boolean {
 /** The command-line options that give `shape` (empty for the full one). */
 export function shapeOptions(shape: ScheduleShape): string[] {
   const options: string[] = [];
-  if (shape.off.size > 0) options.push('--off', [...shape.off].join(','));
+  const off = FAULT_KINDS.filter((kind) => shape.off.has(kind));
+  if (off.length > 0) options.push('--off', off.join(','));
   if (shape.workloadMs !== WORKLOAD_MS) options.push('--workload-ms', String(shape.workloadMs));
   if (shape.clients !== undefined) options.push('--clients', String(shape.clients));
   return options;

@@ -14,8 +14,8 @@
  */
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
-import { Worker } from 'node:worker_threads';
 import type { Outcome } from './explore-worker.js';
+import { explorePool } from './pool.js';
 import { runSchedule } from './schedule.js';
 import {
   FULL_SHAPE,
@@ -70,41 +70,6 @@ async function replay(seed: number, shape: ScheduleShape): Promise<number> {
   for (const violation of result.violations) console.log(`VIOLATION ${violation}`);
   console.log(`${result.faults} faults; replay: ${replayCommand(seed, shape)}`);
   return result.violations.length === 0 ? 0 : 1;
-}
-
-/** Runs seeds on worker threads, one schedule at a time each, until `more()` says stop. */
-function explorePool(
-  workers: number,
-  nextSeed: () => number | undefined,
-  onOutcome: (outcome: Outcome) => void,
-): Promise<void> {
-  // The worker runs TypeScript as this process does: through tsx, registered in the thread.
-  const tsx = import.meta.resolve('tsx/esm/api');
-  const entry = new URL('./explore-worker.ts', import.meta.url).href;
-  const source = `const { register } = await import(${JSON.stringify(tsx)}); register(); await import(${JSON.stringify(entry)});`;
-  return new Promise((resolve, reject) => {
-    let busy = 0;
-    const pool = Array.from({ length: workers }, () => new Worker(source, { eval: true }));
-    const feed = (worker: Worker) => {
-      const seed = nextSeed();
-      if (seed === undefined) {
-        void worker.terminate();
-        if (busy === 0) resolve();
-        return;
-      }
-      busy += 1;
-      worker.postMessage(seed);
-    };
-    for (const worker of pool) {
-      worker.on('message', (outcome: Outcome) => {
-        busy -= 1;
-        onOutcome(outcome);
-        feed(worker);
-      });
-      worker.on('error', reject);
-      feed(worker);
-    }
-  });
 }
 
 async function explore(): Promise<number> {

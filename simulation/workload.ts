@@ -132,7 +132,12 @@ export async function holdOnce(
   journal: Journal,
 ): Promise<void> {
   const ask = drawAsk(workload, own);
-  const name = ask.action === 'all' ? workload.resources.join('+') : ask.action;
+  const name =
+    ask.action === 'all'
+      ? workload.resources.join('+')
+      : ask.action === 'lock'
+        ? ask.resource
+        : ask.action;
   let acquired: Awaited<ReturnType<typeof acquire>>;
   try {
     acquired = await acquire(client, workload, ask);
