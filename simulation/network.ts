@@ -47,6 +47,9 @@ export class WorldNode {
     this.node = new SimulatedRedisNode({
       name,
       clockUs: () => BigInt(Math.floor(this.wallMs() * 1000)),
+      // Up for a while already (up to a day): a node first seen young abstains, as a
+      // restarted one does, and every schedule would start with a grace.
+      uptimeMs: random.next() * 86_400_000,
     });
   }
 
@@ -124,7 +127,7 @@ export function drawFaultRates(random: Random, shape: ScheduleShape): FaultRates
   const drawn = {
     requestLoss: p(0.03),
     replyLoss: p(0.03),
-    reset: p(stormy ? 0.15 : 0.02),
+    reset: p(stormy ? 0.3 : 0.02),
     lateDelivery: p(1),
     resend: p(0.5),
     delayMs: 0.2 + random.next() * 6,

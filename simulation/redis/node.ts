@@ -57,6 +57,8 @@ export interface SimulatedRedisNodeOptions {
   readonly maxmemoryPolicy?: string;
   /** The Lua VM; one may serve every node of a simulation. @default one shared by all */
   readonly lua?: LuaScripts;
+  /** How long the server has been up when created (INFO's `uptime_in_seconds`). @default 0 */
+  readonly uptimeMs?: number;
 }
 
 let sharedLua: LuaScripts | undefined;
@@ -85,7 +87,7 @@ export class SimulatedRedisNode {
     this.#options = options;
     this.#keyspace = new Keyspace(() => options.clockUs() / 1000n);
     this.#lua = options.lua ?? shared();
-    this.#startedUs = options.clockUs();
+    this.#startedUs = options.clockUs() - BigInt(Math.floor((options.uptimeMs ?? 0) * 1000));
     this.#runId = this.#newRunId();
     this.#contexts = { client: this.#context(false), script: this.#context(true) };
   }
