@@ -62,6 +62,7 @@ export async function runSchedule(
     const workload = {
       resources: Array.from({ length: random.int(1, 2) }, (_, i) => `r${i}`),
       actions: random.pick<readonly Action[]>([
+        ['lock'],
         ['lock', 'all'],
         ['lock', 'all', 'permit', 'read', 'write'],
         ['permit'],
