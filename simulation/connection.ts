@@ -126,7 +126,7 @@ export class SimConnection implements RedisConnection {
     for (const request of cut) {
       request.reject(new Error('read ECONNRESET (simulated)'));
       if (this.links.happens('lateDelivery', this.#link)) {
-        this.#deliver(request, -1, downMs + random.next() * rates.slowMs);
+        this.#deliver(request, -1, downMs + random.next() * rates.lateMs);
       }
       if (this.links.happens('resend', this.#link)) {
         this.#deliver(request, -1, downMs + random.next() * 2 * rates.delayMs);

@@ -20,6 +20,8 @@ export interface FaultRates {
   readonly reset: number;
   /** Probability that a request cut off by a reset still reaches the node, late. */
   readonly lateDelivery: number;
+  /** How late, at most, after the new connection is up (ms). */
+  readonly lateMs: number;
   /** Probability that a reset connection's client library sends an unanswered command again. */
   readonly resend: number;
   /** Mean one-way delay (ms); each delay is random in [0, 2 × mean]. */
@@ -134,6 +136,9 @@ export function drawFaultRates(random: Random, shape: ScheduleShape): FaultRates
     // Slow messages around the per-node timeout (20 ms for these TTLs) eat validity.
     slow: p(0.2),
     slowMs: random.pick([15, 30, 60, 400]),
+    // An orphaned request (a proxy's upstream, a socket buffer) may arrive long after the
+    // retries that followed it.
+    lateMs: random.pick([50, 200, 600]),
   };
   const unless = (kind: Parameters<typeof allows>[1], rate: number) =>
     allows(shape, kind) ? rate : 0;
