@@ -1,10 +1,11 @@
 /**
- * A worker thread of `npm run simulate`: runs the schedules whose seeds the main thread
- * sends, one at a time, and posts back what each found. Every schedule installs virtual time
+ * A worker thread of `npm run simulate`: runs the schedules whose seeds (and shape) the main
+ * thread sends, one at a time, and posts back what each found. Every schedule installs virtual time
  * on the worker's own globals, so workers do not disturb each other.
  */
 import { parentPort } from 'node:worker_threads';
 import { runSchedule } from './schedule.js';
+import type { ScheduleShape } from './shape.js';
 
 export interface Outcome {
   readonly seed: number;
@@ -15,7 +16,7 @@ export interface Outcome {
   readonly livenessBoundMs: number;
 }
 
-parentPort?.on('message', async (seed: number) => {
-  const { log: _log, ...outcome } = await runSchedule(seed);
+parentPort?.on('message', async ({ seed, shape }: { seed: number; shape: ScheduleShape }) => {
+  const { log: _log, ...outcome } = await runSchedule(seed, shape);
   parentPort?.postMessage(outcome satisfies Outcome);
 });

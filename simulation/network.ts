@@ -7,7 +7,7 @@
 import type { Random } from './random.js';
 import { SimulatedRedisNode } from './redis/node.js';
 import type { Reply } from './redis/reply.js';
-import { allows, type ScheduleShape } from './shape.js';
+import { allows, type Focus, type ScheduleShape } from './shape.js';
 import { EPOCH_MS } from './virtual-time.js';
 
 /** How often each fault happens; 0 turns it off. */
@@ -120,17 +120,18 @@ type LinkFault = 'requestLoss' | 'replyLoss' | 'reset' | 'lateDelivery' | 'resen
  * the schedules are calm, a third reset connections often. Faults `shape` switches off are
  * drawn all the same, then set to 0.
  */
-export function drawFaultRates(random: Random, shape: ScheduleShape): FaultRates {
-  const calm = random.chance(0.2);
+export function drawFaultRates(random: Random, shape: ScheduleShape, focus: Focus): FaultRates {
+  const lateRequests = focus === 'late-requests';
+  const calm = random.chance(0.2) && !lateRequests;
   const p = (max: number) => (calm ? 0 : random.next() * max);
   // Some schedules reset connections often: late requests from old connections then meet
   // the later attempts and holders that invariant 11 protects.
-  const stormy = random.chance(0.3);
+  const stormy = random.chance(0.3) || lateRequests;
   const drawn = {
     requestLoss: p(0.03),
     replyLoss: p(0.03),
     reset: p(stormy ? 0.3 : 0.02),
-    lateDelivery: p(1),
+    lateDelivery: lateRequests ? 0.5 + p(0.5) : p(1),
     resend: p(0.5),
     delayMs: 0.2 + random.next() * 6,
     // Slow messages around the per-node timeout (20 ms for these TTLs) eat validity.
@@ -144,6 +145,7 @@ export function drawFaultRates(random: Random, shape: ScheduleShape): FaultRates
     allows(shape, kind) ? rate : 0;
   return {
     ...drawn,
+    lateMs: lateRequests ? 600 : drawn.lateMs,
     requestLoss: unless('request-loss', drawn.requestLoss),
     replyLoss: unless('reply-loss', drawn.replyLoss),
     reset: unless('reset', drawn.reset),

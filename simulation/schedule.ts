@@ -49,29 +49,35 @@ export async function runSchedule(
     note: (line) => log.push(`${time.now().toFixed(3)} ${line}`),
   };
   try {
-    const links = new Links(random, drawFaultRates(random, shape), journal.note);
-    const nodeCount = random.pick([1, 3, 5]);
+    const drawnFocus = random.chance(0.25) ? 'late-requests' : 'mixed';
+    const focus = shape.focus ?? drawnFocus;
+    const lateRequests = focus === 'late-requests';
+    const links = new Links(random, drawFaultRates(random, shape, focus), journal.note);
+    const drawnNodes = random.pick([1, 3, 5]);
+    const nodeCount = lateRequests ? Math.min(drawnNodes, 3) : drawnNodes;
     const drift = allows(shape, 'drift') ? MAX_DRIFT_RATE : 0;
     const world = Array.from(
       { length: nodeCount },
       (_, i) => new WorldNode(`n${i + 1}:6379`, random, drift),
     );
     const store = new FencedStore(random);
-    const drawnClients = random.int(2, 4);
+    const drawnClients = lateRequests ? random.int(3, 4) : random.int(2, 4);
     const clientCount = Math.min(drawnClients, shape.clients ?? drawnClients);
+    const drawnResources = random.int(1, 2);
+    const drawnActions = random.pick<readonly Action[]>([
+      ['lock'],
+      ['lock', 'all'],
+      ['lock', 'all', 'permit', 'read', 'write'],
+      ['permit'],
+      ['read', 'write'],
+    ]);
     const workload = {
-      resources: Array.from({ length: random.int(1, 2) }, (_, i) => `r${i}`),
-      actions: random.pick<readonly Action[]>([
-        ['lock'],
-        ['lock', 'all'],
-        ['lock', 'all', 'permit', 'read', 'write'],
-        ['permit'],
-        ['read', 'write'],
-      ]),
+      resources: Array.from({ length: lateRequests ? 1 : drawnResources }, (_, i) => `r${i}`),
+      actions: lateRequests ? (['lock'] as const) : drawnActions,
       permits: random.int(1, 3),
     };
     journal.note(
-      `world nodes=${nodeCount} clients=${clientCount} actions=${workload.actions} resources=${workload.resources} permits=${workload.permits}`,
+      `world focus=${focus} nodes=${nodeCount} clients=${clientCount} actions=${workload.actions} resources=${workload.resources} permits=${workload.permits}`,
     );
 
     const clients: Client[] = Array.from({ length: clientCount }, (_, id) => {

@@ -28,7 +28,19 @@ export const FAULT_KINDS = [
 
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
+/**
+ * What a schedule concentrates on. Most explore everything (`mixed`); a quarter, drawn by
+ * the seed, concentrate on `late-requests`: plain locks under contention on connections that
+ * reset often, with orphaned and resent requests arriving long after the retries that
+ * followed them, the rarest orderings of all.
+ */
+export const FOCUSES = ['mixed', 'late-requests'] as const;
+
+export type Focus = (typeof FOCUSES)[number];
+
 export interface ScheduleShape {
+  /** The focus, when not the one the seed draws. */
+  readonly focus?: Focus | undefined;
   /** Faults that do not happen. */
   readonly off: ReadonlySet<FaultKind>;
   /** How long clients keep starting acquisitions (virtual ms). */
@@ -54,7 +66,14 @@ export function shapeOptions(shape: ScheduleShape): string[] {
   if (off.length > 0) options.push('--off', off.join(','));
   if (shape.workloadMs !== WORKLOAD_MS) options.push('--workload-ms', String(shape.workloadMs));
   if (shape.clients !== undefined) options.push('--clients', String(shape.clients));
+  if (shape.focus !== undefined) options.push('--focus', shape.focus);
   return options;
+}
+
+/** Parses `--focus`, naming what it expects. */
+export function parseFocus(name: string | undefined): Focus | undefined {
+  if (name === undefined || (FOCUSES as readonly string[]).includes(name)) return name as Focus;
+  throw new Error(`Unknown focus "${name}" in --focus: expected ${FOCUSES.join(' or ')}`);
 }
 
 /** Parses `--off`'s list of fault kinds, naming a kind it does not know. */

@@ -8,6 +8,7 @@
  *   ... --workers 2                            worker threads (default: one per core)
  *   ... --seed 1234 --off reset,crash --workload-ms 1000 --clients 2
  *                                              replays a shrunk schedule (see shape.ts)
+ *   ... --focus late-requests                  every schedule with that focus
  *
  * A failure prints its seed and violations, then (for the first three) the schedule shrunk
  * and the one command that replays it. Exits 1 when a schedule failed.
@@ -18,8 +19,8 @@ import type { Outcome } from './explore-worker.js';
 import { explorePool } from './pool.js';
 import { runSchedule } from './schedule.js';
 import {
-  FULL_SHAPE,
   parseFaultKinds,
+  parseFocus,
   type ScheduleShape,
   shapeOptions,
   WORKLOAD_MS,
@@ -39,6 +40,7 @@ const { values } = parseArgs({
     off: { type: 'string' },
     'workload-ms': { type: 'string' },
     clients: { type: 'string' },
+    focus: { type: 'string' },
   },
 });
 
@@ -57,6 +59,7 @@ function shapeOf(): ScheduleShape {
     off: parseFaultKinds(values.off ?? ''),
     workloadMs: count('workload-ms', 1) ?? WORKLOAD_MS,
     clients: count('clients', 2),
+    focus: parseFocus(values.focus),
   };
 }
 
@@ -72,7 +75,7 @@ async function replay(seed: number, shape: ScheduleShape): Promise<number> {
   return result.violations.length === 0 ? 0 : 1;
 }
 
-async function explore(): Promise<number> {
+async function explore(shape: ScheduleShape): Promise<number> {
   const first = count('from') ?? Math.floor(Math.random() * 2 ** 31);
   const minutes = count('minutes');
   const until = minutes === undefined ? Number.POSITIVE_INFINITY : Date.now() + minutes * 60_000;
@@ -107,27 +110,28 @@ async function explore(): Promise<number> {
         if (process.stderr.isTTY) process.stderr.write('\n');
         console.log(`FAILED seed ${outcome.seed} (schedule ${done}):`);
         for (const violation of outcome.violations) console.log(`  ${violation}`);
-        console.log(`  replay: ${replayCommand(outcome.seed, FULL_SHAPE)}`);
+        console.log(`  replay: ${replayCommand(outcome.seed, shape)}`);
       }
       if (process.stderr.isTTY || Date.now() - shownAt > 5_000) progress();
     },
+    shape,
   );
   progress(true);
   console.log(
     `${done} schedules, ${faults} faults, ${holdings} holdings; once faults stopped, every waiter was served within ${servedWithinMs.toFixed(0)} ms`,
   );
-  for (const failure of failures.slice(0, SHRUNK_AT_MOST)) await report(failure.seed);
+  for (const failure of failures.slice(0, SHRUNK_AT_MOST)) await report(failure.seed, shape);
   return failures.length === 0 ? 0 : 1;
 }
 
 /** Shrinks the schedule of a failing seed and prints it, with the command that replays it. */
-async function report(seed: number): Promise<void> {
+async function report(seed: number, full: ScheduleShape): Promise<void> {
   console.log(`\nshrinking seed ${seed}...`);
   let runs = 0;
   const shape = await shrink(async (candidate) => {
     runs += 1;
     return (await runSchedule(seed, candidate)).violations.length > 0;
-  });
+  }, full);
   const result = await runSchedule(seed, shape);
   const faultLines = result.log.filter((line) => line.includes(' fault '));
   console.log(`seed ${seed}, shrunk in ${runs} schedules, ${result.faults} faults:`);
@@ -137,4 +141,4 @@ async function report(seed: number): Promise<void> {
 }
 
 const seed = count('seed');
-process.exitCode = await (seed === undefined ? explore() : replay(seed, shapeOf()));
+process.exitCode = await (seed === undefined ? explore(shapeOf()) : replay(seed, shapeOf()));
