@@ -17,10 +17,10 @@ export function explorePool(
   const tsx = import.meta.resolve('tsx/esm/api');
   const entry = new URL('./explore-worker.ts', import.meta.url).href;
   const source = `const { register } = await import(${JSON.stringify(tsx)}); register(); await import(${JSON.stringify(entry)});`;
+  const start = () => new Worker(source, { eval: true });
   return new Promise((resolve, reject) => {
     let busy = 0;
-    const pool = Array.from({ length: workers }, () => new Worker(source, { eval: true }));
-    const feed = (worker: Worker) => {
+    const run = (worker: Worker) => {
       const seed = nextSeed();
       if (seed === undefined) {
         void worker.terminate();
@@ -28,16 +28,40 @@ export function explorePool(
         return;
       }
       busy += 1;
-      worker.postMessage({ seed, shape });
-    };
-    for (const worker of pool) {
-      worker.on('message', (outcome: Outcome) => {
+      // A schedule that never ends (a loop that never lets virtual time move) is a failure
+      // too; its worker is replaced.
+      const limit = setTimeout(() => {
+        worker.removeAllListeners();
+        void worker.terminate();
+        busy -= 1;
+        onOutcome(hung(seed));
+        run(listen(start()));
+      }, SCHEDULE_REAL_MS);
+      worker.once('message', (outcome: Outcome) => {
+        clearTimeout(limit);
         busy -= 1;
         onOutcome(outcome);
-        feed(worker);
+        run(worker);
       });
-      worker.on('error', reject);
-      feed(worker);
-    }
+      worker.postMessage({ seed, shape });
+    };
+    const listen = (worker: Worker) => worker.on('error', reject);
+    for (let i = 0; i < workers; i++) run(listen(start()));
   });
+}
+
+/** Real time a schedule may take before it counts as hung (ms); most take 0.3 to 3 s. */
+const SCHEDULE_REAL_MS = 60_000;
+
+function hung(seed: number): Outcome {
+  return {
+    seed,
+    violations: [
+      `did not finish within ${SCHEDULE_REAL_MS / 1000} s of real time (a loop that never lets virtual time move?)`,
+    ],
+    holdings: 0,
+    faults: 0,
+    servedWithinMs: Number.POSITIVE_INFINITY,
+    livenessBoundMs: 0,
+  };
 }

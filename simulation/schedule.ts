@@ -161,6 +161,19 @@ export async function runSchedule(
       servedWithinMs: liveness?.servedWithinMs ?? Number.POSITIVE_INFINITY,
       livenessBoundMs: liveness?.boundMs ?? 0,
     };
+  } catch (error) {
+    // Virtual time stopped moving (see virtual-time.ts): the schedule cannot go on.
+    const violation = `schedule aborted: ${(error as Error).message}`;
+    journal.note(violation);
+    return {
+      seed,
+      log,
+      violations: [violation],
+      holdings: journal.holdings.length,
+      faults: 0,
+      servedWithinMs: Number.POSITIVE_INFINITY,
+      livenessBoundMs: 0,
+    };
   } finally {
     time.uninstall();
   }

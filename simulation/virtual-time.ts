@@ -44,6 +44,9 @@ export interface VirtualTime {
 
 let installed = false;
 
+/** Timers that may fire at one virtual moment before a schedule counts as spinning. */
+const SPIN_TIMERS = 100_000;
+
 /** Replaces time and randomness with virtual ones drawn from `random`, until `uninstall`. */
 export function installVirtualTime(random: Random): VirtualTime {
   if (installed) throw new Error('virtual time is already installed');
@@ -93,7 +96,18 @@ export function installVirtualTime(random: Random): VirtualTime {
       );
       try {
         await new Promise((resolve) => setImmediate(resolve));
-        while (!done() && !timedOut) await clock.nextAsync();
+        let firedAt = clock.now;
+        let firedNow = 0;
+        while (!done() && !timedOut) {
+          await clock.nextAsync();
+          firedNow = clock.now === firedAt ? firedNow + 1 : 0;
+          firedAt = clock.now;
+          if (firedNow > SPIN_TIMERS) {
+            throw new Error(
+              `virtual time stopped at ${firedAt - EPOCH_MS} ms: ${SPIN_TIMERS} timers fired without it moving (a loop that never waits)`,
+            );
+          }
+        }
         return done();
       } finally {
         clearTimeout(limit);
