@@ -44,6 +44,12 @@ export interface VirtualTime {
 
 let installed = false;
 
+/** A timer's delay as Node takes it: below 1 ms (or not a number), 1 ms. */
+function atLeastOneMs(ms: number | undefined): number {
+  const delay = Number(ms);
+  return delay >= 1 ? delay : 1;
+}
+
 /** Timers that may fire at one virtual moment before a schedule counts as spinning. */
 const SPIN_TIMERS = 100_000;
 
@@ -56,6 +62,15 @@ export function installVirtualTime(random: Random): VirtualTime {
     toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'],
     shouldClearNativeTimers: false,
   });
+  // Node runs a timer of less than 1 ms (0.4, 0) after 1 ms; fake timers would run it at the
+  // same moment, and a loop retrying after `deadline - now` (0.4 ms) would never see time move.
+  type Schedule = (callback: () => void, ms: number, ...args: unknown[]) => unknown;
+  const fakeSetTimeout = globalThis.setTimeout as unknown as Schedule;
+  globalThis.setTimeout = ((callback: () => void, ms?: number, ...args: unknown[]) =>
+    fakeSetTimeout(callback, atLeastOneMs(ms), ...args)) as typeof setTimeout;
+  const fakeSetInterval = globalThis.setInterval as unknown as Schedule;
+  globalThis.setInterval = ((callback: () => void, ms?: number, ...args: unknown[]) =>
+    fakeSetInterval(callback, atLeastOneMs(ms), ...args)) as typeof setInterval;
   const realRandom = Math.random;
   // Nothing reads an error's stack in a schedule; building them was 4% of the run.
   const stackTraceLimit = Error.stackTraceLimit;

@@ -8,8 +8,11 @@ import { describe, expect, it } from 'vitest';
 import { violations } from '../../simulation/oracle.js';
 import { explorePool } from '../../simulation/pool.js';
 import { runSchedule } from '../../simulation/schedule.js';
+import { FULL_SHAPE, shapeOptions } from '../../simulation/shape.js';
 
+/** Seeds of the drawn mix, and of the late-requests focus (see simulation/shape.ts). */
 const SEEDS = Number(process.env.SIM_SEEDS ?? 200);
+const FOCUSED_SEEDS = Number(process.env.SIM_FOCUSED_SEEDS ?? 60);
 
 describe('the engine on a simulated world', () => {
   it('replays a seed with the same history, bit for bit, under any shape', async () => {
@@ -26,25 +29,36 @@ describe('the engine on a simulated world', () => {
     expect(shrunk.log.filter((line) => / fault (reset|crash) /.test(line))).toEqual([]);
   });
 
-  it(`keeps every invariant over seeds 1 to ${SEEDS}`, { timeout: 240_000 }, async () => {
-    const failures: string[] = [];
-    let holdings = 0;
-    let next = 1;
-    await explorePool(
-      availableParallelism(),
-      () => (next <= SEEDS ? next++ : undefined),
-      (outcome) => {
-        holdings += outcome.holdings;
-        for (const violation of outcome.violations) {
-          failures.push(
-            `seed ${outcome.seed}: ${violation} (replay: npm run simulate -- --seed ${outcome.seed})`,
-          );
-        }
-      },
-    );
-    expect(failures).toEqual([]);
-    expect(holdings).toBeGreaterThan(SEEDS * 5); // the workload did hold locks
-  });
+  it.each([
+    [SEEDS, 'the focus each seed draws', FULL_SHAPE],
+    [FOCUSED_SEEDS, 'a focus on late requests', { ...FULL_SHAPE, focus: 'late-requests' as const }],
+  ])(
+    'keeps every invariant over seeds 1 to %i, with %s',
+    { timeout: 300_000 },
+    async (seeds, _focus, shape) => {
+      const failures: string[] = [];
+      let holdings = 0;
+      let next = 1;
+      await explorePool(
+        availableParallelism(),
+        () => (next <= seeds ? next++ : undefined),
+        (outcome) => {
+          holdings += outcome.holdings;
+          for (const violation of outcome.violations) {
+            const replay = [
+              'npm run simulate -- --seed',
+              outcome.seed,
+              ...shapeOptions(shape),
+            ].join(' ');
+            failures.push(`seed ${outcome.seed}: ${violation} (replay: ${replay})`);
+          }
+        },
+        shape,
+      );
+      expect(failures).toEqual([]);
+      expect(holdings).toBeGreaterThan(seeds * 5); // the workload did hold locks
+    },
+  );
 
   // Each seed failed on the code before its fix.
   it.each([
