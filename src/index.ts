@@ -15,6 +15,7 @@ export {
   UnsafeNodeError,
 } from './errors.js';
 export {
+  type FencedCommandOptions,
   type FencedWriteResult,
   fencedRead,
   fencedWrite,

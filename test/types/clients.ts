@@ -58,6 +58,7 @@ for (const client of clients) {
   void fencedRead(client, 'account:7', 1n);
   void fencedWrite(client, 'account:7', 1n, 'value');
   void readFenced(client, 'account:7');
+  void fencedWrite(client, 'account:7', 1n, 'value', { timeoutMs: 1_000 });
 }
 void fencedRead(ioredis6, 'k', 1n);
 void fencedWrite(iovalkey, 'k', 1n, 'v');
