@@ -116,13 +116,14 @@ export class WorldNode {
 type LinkFault = 'requestLoss' | 'replyLoss' | 'reset' | 'lateDelivery' | 'resend';
 
 /**
- * How often each fault of the links happens in one schedule, drawn from its seed: a fifth of
- * the schedules are calm, a third reset connections often. Faults `shape` switches off are
+ * How often each fault of the links happens in one schedule, drawn from its seed and its
+ * focus: a fifth of the mixed schedules are calm, a third reset connections often. Faults `shape` switches off are
  * drawn all the same, then set to 0.
  */
 export function drawFaultRates(random: Random, shape: ScheduleShape, focus: Focus): FaultRates {
   const lateRequests = focus === 'late-requests';
-  const calm = random.chance(0.2) && !lateRequests;
+  const slowReplies = focus === 'slow-replies';
+  const calm = random.chance(0.2) && focus === 'mixed';
   const p = (max: number) => (calm ? 0 : random.next() * max);
   // Some schedules reset connections often: late requests from old connections then meet
   // the later attempts and holders that invariant 11 protects.
@@ -146,12 +147,14 @@ export function drawFaultRates(random: Random, shape: ScheduleShape, focus: Focu
   return {
     ...drawn,
     lateMs: lateRequests ? 600 : drawn.lateMs,
+    // Up to just inside the per-node timeout (20 ms for these TTLs).
+    slowMs: slowReplies ? 19 : drawn.slowMs,
     requestLoss: unless('request-loss', drawn.requestLoss),
     replyLoss: unless('reply-loss', drawn.replyLoss),
     reset: unless('reset', drawn.reset),
     lateDelivery: unless('late-delivery', drawn.lateDelivery),
     resend: unless('resend', drawn.resend),
-    slow: unless('slow', drawn.slow),
+    slow: unless('slow', slowReplies ? 0.3 + drawn.slow * 3 : drawn.slow),
   };
 }
 

@@ -31,6 +31,8 @@ export interface ScheduleResult {
 
 /** Virtual time allowed for everything to finish after the workload, and after the close. */
 const DRAIN_MS = 60_000;
+/** The longest TTL of a schedule focused on slow replies (ms). */
+const SHORT_TTL_MS = 150;
 /** Node clocks drift by less than the engine's default allowance (driftFactor 0.01). */
 const MAX_DRIFT_RATE = 0.005;
 
@@ -49,9 +51,12 @@ export async function runSchedule(
     note: (line) => log.push(`${time.now().toFixed(3)} ${line}`),
   };
   try {
-    const drawnFocus = random.chance(0.25) ? 'late-requests' : 'mixed';
+    const focusDraw = random.next();
+    const drawnFocus =
+      focusDraw < 0.25 ? 'late-requests' : focusDraw < 0.42 ? 'slow-replies' : 'mixed';
     const focus = shape.focus ?? drawnFocus;
     const lateRequests = focus === 'late-requests';
+    const focused = focus !== 'mixed';
     const links = new Links(random, drawFaultRates(random, shape, focus), journal.note);
     const drawnNodes = random.pick([1, 3, 5]);
     const nodeCount = lateRequests ? Math.min(drawnNodes, 3) : drawnNodes;
@@ -61,7 +66,7 @@ export async function runSchedule(
       (_, i) => new WorldNode(`n${i + 1}:6379`, random, drift),
     );
     const store = new FencedStore(random);
-    const drawnClients = lateRequests ? random.int(3, 4) : random.int(2, 4);
+    const drawnClients = focused ? random.int(3, 4) : random.int(2, 4);
     const clientCount = Math.min(drawnClients, shape.clients ?? drawnClients);
     const drawnResources = random.int(1, 2);
     const drawnActions = random.pick<readonly Action[]>([
@@ -72,9 +77,11 @@ export async function runSchedule(
       ['read', 'write'],
     ]);
     const workload = {
-      resources: Array.from({ length: lateRequests ? 1 : drawnResources }, (_, i) => `r${i}`),
-      actions: lateRequests ? (['lock'] as const) : drawnActions,
+      resources: Array.from({ length: focused ? 1 : drawnResources }, (_, i) => `r${i}`),
+      actions: focused ? (['lock'] as const) : drawnActions,
       permits: random.int(1, 3),
+      // Short leases, where 20 ms of elapsed time is a large part of the validity.
+      maxTtlMs: focus === 'slow-replies' ? SHORT_TTL_MS : MAX_TTL_MS,
     };
     journal.note(
       `world focus=${focus} nodes=${nodeCount} clients=${clientCount} actions=${workload.actions} resources=${workload.resources} permits=${workload.permits}`,
@@ -85,7 +92,7 @@ export async function runSchedule(
       const connections = world.map((node) => new SimConnection(node, links, process));
       const locker = new Locker({
         nodes: connections,
-        retryDelayMs: random.int(5, 60),
+        retryDelayMs: focus === 'slow-replies' ? random.int(5, 15) : random.int(5, 60),
         // A restarted node may have lost its keys: it must not vote before every lease it
         // could have granted ran out. The default covers only this locker's own TTLs.
         restartGraceMs: MAX_TTL_MS,

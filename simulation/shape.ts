@@ -29,12 +29,14 @@ export const FAULT_KINDS = [
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
 /**
- * What a schedule concentrates on. Most explore everything (`mixed`); a quarter, drawn by
+ * What a schedule concentrates on. Most explore everything (`mixed`). A quarter, drawn by
  * the seed, concentrate on `late-requests`: plain locks under contention on connections that
  * reset often, with orphaned and resent requests arriving long after the retries that
- * followed them, the rarest orderings of all.
+ * followed them, the rarest orderings of all. A sixth concentrate on `slow-replies`: short
+ * leases under contention, with many replies just inside the per-node timeout, where the
+ * time an acquisition took eats the validity.
  */
-export const FOCUSES = ['mixed', 'late-requests'] as const;
+export const FOCUSES = ['mixed', 'late-requests', 'slow-replies'] as const;
 
 export type Focus = (typeof FOCUSES)[number];
 

@@ -31,6 +31,8 @@ export interface Workload {
   /** The locks' resources (`all` takes every one of them). */
   readonly resources: readonly string[];
   readonly permits: number;
+  /** The longest TTL asked for (ms, at most MAX_TTL_MS). */
+  readonly maxTtlMs: number;
 }
 
 export interface Client extends FaultTargets {
@@ -77,7 +79,7 @@ export function drawAsk(workload: Workload, own: Random): Ask {
   return {
     action,
     resource: own.pick(workload.resources),
-    ttlMs: own.int(MIN_TTL_MS, MAX_TTL_MS),
+    ttlMs: own.int(MIN_TTL_MS, workload.maxTtlMs),
     waitMs: own.int(0, MAX_WAIT_MS),
     fair: own.chance(0.4),
     fencing: locks && own.chance(0.4),
@@ -158,7 +160,8 @@ export async function holdOnce(
 
   const useMs = own.next() * ask.ttlMs * (ask.autoExtend ? 3 : 1.3);
   const split = own.next();
-  const extendTtlMs = !ask.autoExtend && own.chance(0.3) ? own.int(MIN_TTL_MS, MAX_TTL_MS) : 0;
+  const extendTtlMs =
+    !ask.autoExtend && own.chance(0.3) ? own.int(MIN_TTL_MS, workload.maxTtlMs) : 0;
   const writes = own.chance(0.7) ? held.filter((one) => one.fence !== undefined) : [];
   await pause(useMs * split);
   if (extendTtlMs > 0) {
