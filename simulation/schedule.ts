@@ -58,6 +58,7 @@ export async function runSchedule(
     const lateRequests = focus === 'late-requests';
     const focused = focus !== 'mixed';
     const links = new Links(random, drawFaultRates(random, shape, focus), journal.note);
+    const clientLinks: Links[] = [];
     const drawnNodes = random.pick([1, 3, 5]);
     const nodeCount = lateRequests ? Math.min(drawnNodes, 3) : drawnNodes;
     const drift = allows(shape, 'drift') ? MAX_DRIFT_RATE : 0;
@@ -89,7 +90,14 @@ export async function runSchedule(
 
     const clients: Client[] = Array.from({ length: clientCount }, (_, id) => {
       const process: ClientProcess = { name: `c${id}`, pausedUntil: 0 };
-      const connections = world.map((node) => new SimConnection(node, links, process));
+      // Focused on slow replies, each client's links have a slowness of their own: a slow
+      // holder's lease runs out while a fast rival's retry already lands.
+      const own =
+        focus === 'slow-replies'
+          ? new Links(random, { ...links.rates, slow: random.next() }, journal.note)
+          : links;
+      if (own !== links) clientLinks.push(own);
+      const connections = world.map((node) => new SimConnection(node, own, process));
       const locker = new Locker({
         nodes: connections,
         retryDelayMs: focus === 'slow-replies' ? random.int(5, 15) : random.int(5, 60),
@@ -108,7 +116,7 @@ export async function runSchedule(
         locker,
         semaphore: locker.semaphore('s0', { permits: workload.permits }),
         readWrite: locker.readWriteLock('w0'),
-        store: new SimConnection(store.world, links, process),
+        store: new SimConnection(store.world, own, process),
         closedAt: Number.POSITIVE_INFINITY,
       };
     });
@@ -135,7 +143,7 @@ export async function runSchedule(
 
     // Faults stop: every waiter must now be served within the bound.
     faults.stop();
-    links.calm();
+    for (const calming of [links, ...clientLinks]) calming.calm();
     let liveness: Awaited<ReturnType<typeof serveEveryWaiter>> | undefined;
     void serveEveryWaiter(clients, workload, faults.jumpedBackMs, random, journal).then(
       (result) => {
@@ -164,7 +172,7 @@ export async function runSchedule(
       log,
       violations: found,
       holdings: journal.holdings.length,
-      faults: links.faults + faults.count,
+      faults: [links, ...clientLinks].reduce((sum, { faults }) => sum + faults, faults.count),
       servedWithinMs: liveness?.servedWithinMs ?? Number.POSITIVE_INFINITY,
       livenessBoundMs: liveness?.boundMs ?? 0,
     };

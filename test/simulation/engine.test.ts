@@ -10,9 +10,9 @@ import { explorePool } from '../../simulation/pool.js';
 import { runSchedule } from '../../simulation/schedule.js';
 import { FULL_SHAPE, shapeOptions } from '../../simulation/shape.js';
 
-/** Seeds of the drawn mix, and of the late-requests focus (see simulation/shape.ts). */
+/** Seeds of the drawn mix, and of each focus (see simulation/shape.ts). */
 const SEEDS = Number(process.env.SIM_SEEDS ?? 200);
-const FOCUSED_SEEDS = Number(process.env.SIM_FOCUSED_SEEDS ?? 60);
+const FOCUSED_SEEDS = Number(process.env.SIM_FOCUSED_SEEDS ?? 50);
 
 describe('the engine on a simulated world', () => {
   it('replays a seed with the same history, bit for bit, under any shape', async () => {
@@ -32,6 +32,7 @@ describe('the engine on a simulated world', () => {
   it.each([
     [SEEDS, 'the focus each seed draws', FULL_SHAPE],
     [FOCUSED_SEEDS, 'a focus on late requests', { ...FULL_SHAPE, focus: 'late-requests' as const }],
+    [FOCUSED_SEEDS, 'a focus on slow replies', { ...FULL_SHAPE, focus: 'slow-replies' as const }],
   ])(
     'keeps every invariant over seeds 1 to %i, with %s',
     { timeout: 300_000 },
