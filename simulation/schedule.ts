@@ -59,6 +59,7 @@ export async function runSchedule(
     const focused = focus !== 'mixed';
     const links = new Links(random, drawFaultRates(random, shape, focus), journal.note);
     const clientLinks: Links[] = [];
+    const slowness = (drawn: number) => (allows(shape, 'slow') ? drawn : 0);
     const drawnNodes = random.pick([1, 3, 5]);
     const nodeCount = lateRequests ? Math.min(drawnNodes, 3) : drawnNodes;
     const drift = allows(shape, 'drift') ? MAX_DRIFT_RATE : 0;
@@ -94,7 +95,7 @@ export async function runSchedule(
       // holder's lease runs out while a fast rival's retry already lands.
       const own =
         focus === 'slow-replies'
-          ? new Links(random, { ...links.rates, slow: random.next() }, journal.note)
+          ? new Links(random, { ...links.rates, slow: slowness(random.next()) }, journal.note)
           : links;
       if (own !== links) clientLinks.push(own);
       const connections = world.map((node) => new SimConnection(node, own, process));
