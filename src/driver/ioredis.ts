@@ -101,7 +101,8 @@ export class IORedisConnection implements RedisConnection {
     client.on('error', (error: Error) => {
       // Keep the cause, not its consequences ("Stream isn't writeable...", "Connection is
       // closed."), which ioredis reports for commands after the connection failed.
-      if (!CONSEQUENCE.test(error.message)) this.#lastError = withoutCommand(rootCause(error));
+      if (CONSEQUENCE.test(error.message)) return;
+      this.#lastError = withTlsHint(withoutCommand(rootCause(error)), client.options);
     });
     client.on('ready', () => {
       this.#lastError = undefined;
@@ -294,6 +295,23 @@ function nodeName(options: IORedisLike['options']): string {
 function rootCause(error: Error): Error {
   const { lastNodeError } = error as { lastNodeError?: unknown };
   return lastNodeError instanceof Error ? lastNodeError : error;
+}
+
+/**
+ * `error`, with a hint when a TLS connection without a client certificate was reset: a
+ * server that requires one (mTLS) sends its "certificate required" alert and closes, and a
+ * client that wrote meanwhile may see only the reset, the alert lost with it.
+ */
+function withTlsHint(error: Error, options: IORedisLike['options']): Error {
+  const { tls } = options as { tls?: { cert?: unknown } };
+  const reset = (error as NodeJS.ErrnoException).code === 'ECONNRESET';
+  if (!reset || !tls || tls.cert !== undefined) return error;
+  const hinted = new Error(
+    `${error.message} (if the server requires a client certificate, give tls.cert and tls.key)`,
+    { cause: error },
+  );
+  hinted.name = error.name;
+  return hinted;
 }
 
 /**
