@@ -24,7 +24,7 @@ import crypto from 'node:crypto';
 import { syncBuiltinESMExports } from 'node:module';
 import { performance } from 'node:perf_hooks';
 import FakeTimers from '@sinonjs/fake-timers';
-import { newToken } from '../src/lock/token.js';
+import { newToken } from '../src/engine/token.js';
 import type { Random } from './random.js';
 
 /** The virtual wall clock at the start of every schedule (ms since the epoch). */

@@ -1,6 +1,18 @@
+export type { NodeSpec, TlsOptions } from './config/node-specs.js';
+export { type AcquireOptions, DEFAULTS, type LockerOptions } from './config/options.js';
 export type { RedisClient } from './driver/clients.js';
 export { NotSentError, type RedisConnection } from './driver/connection.js';
 export { IORedisConnection, type IORedisLike } from './driver/ioredis.js';
+export { Acquirer, type HoldOptions } from './engine/acquirer.js';
+export type { LockerEvents, WarningCode } from './engine/events.js';
+export type { ReleaseResult } from './engine/lease.js';
+export { Lock } from './engine/lock.js';
+export type {
+  HoldInfo,
+  LockTelemetry,
+  OperationEnd,
+  TracedOperation,
+} from './engine/telemetry.js';
 export {
   AbortedError,
   AcquireTimeoutError,
@@ -21,22 +33,15 @@ export {
   fencedWrite,
   readFenced,
 } from './fencing/fenced-write.js';
-export { Acquirer, type HoldOptions } from './lock/acquirer.js';
-export type { LockerEvents, WarningCode } from './lock/events.js';
-export type { ReleaseResult } from './lock/lease.js';
-export { Lock } from './lock/lock.js';
-export { Locker } from './lock/locker.js';
-export { MultiLock } from './lock/multi-lock.js';
-export type {
-  HoldInfo,
-  LockTelemetry,
-  OperationEnd,
-  TracedOperation,
-} from './lock/telemetry.js';
-export type { NodeSpec, TlsOptions } from './node-specs.js';
-export { type AcquireOptions, DEFAULTS, type LockerOptions } from './options.js';
+export { MultiLock } from './kinds/mutex/multi-lock.js';
+export { ReadWriteLock } from './kinds/rwlock/read-write-lock.js';
+export {
+  type PermitOptions,
+  Semaphore,
+  type SemaphoreOptions,
+} from './kinds/semaphore/semaphore.js';
+export { Locker } from './locker.js';
 export type { NodeOutcome, NodeResult } from './quorum/node-result.js';
-export { ReadWriteLock } from './rwlock/read-write-lock.js';
 export {
   type Schedule,
   type ScheduleOptions,
@@ -44,4 +49,3 @@ export {
   type Tick,
   type TickOutcome,
 } from './schedule/schedule.js';
-export { type PermitOptions, Semaphore, type SemaphoreOptions } from './semaphore/semaphore.js';

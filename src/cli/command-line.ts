@@ -1,6 +1,6 @@
 import { InvalidArgumentError as BadOption, type Command, Option } from 'commander';
 import { InvalidArgumentError } from '../errors.js';
-import { Locker } from '../lock/locker.js';
+import { Locker } from '../locker.js';
 import { formatDuration, parseDuration } from './duration.js';
 import { EXIT } from './exit-codes.js';
 import { type NodeOptions, nodeOptions } from './node-options.js';

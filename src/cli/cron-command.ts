@@ -1,5 +1,5 @@
 import { constants } from 'node:os';
-import type { Locker } from '../lock/locker.js';
+import type { Locker } from '../locker.js';
 import { schedule, type Tick } from '../schedule/schedule.js';
 import { CommandGroup, NotStartedError } from './command-group.js';
 import { STOP_SIGNALS } from './stop-signals.js';

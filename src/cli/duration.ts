@@ -1,4 +1,4 @@
-import { MAX_TIMER_MS } from '../options.js';
+import { MAX_TIMER_MS } from '../config/options.js';
 
 const UNITS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
 

@@ -3,8 +3,8 @@ import { existsSync, realpathSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { dirname, join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
-import type { LockerEmitter } from '../lock/events.js';
-import type { Lock } from '../lock/lock.js';
+import type { LockerEmitter } from '../engine/events.js';
+import type { Lock } from '../engine/lock.js';
 
 /** What a guardian stops if distlock dies: a command's process group, or (foreground) it alone. */
 export interface GuardedCommand {

@@ -4,7 +4,7 @@
  * tick across a fleet). Exit codes are in exit-codes.ts and the README.
  */
 import { Command, CommanderError, Option } from 'commander';
-import { lockerSettings, validateResource, validateTtl } from '../options.js';
+import { lockerSettings, validateResource, validateTtl } from '../config/options.js';
 import { tickResource } from '../schedule/schedule.js';
 import { act, durationOption, exitCode, withLocker } from './command-line.js';
 import { cronUnderLock } from './cron-command.js';

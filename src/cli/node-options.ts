@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { type Command, Option } from 'commander';
+import type { TlsOptions } from '../config/node-specs.js';
 import { InvalidArgumentError } from '../errors.js';
-import type { TlsOptions } from '../node-specs.js';
 
 /** Where the nodes came from: `--redis`, `$DISTLOCK_REDIS`, or neither (localhost). */
 export type NodesFrom = '--redis' | 'DISTLOCK_REDIS' | 'default';

@@ -1,3 +1,4 @@
+import type { Lock } from '../engine/lock.js';
 import {
   AbortedError,
   AcquireTimeoutError,
@@ -5,8 +6,7 @@ import {
   LockBusyError,
   NoQuorumError,
 } from '../errors.js';
-import type { Lock } from '../lock/lock.js';
-import type { Locker } from '../lock/locker.js';
+import type { Locker } from '../locker.js';
 import { CommandGroup, NotStartedError } from './command-group.js';
 import { EXIT } from './exit-codes.js';
 import { Guardian } from './guardian.js';

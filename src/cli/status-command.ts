@@ -1,7 +1,7 @@
+import { resolveNodes } from '../config/node-specs.js';
+import { lockerSettings, validateResource } from '../config/options.js';
 import type { RedisConnection } from '../driver/connection.js';
 import { fenceKey, lockKey } from '../keys.js';
-import { resolveNodes } from '../node-specs.js';
-import { lockerSettings, validateResource } from '../options.js';
 import { quorumOf } from '../quorum/tally.js';
 import type { NodeOptions } from './node-options.js';
 import { type NodeProblem, problemOf } from './unreachable.js';

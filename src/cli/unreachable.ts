@@ -1,6 +1,6 @@
 import { ClusterNodeError, isConfigurationError, NotSentError } from '../driver/connection.js';
 import { NoQuorumError } from '../errors.js';
-import type { Locker } from '../lock/locker.js';
+import type { Locker } from '../locker.js';
 import type { NodeResult } from '../quorum/node-result.js';
 import { quorumOf } from '../quorum/tally.js';
 import { DEFAULT_NODE, type NodesFrom } from './node-options.js';

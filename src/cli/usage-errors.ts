@@ -1,5 +1,5 @@
+import { maskedUrl } from '../config/node-specs.js';
 import type { InvalidArgumentError } from '../errors.js';
-import { maskedUrl } from '../node-specs.js';
 import type { NodeOptions } from './node-options.js';
 
 /**

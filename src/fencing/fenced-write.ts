@@ -1,9 +1,9 @@
+import { validateResource } from '../config/options.js';
 import { adaptClient, isRedisConnection, type RedisClient } from '../driver/clients.js';
 import type { RedisConnection } from '../driver/connection.js';
 import { InvalidArgumentError, NoReplyError } from '../errors.js';
-import { validateResource } from '../options.js';
-import { fencedReadScript } from '../scripts/fenced-read.js';
-import { fencedWriteScript } from '../scripts/fenced-write.js';
+import { fencedReadScript } from './lua/fenced-read.js';
+import { fencedWriteScript } from './lua/fenced-write.js';
 
 /**
  * How long a fenced read or write waits, by default, for its connection to be ready and then

@@ -1,9 +1,9 @@
 import { Cron } from 'croner';
+import { namesOf, rejectUnknownOptions } from '../config/option-names.js';
+import { validateDuration, validateResource } from '../config/options.js';
+import type { Lock } from '../engine/lock.js';
 import { asError, InvalidArgumentError, LockLostError } from '../errors.js';
-import type { Lock } from '../lock/lock.js';
-import type { Locker } from '../lock/locker.js';
-import { namesOf, rejectUnknownOptions } from '../option-names.js';
-import { validateDuration, validateResource } from '../options.js';
+import type { Locker } from '../locker.js';
 
 /** How long a scheduled job's lock is kept, as in ShedLock. */
 export interface ScheduleOptions {

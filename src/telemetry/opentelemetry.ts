@@ -10,8 +10,13 @@ import {
   type TracerProvider,
   trace,
 } from '@opentelemetry/api';
-import type { HoldInfo, LockTelemetry, OperationEnd, TracedOperation } from '../lock/telemetry.js';
-import { namesOf, rejectUnknownOptions } from '../option-names.js';
+import { namesOf, rejectUnknownOptions } from '../config/option-names.js';
+import type {
+  HoldInfo,
+  LockTelemetry,
+  OperationEnd,
+  TracedOperation,
+} from '../engine/telemetry.js';
 import type { NodeResult } from '../quorum/node-result.js';
 
 /** Options of {@link openTelemetry}. */

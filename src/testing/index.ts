@@ -9,7 +9,7 @@
  * redis.nodes[0].pause(); // SIGSTOP
  * ```
  */
-import { rejectUnknownOptions } from '../option-names.js';
+import { rejectUnknownOptions } from '../config/option-names.js';
 import { REDIS_SERVER_OPTIONS, RedisServer, type RedisServerOptions } from './redis-server.js';
 
 export { type Fault, FaultProxy } from './fault-proxy.js';

@@ -1,4 +1,4 @@
-import { namesOf, rejectUnknownOptions } from '../option-names.js';
+import { namesOf, rejectUnknownOptions } from '../config/option-names.js';
 import { LiveCluster } from './cluster-group.js';
 import { freePort } from './ports.js';
 import { RedisServer } from './redis-server.js';

@@ -1,4 +1,4 @@
-import { namesOf, rejectUnknownOptions } from '../option-names.js';
+import { namesOf, rejectUnknownOptions } from '../config/option-names.js';
 import { RedisServer } from './redis-server.js';
 import { replicationProgress } from './sentinel-checks.js';
 import { LiveSentinelGroup } from './sentinel-group.js';

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { namesOf, rejectUnknownOptions } from '../option-names.js';
+import { namesOf, rejectUnknownOptions } from '../config/option-names.js';
 import { track, trackPid, untrack } from './cleanup.js';
 import { DIR_PREFIX, reapLeftoverServers } from './leftovers.js';
 import { freePort } from './ports.js';

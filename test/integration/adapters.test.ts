@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adaptClient, type RedisClient } from '../../src/driver/clients.js';
 import { NotSentError, type RedisConnection } from '../../src/driver/connection.js';
 import { fencedRead, fencedWrite, Locker, readFenced } from '../../src/index.js';
-import { defineScript } from '../../src/scripts/script.js';
+import { defineScript } from '../../src/lua/script.js';
 import type { RedisServer } from '../../src/testing/index.js';
 import { useRedis } from '../support/redis.js';
 

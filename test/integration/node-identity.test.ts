@@ -1,8 +1,8 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { IORedisConnection } from '../../src/driver/ioredis.js';
+import { IDENTITY_RECHECK_MS } from '../../src/engine/node-identity.js';
 import { type Locker, type LockerEvents, NoQuorumError } from '../../src/index.js';
-import { IDENTITY_RECHECK_MS } from '../../src/lock/node-identity.js';
 import { FaultProxy } from '../../src/testing/index.js';
 import { useLockers, useRedis } from '../support/redis.js';
 

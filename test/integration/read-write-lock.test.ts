@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { IORedisConnection } from '../../src/driver/ioredis.js';
 import { AcquireTimeoutError, InvalidArgumentError, NoQuorumError } from '../../src/index.js';
-import { readWriteTakeScript } from '../../src/scripts/read-write-take.js';
+import { readWriteTakeScript } from '../../src/kinds/rwlock/lua/read-write-take.js';
 import { useLockers, useRedis } from '../support/redis.js';
 
 const fixture = useRedis(5);

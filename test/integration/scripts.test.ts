@@ -2,10 +2,10 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { IORedisConnection } from '../../src/driver/ioredis.js';
-import { acquireFencedScript } from '../../src/scripts/acquire-fenced.js';
-import { acquireInLineScript } from '../../src/scripts/acquire-in-line.js';
-import { leaveQueueScript } from '../../src/scripts/leave-queue.js';
-import { releaseScript } from '../../src/scripts/release.js';
+import { acquireFencedScript } from '../../src/kinds/mutex/lua/acquire-fenced.js';
+import { acquireInLineScript } from '../../src/kinds/mutex/lua/acquire-in-line.js';
+import { leaveQueueScript } from '../../src/kinds/mutex/lua/leave-queue.js';
+import { releaseScript } from '../../src/kinds/mutex/lua/release.js';
 import { useRedis } from '../support/redis.js';
 
 const fixture = useRedis(1);

@@ -3,8 +3,11 @@ import type { Redis } from 'ioredis';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { IORedisConnection } from '../../src/driver/ioredis.js';
 import { InvalidArgumentError, type Lock, LockLostError, NoQuorumError } from '../../src/index.js';
-import { type PermitEnd, semaphoreReleaseScript } from '../../src/scripts/semaphore-release.js';
-import { semaphoreTakeScript } from '../../src/scripts/semaphore-take.js';
+import {
+  type PermitEnd,
+  semaphoreReleaseScript,
+} from '../../src/kinds/semaphore/lua/semaphore-release.js';
+import { semaphoreTakeScript } from '../../src/kinds/semaphore/lua/semaphore-take.js';
 import { useLockers, useRedis } from '../support/redis.js';
 
 const fixture = useRedis(5);

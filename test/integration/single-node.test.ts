@@ -9,8 +9,8 @@ import {
   LockLostError,
   NoQuorumError,
 } from '../../src/index.js';
-import { extendScript } from '../../src/scripts/extend.js';
-import { releaseScript } from '../../src/scripts/release.js';
+import { extendScript } from '../../src/kinds/mutex/lua/extend.js';
+import { releaseScript } from '../../src/kinds/mutex/lua/release.js';
 import { useLockers, useRedis } from '../support/redis.js';
 
 const fixture = useRedis(1);

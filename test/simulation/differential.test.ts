@@ -19,7 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Random } from '../../simulation/random.js';
 import { SimulatedRedisNode } from '../../simulation/redis/node.js';
 import type { Reply } from '../../simulation/redis/reply.js';
-import { evictionRisk } from '../../src/lock/eviction.js';
+import { evictionRisk } from '../../src/engine/eviction.js';
 import { type ClockedRedis, startClockedRedis } from './clocked-redis.js';
 import { dumpKeyspace, sameReply, show } from './compare.js';
 import { luaSnippet } from './lua-snippets.js';

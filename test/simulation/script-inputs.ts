@@ -1,28 +1,30 @@
 /**
- * Every distlock script, found by reading src/scripts (a new script is covered as soon as
+ * Every distlock script, found by reading every `lua/` folder of src (a new script is covered as soon as
  * it has an input generator here; the test fails until it does), and for each a generator
  * of plausible inputs drawn from the universe. The KEYS and ARGV sent are those the script's
  * own typed call builds.
  */
 import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Random } from '../../simulation/random.js';
 import type { RedisConnection } from '../../src/driver/connection.js';
-import type { Script } from '../../src/scripts/script.js';
+import type { Script } from '../../src/lua/script.js';
 import { CHANNELS, LOCKS, READ_WRITE, RESOURCES, SEMAPHORE, TOKENS } from './universe.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: scripts of every input type share one list
 export type AnyScript = Script<any, unknown>;
 
-const SCRIPTS_DIR = fileURLToPath(new URL('../../src/scripts/', import.meta.url));
+const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
 
-/** Every `defineScript` export of src/scripts. */
+/** Every `defineScript` export of a `lua/` folder of src: each kind's, fencing's, the shared one. */
 export async function findScripts(): Promise<AnyScript[]> {
   const found = new Map<string, AnyScript>();
-  for (const file of readdirSync(SCRIPTS_DIR)
-    .filter((f) => f.endsWith('.ts'))
-    .sort()) {
-    const module: Record<string, unknown> = await import(pathToFileURL(SCRIPTS_DIR + file).href);
+  const files = readdirSync(SRC, { recursive: true, encoding: 'utf8' })
+    .filter((f) => /(^|\/)lua\/[^/]+\.ts$/.test(f))
+    .sort();
+  for (const file of files) {
+    const module: Record<string, unknown> = await import(pathToFileURL(join(SRC, file)).href);
     for (const value of Object.values(module)) {
       if (isScript(value)) found.set(value.name, value);
     }

@@ -1,20 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import type { Clock } from '../../src/clock.js';
+import { lockerSettings } from '../../src/config/options.js';
 import { NotSentError, type RedisConnection } from '../../src/driver/connection.js';
 import { StallGuard } from '../../src/driver/stall-guard.js';
-import { type AcquireRequest, attemptAcquire } from '../../src/lock/attempt.js';
-import type { LockContext } from '../../src/lock/context.js';
-import { LockerEmitter } from '../../src/lock/events.js';
-import { mutexKind } from '../../src/lock/mutex-kind.js';
-import { NodeIdentities } from '../../src/lock/node-identity.js';
-import { Shutdown } from '../../src/lock/shutdown.js';
-import { BusyKeys } from '../../src/lock/waiting-line.js';
-import { WakeUps } from '../../src/lock/wake-ups.js';
-import { lockerSettings } from '../../src/options.js';
-import { acquireFencedScript } from '../../src/scripts/acquire-fenced.js';
-import { raiseFenceScript } from '../../src/scripts/raise-fence.js';
-import { reclaimScript } from '../../src/scripts/reclaim.js';
-import { releaseScript } from '../../src/scripts/release.js';
+import { type AcquireRequest, attemptAcquire } from '../../src/engine/attempt.js';
+import type { LockContext } from '../../src/engine/context.js';
+import { LockerEmitter } from '../../src/engine/events.js';
+import { NodeIdentities } from '../../src/engine/node-identity.js';
+import { Shutdown } from '../../src/engine/shutdown.js';
+import { BusyKeys } from '../../src/engine/waiting-line.js';
+import { WakeUps } from '../../src/engine/wake-ups.js';
+import { acquireFencedScript } from '../../src/kinds/mutex/lua/acquire-fenced.js';
+import { raiseFenceScript } from '../../src/kinds/mutex/lua/raise-fence.js';
+import { reclaimScript } from '../../src/kinds/mutex/lua/reclaim.js';
+import { releaseScript } from '../../src/kinds/mutex/lua/release.js';
+import { mutexKind } from '../../src/kinds/mutex/mutex-kind.js';
 
 /** A clock that only moves when a scripted node says its answer took time. */
 function fakeClock(): Clock & { advance(ms: number): void } {

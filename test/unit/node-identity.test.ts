@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { Clock } from '../../src/clock.js';
+import { lockerSettings } from '../../src/config/options.js';
 import type { RedisConnection } from '../../src/driver/connection.js';
 import { StallGuard } from '../../src/driver/stall-guard.js';
-import type { NodeSet } from '../../src/lock/every-node.js';
-import { changeOf, serversIn, youngOnArrival } from '../../src/lock/identity-change.js';
-import { IDENTITY_RECHECK_MS, NodeIdentities } from '../../src/lock/node-identity.js';
-import { lockerSettings } from '../../src/options.js';
+import type { NodeSet } from '../../src/engine/every-node.js';
+import { changeOf, serversIn, youngOnArrival } from '../../src/engine/identity-change.js';
+import { IDENTITY_RECHECK_MS, NodeIdentities } from '../../src/engine/node-identity.js';
 
 const RUN_A = 'a'.repeat(40);
 const RUN_B = 'b'.repeat(40);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { closestName } from '../../src/config/option-names.js';
 import { Locker, schedule } from '../../src/index.js';
-import { closestName } from '../../src/option-names.js';
 import { openTelemetry } from '../../src/telemetry/opentelemetry.js';
 import {
   RedisServer,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { defaultNodeTimeoutMs } from '../../src/options.js';
+import { defaultNodeTimeoutMs } from '../../src/config/options.js';
 import { quorumOf, verdictOf } from '../../src/quorum/tally.js';
 import { driftMs, validityMs } from '../../src/quorum/validity.js';
 

@@ -1,0 +1,155 @@
+import { NotSentError } from '../driver/connection.js';
+import type { StallGuard } from '../driver/stall-guard.js';
+import type { FencedReply } from '../kinds/mutex/lua/acquire-fenced.js';
+import type { LineTicket } from '../kinds/mutex/lua/acquire-in-line.js';
+import type { Judgement } from '../quorum/fan-out.js';
+import type { NodeResult } from '../quorum/node-result.js';
+import { validityMs } from '../quorum/validity.js';
+import type { LockContext } from './context.js';
+import type { HoldId, HoldKind } from './contract.js';
+import { askEveryNode } from './every-node.js';
+import { establishFence } from './fence.js';
+import { deleteIfOwned } from './release.js';
+import { awaitReplicas } from './replicas.js';
+
+/** The outcome of one acquisition attempt across all nodes. */
+export type Attempt =
+  | {
+      readonly kind: 'acquired';
+      readonly startedAt: number;
+      /** Monotonic instant until which the lease may be trusted. */
+      readonly deadline: number;
+      /** The fencing token, when asked for. */
+      readonly fence: bigint | undefined;
+      readonly results: readonly (NodeResult | undefined)[];
+    }
+  /** Held by someone else: other holders' votes alone deny a majority. */
+  | {
+      readonly kind: 'busy';
+      readonly holderRemainingMs: number | undefined;
+      readonly results: readonly NodeResult[];
+    }
+  /** Failed or silent nodes made the difference. */
+  | { readonly kind: 'unavailable'; readonly results: readonly NodeResult[] }
+  /** A majority agreed, but too late: the validity was used up. */
+  | {
+      readonly kind: 'expired';
+      readonly elapsedMs: number;
+      readonly results: readonly NodeResult[];
+    };
+
+/** What one attempt of an acquisition asks each node for. */
+export interface AcquireRequest extends HoldId {
+  /** What is held: a lock, a semaphore permit... */
+  readonly kind: HoldKind;
+  readonly key: string;
+  readonly ttlMs: number;
+  /**
+   * The acquisition's place in the waiting line, when it may wait. A fair acquisition is in
+   * line from its first attempt; a plain one joins when it finds the lock taken, and marks
+   * `joined` then (see PlaceInLine).
+   */
+  readonly line?: LineTicket & { joined: boolean; readonly done: boolean };
+  /** Draw a fencing token with the lock. */
+  readonly fencing: boolean;
+}
+
+/**
+ * Asks one node for the lock. `state` is 0 when it is now ours, else the holder's remaining
+ * TTL (> 0), -1 (held without expiry) or -2 (free, but another waiter is first in line, fair mode);
+ * `fence` is the node's fence counter after a fenced acquisition.
+ */
+async function takeOnNode(
+  context: LockContext,
+  node: StallGuard,
+  request: AcquireRequest,
+  timeoutMs: number,
+): Promise<FencedReply> {
+  const { clock, settings } = context;
+  const until = clock.now() + timeoutMs;
+  const reply = await request.kind.take(node, request, timeoutMs);
+  if (reply.state === 0) await awaitReplicas(node, settings.replicaAcks, clock, until);
+  return reply;
+}
+
+/** Why nothing was sent to a node that has not said which server it is: its own cause. */
+function unidentified(name: string, cause: Error | undefined): NotSentError {
+  const why = cause ? `: ${cause.message}` : '';
+  return new NotSentError(`${name} has not said which server it is yet${why}`, { cause });
+}
+
+function judge({ state, fence }: FencedReply): Judgement {
+  if (state !== 0) return { vote: 'no', ...(state > 0 ? { holderRemainingMs: state } : {}) };
+  return fence === '' ? { vote: 'yes' } : { vote: 'yes', fence: BigInt(fence) };
+}
+
+/**
+ * One Redlock round: the kind's take on every node in parallel (`SET NX PX` for a lock),
+ * success only with the kind's quorum (a majority for a lock) and validity > 0. A failed round deletes our key on every node that may hold it (including
+ * nodes that did not answer) before it returns, so the next round starts clean. A silent
+ * node costs at most two per-node timeouts (the round's, then the delete's), and after that
+ * nothing, as the stall guard stops sending it work.
+ */
+export async function attemptAcquire(
+  context: LockContext,
+  request: AcquireRequest,
+): Promise<Attempt> {
+  const { clock, nodes, settings } = context;
+  const { kind, ttlMs } = request;
+  const quorum = kind.quorum(nodes.length);
+  const startedAt = clock.now();
+  const round = askEveryNode(
+    context,
+    ttlMs,
+    (node, timeoutMs, index) =>
+      context.identities.known(index)
+        ? takeOnNode(context, node, request, timeoutMs)
+        : Promise.reject(
+            context.identities.abstention(index) ??
+              unidentified(node.name, context.identities.failure(index)),
+          ),
+    judge,
+    quorum,
+  );
+  const decision = await round.decided;
+  let decidedAt = decision.decidedAt;
+  let fence: bigint | undefined;
+  if (decision.quorum && request.fencing) {
+    // The fence must be settled on a majority before it counts; that takes time too.
+    fence = await establishFence(context, request, decision.results);
+    decidedAt = clock.now();
+  }
+  const validity = validityMs(ttlMs, startedAt, decidedAt, settings.driftFactor);
+  if (decision.quorum && validity > 0 && (fence !== undefined || !request.fencing)) {
+    return {
+      kind: 'acquired',
+      startedAt,
+      deadline: decidedAt + validity,
+      fence,
+      results: decision.results,
+    };
+  }
+
+  // The deletes start as soon as the verdict is known, while stragglers are still awaited.
+  const acquireResults = decision.results;
+  const undo = deleteIfOwned(context, { ...request, acquireResults, announce: false });
+  const [results] = await Promise.all([round.settled, undo.settled]);
+  if (decision.quorum && validity <= 0) {
+    return { kind: 'expired', elapsedMs: decidedAt - startedAt, results };
+  }
+  if (decision.quorum) return { kind: 'unavailable', results }; // the fence found no majority
+  const yes = results.filter((r) => r.outcome === 'yes').length;
+  const failed = results.filter((r) => r.outcome === 'timeout' || r.outcome === 'error').length;
+  if (yes + failed >= quorum) return { kind: 'unavailable', results };
+  return { kind: 'busy', holderRemainingMs: soonestExpiry(results), results };
+}
+
+function soonestExpiry(results: readonly NodeResult[]): number | undefined {
+  let soonest: number | undefined;
+  for (const r of results) {
+    if (r.outcome === 'no' && r.holderRemainingMs !== undefined) {
+      soonest = Math.min(soonest ?? Number.POSITIVE_INFINITY, r.holderRemainingMs);
+    }
+  }
+  return soonest;
+}

@@ -1,0 +1,231 @@
+import { validateDuration, validateTtl } from '../config/options.js';
+import { LockerClosedError, LockLostError } from '../errors.js';
+import { driftMs } from '../quorum/validity.js';
+import type { LockContext } from './context.js';
+import { nodeTimeoutFor } from './every-node.js';
+import { extendLease } from './extend.js';
+import type { Lease, ReleaseResult } from './lease.js';
+import { LossSignal, validityRanOut } from './loss-signal.js';
+import { releaseLease } from './release.js';
+import { traced } from './telemetry.js';
+import { Watchdog } from './watchdog.js';
+
+/** How a new {@link Lock} keeps itself alive. */
+export interface LockLifecycle {
+  /** Extend automatically until released or until `maxHoldMs` after acquisition. */
+  readonly autoExtend: boolean;
+  readonly maxHoldMs: number;
+}
+
+/**
+ * A held lock. Trust it only while {@link Lock.remainingMs} is above zero (or, equivalently,
+ * until {@link Lock.signal} aborts): past that another client may hold the same resource.
+ */
+export class Lock implements AsyncDisposable {
+  /** The locked resource's name, as given to `acquire`. */
+  readonly resource: string;
+  readonly #context: LockContext;
+  readonly #lease: Lease;
+  readonly #loss: LossSignal;
+  readonly #watchdog: Watchdog | undefined;
+  /** Takes this lock off the locker's list of locks to end on close. */
+  readonly #unhold: () => void;
+  #lossReported = false;
+
+  /** @internal Created by `Locker`; not part of the public API. */
+  constructor(context: LockContext, lease: Lease, lifecycle?: LockLifecycle) {
+    this.resource = lease.resource;
+    this.#context = context;
+    this.#lease = lease;
+    this.#loss = new LossSignal(lease.resource, context.clock, (error) => this.#lost(error));
+    this.#unhold = context.shutdown.hold({
+      over: () => this.remainingMs() === 0,
+      end: () => this.#endByClose(),
+    });
+    if (context.settings.telemetry) {
+      context.settings.telemetry.held(this.#hold(), { began: true });
+      this.#loss.watch(lease.deadline); // a hold that runs out unreleased is reported lost
+    }
+    if (lifecycle?.autoExtend) {
+      const { ttlMs } = lease;
+      const minTtlMs = Math.max(
+        nodeTimeoutFor(context, ttlMs),
+        driftMs(ttlMs, context.settings.driftFactor),
+      );
+      this.#watchdog = new Watchdog(
+        () => context.clock.now(),
+        (ttl) => this.extend(ttl),
+        ttlMs,
+        lease.acquiredAt + lifecycle.maxHoldMs,
+        minTtlMs,
+      );
+      this.#watchdog.schedule(lease.deadline);
+      this.#loss.watch(lease.deadline); // an auto-extended lock always watches its deadline
+    }
+  }
+
+  /**
+   * Aborts with a `LockLostError` as soon as the lock can no longer be proven valid: an
+   * extension failed, or the validity deadline passed without one. Stop using the protected
+   * resource when it fires. Releasing the lock does not abort it. Read after the deadline, it
+   * is already aborted, even if a busy event loop kept its timer from running: the loss is
+   * then reported (abort listeners, the `lost` event) during this read.
+   */
+  get signal(): AbortSignal {
+    return this.#loss.signal(this.#lease.deadline);
+  }
+
+  /**
+   * The fencing token (with `fencing: true`): larger than the token of every earlier holder
+   * of this resource. Send it with each write to the protected resource and have the resource
+   * refuse writes that carry a smaller one (see `fencedWrite`). `undefined` without fencing.
+   */
+  get fence(): bigint | undefined {
+    return this.#lease.fence;
+  }
+
+  /** Milliseconds of validity left, by the monotonic clock; 0 once expired, lost or released. */
+  remainingMs(): number {
+    if (this.#lease.status !== 'held') return 0;
+    return Math.max(0, this.#lease.deadline - this.#context.clock.now());
+  }
+
+  /**
+   * Extends the lease to `ttlMs` from now (default: the TTL it was acquired with).
+   * Rejects with a `LockLostError` when a majority of nodes no longer confirms our hold;
+   * the lock is then lost for good and its signal fires.
+   */
+  extend(ttlMs: number = this.#lease.ttlMs): Promise<void> {
+    validateTtl('ttlMs', ttlMs, this.#context.settings);
+    if (this.#context.shutdown.closed) {
+      return Promise.reject(new LockerClosedError(`Extending "${this.resource}"`));
+    }
+    const { shutdown, settings } = this.#context;
+    this.#context.identities.noteTtl(ttlMs); // the restart grace covers this lease too
+    const extending = () =>
+      extendLease(this.#context, this.#lease, ttlMs, (error) => this.#lost(error));
+    const { telemetry } = settings;
+    const run = telemetry
+      ? () =>
+          traced(telemetry, 'extend', this.#hold(), extending, {
+            ok: (nodes) => ({ outcome: 'extended', nodes }),
+            failed: (error) => ({ outcome: 'lost', error: error as Error }),
+          })
+      : extending;
+    return shutdown.track(run).then(
+      (results) => {
+        this.#loss.arm(this.#lease.deadline);
+        this.#watchdog?.schedule(this.#lease.deadline);
+        this.#context.events.report('extended', () => ({
+          resource: this.resource,
+          validityMs: this.#lease.deadline - this.#context.clock.now(),
+          nodes: results,
+        }));
+      },
+      (error: LockLostError) => {
+        this.#lost(error);
+        throw error;
+      },
+    );
+  }
+
+  /**
+   * Deletes the lock on every node and stops auto-extension (before `minHoldMs` has passed, it
+   * sets the key to expire then instead). Resolves `'released'` when a majority deleted it,
+   * `'not-held'` when it had already expired, been taken or been released, and `'failed'`
+   * when too many nodes failed to tell (the `released` event says why; the key then frees
+   * itself at its TTL). Never rejects because the lease ran out.
+   */
+  release(): Promise<ReleaseResult> {
+    return this.#end(undefined);
+  }
+
+  /**
+   * Releases the lock `keepMs` from now: the holder is done with it at once (auto-extension
+   * and the signal stop), while the key stays on the nodes and expires by itself after
+   * exactly `keepMs`, so that nobody takes the resource before then (how a scheduled job
+   * keeps its tick locked for `lockAtLeastFor`); never sooner than `minHoldMs` after
+   * acquisition. Resolves as {@link Lock.release} does.
+   *
+   * @example
+   * ```ts
+   * await lock.releaseAfter(60_000); // at most one run per minute, however short it was
+   * ```
+   */
+  releaseAfter(keepMs: number): Promise<ReleaseResult> {
+    validateDuration('keepMs', keepMs);
+    return this.#end(keepMs);
+  }
+  /** Releases the lock at the end of an `await using` scope. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.release();
+  }
+
+  /** The locker closes: release, and tell work still running under the lock to stop. */
+  #endByClose(): Promise<ReleaseResult> {
+    const ending = this.#end(undefined); // released first: a listener may call release()
+    this.#loss.lose(new LockLostError(this.resource, 'its locker was closed, which released it'));
+    return ending;
+  }
+
+  /** Releases now, or lets the key expire in `keepMs` (never before `minHoldMs` passed). */
+  #end(keepMs: number | undefined): Promise<ReleaseResult> {
+    if (this.#lease.status === 'held' && this.#context.clock.now() >= this.#lease.deadline) {
+      // Released after its validity ran out, before its deadline timer could run (a busy
+      // event loop), or with none armed: the work went on unprotected, so it is a loss.
+      this.#lost(validityRanOut(this.resource));
+    }
+    this.#unhold();
+    this.#watchdog?.stop();
+    this.#loss.stop();
+    const floorMs = Math.ceil(this.#lease.keepUntil - this.#context.clock.now());
+    const keep = Math.max(keepMs ?? 0, floorMs);
+    const releasing = () => releaseLease(this.#context, this.#lease, keep > 0 ? keep : undefined);
+    const { telemetry } = this.#context.settings;
+    if (telemetry && this.#lease.status === 'held') {
+      telemetry.held(this.#hold(), { ended: 'released', heldMs: this.#heldMs() });
+    }
+    const ending = telemetry
+      ? () =>
+          traced(telemetry, 'release', this.#hold(), releasing, {
+            ok: ({ result, nodes }) => ({ outcome: result.replace('-', '_'), nodes }),
+            failed: (error) => ({ outcome: 'error', error: error as Error }),
+          })
+      : releasing;
+    return this.#context.shutdown.track(ending).then(({ result, nodes }) => {
+      this.#context.events.report('released', () => ({
+        resource: this.resource,
+        result,
+        heldMs: this.#heldMs(),
+        nodes,
+      }));
+      return result;
+    });
+  }
+
+  #lost(error: LockLostError): void {
+    if (this.#lease.status === 'released' || this.#lossReported) return;
+    this.#lossReported = true;
+    if (this.#lease.status === 'held') {
+      const heldMs = this.#heldMs();
+      this.#context.settings.telemetry?.held(this.#hold(), { ended: 'lost', heldMs });
+    }
+    this.#unhold();
+    this.#lease.status = 'lost';
+    this.#watchdog?.stop();
+    this.#loss.lose(error);
+    this.#context.events.report('lost', () => ({
+      resource: this.resource,
+      error,
+      heldMs: this.#heldMs(),
+    }));
+  }
+
+  #hold() {
+    return { resource: this.resource, kind: this.#lease.kind.noun };
+  }
+
+  #heldMs(): number {
+    return this.#context.clock.now() - this.#lease.acquiredAt;
+  }
+}

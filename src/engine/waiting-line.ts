@@ -1,0 +1,149 @@
+import type { LineTicket } from '../kinds/mutex/lua/acquire-in-line.js';
+import type { NodeResult } from '../quorum/node-result.js';
+import type { LockContext } from './context.js';
+import type { HoldId, HoldKind } from './contract.js';
+import { askEveryNode } from './every-node.js';
+
+let lastTicket = 0;
+
+/**
+ * A waiter's place in line: its arrival time in µs (plus a random tiebreak), chosen once
+ * by the client so that every node orders the same waiters the same way. Strictly increasing
+ * within this process.
+ */
+function newTicket(): number {
+  const ticket = Math.max(Date.now() * 1_000 + Math.floor(Math.random() * 1_000), lastTicket + 1);
+  lastTicket = ticket;
+  return ticket;
+}
+
+/**
+ * How long a waiter that stopped asking keeps its place: max(1 s, 5 × `retryDelayMs`),
+ * whatever the TTL, so that a waiter that died holds up the lock that long at most. A live
+ * waiter asks every 1.5 × max(`retryDelayMs`, this / 4) at the latest (see `pollingMs`), plus
+ * the attempt itself; one that was dropped because its nodes answered slowly takes its old
+ * place back on its next attempt (the line is ordered by its ticket), so a drop costs it
+ * nothing.
+ */
+function waiterTimeoutMs(context: LockContext): number {
+  return Math.max(1_000, 5 * context.settings.retryDelayMs);
+}
+
+/** Whose place in which line. */
+interface LineRequest {
+  readonly kind: HoldKind;
+  readonly key: string;
+  readonly token: string;
+  readonly ttlMs: number;
+}
+
+/**
+ * Takes `token` out of the line on every node, except those whose acquisition answer was yes
+ * (the script already did). With `acquireResults` the lock was granted: a node that holds it
+ * (its yes came after the verdict) keeps it. Always sent, like the deletes of our own keys,
+ * also to a node that stopped answering: an earlier attempt may have put us in line there,
+ * and a release there would hand the lock to a waiter that is gone. A node that misses this
+ * anyway drops the waiter at its deadline.
+ */
+function leaveQueue(
+  context: LockContext,
+  { kind, key, ttlMs }: LineRequest,
+  { token, attempt, unanswered }: HoldId,
+  acquireResults?: readonly (NodeResult | undefined)[],
+) {
+  const granted = acquireResults !== undefined;
+  const hold = { key, token, attempt, unanswered, granted };
+  return askEveryNode(context, ttlMs, (node, timeoutMs, index) =>
+    acquireResults?.[index]?.outcome === 'yes'
+      ? Promise.resolve(0)
+      : kind.leaveLine(node.forced, hold, timeoutMs),
+  );
+}
+
+/**
+ * An acquisition's place in the waiting line, from the attempt that joined it (a fair
+ * acquisition's first; a plain one's first busy one) until it got the lock (then the nodes
+ * that granted it took it out of their line, and the others must too) or gave up (then it
+ * leaves the line everywhere at once, so that a release does not hand the lock to a waiter
+ * that is gone).
+ */
+export class PlaceInLine implements LineTicket {
+  readonly ticket = newTicket();
+  readonly waiterTimeoutMs: number;
+  readonly wakeChannel: string;
+  /** Whether an attempt may have put this acquisition in line on some node. */
+  joined: boolean;
+  /** The acquisition got the lock or gave up: no request may join the line any more. */
+  done = false;
+
+  /**
+   * `fair`: in line from the first attempt. A plain acquisition is too when its key was busy
+   * moments ago (see {@link BusyKeys}): its first attempt then joins the line in one round
+   * trip, rather than failing a `SET NX` first.
+   */
+  constructor(
+    private readonly context: LockContext,
+    private readonly request: LineRequest,
+    readonly fair: boolean,
+  ) {
+    this.waiterTimeoutMs = waiterTimeoutMs(context);
+    this.wakeChannel = context.wakeUps.channel;
+    this.joined = fair || context.busyKeys.has(request.key);
+  }
+
+  /**
+   * The lock was granted, to `hold`: the nodes that said no take us out of their line too.
+   */
+  granted(hold: HoldId, acquireResults: readonly (NodeResult | undefined)[]): void {
+    this.done = true;
+    if (!this.joined) return;
+    this.joined = false;
+    if (acquireResults.every((result) => result?.outcome === 'yes')) return; // all left already
+    const { context, request } = this;
+    void context.shutdown.track(() => leaveQueue(context, request, hold, acquireResults).settled);
+  }
+
+  /**
+   * Leaves the line on every node, unless the lock was granted, passing on whatever a node
+   * has handed `last` (the acquisition's last attempt) meanwhile.
+   */
+  async leave(last: HoldId): Promise<void> {
+    this.done = true;
+    if (!this.joined) return;
+    this.joined = false;
+    await leaveQueue(this.context, this.request, last).settled;
+  }
+}
+
+/**
+ * Keys that this locker found held by another in the last second: a worker that releases a
+ * lock others wait for, and asks for it again, finds it handed over, and had better join the
+ * line at once. Bounded: the oldest entries go first.
+ */
+export class BusyKeys {
+  readonly #seenAt = new Map<string, number>();
+  readonly #now: () => number;
+
+  constructor(now: () => number) {
+    this.#now = now;
+  }
+
+  mark(key: string): void {
+    this.#seenAt.delete(key); // re-inserted last: the map stays in age order
+    this.#seenAt.set(key, this.#now());
+    if (this.#seenAt.size <= BUSY_KEYS_KEPT) return;
+    const [oldest] = this.#seenAt.keys();
+    if (oldest !== undefined) this.#seenAt.delete(oldest);
+  }
+
+  has(key: string): boolean {
+    const seenAt = this.#seenAt.get(key);
+    if (seenAt === undefined) return false;
+    if (this.#now() - seenAt < BUSY_FOR_MS) return true;
+    this.#seenAt.delete(key);
+    return false;
+  }
+}
+
+const BUSY_FOR_MS = 1_000;
+const BUSY_KEYS_KEPT = 1_000;

@@ -1,0 +1,122 @@
+import { fenceKey, lineScriptKeys } from '../../../keys.js';
+import { HOLD_VALUES, HOLDER_TTL, WAITING_LINE } from '../../../lua/fragments.js';
+import { defineScript } from '../../../lua/script.js';
+import { fencedReply } from './acquire-fenced.js';
+
+/** A waiter's place in a line, as the line's scripts need it. */
+export interface WaitingPlace {
+  /** The caller's place in line (its arrival order), the same on every node. */
+  readonly ticket: number;
+  /** How long a waiter that stopped asking keeps its place (ms). */
+  readonly waiterTimeoutMs: number;
+  /** The channel on which the waiter's locker hears that it was handed the lock. */
+  readonly wakeChannel: string;
+}
+
+/** A waiter's place as the script arguments ARGV ticket, patience, channel: empty when none. */
+export function placeArgs(line: WaitingPlace | undefined): (string | number)[] {
+  return [line?.ticket ?? '', line?.waiterTimeoutMs ?? 0, line?.wakeChannel ?? ''];
+}
+
+/** A place in the waiting line of one acquisition, the same on every node. */
+export interface LineTicket extends WaitingPlace {
+  /** Fair: take a free lock only when first in line. Otherwise a free lock is anyone's. */
+  readonly fair: boolean;
+}
+
+/** What an acquisition that waits in line asks one node for. */
+export interface LineAcquisition {
+  readonly key: string;
+  readonly token: string;
+  readonly attempt: number;
+  readonly ttlMs: number;
+  /** Draw a fencing token on acquisition. */
+  readonly fencing: boolean;
+  readonly line: LineTicket;
+}
+
+/**
+ * acquire-in-line — take the lock, or wait for it in line. A release hands the lock to the
+ * first waiter in line (see `handOver`); that waiter's next call here confirms it.
+ *
+ * KEYS[1]  lock key
+ * KEYS[2]  queue: sorted set of waiting tokens, scored by ticket (arrival order)
+ * KEYS[3]  waiter deadlines: sorted set of waiting tokens, scored by when they count as gone
+ * KEYS[4]  waiter channels: hash of waiting token to `<ticket> <channel that wakes it>`
+ * KEYS[5]  fence counter (see acquire-fenced)
+ * ARGV[1]  token (the line knows the caller by it)
+ * ARGV[2]  attempt (see HOLD_VALUES)
+ * ARGV[3]  ttl in milliseconds
+ * ARGV[4]  ticket: the caller's arrival order, the same on every node
+ * ARGV[5]  ms after which a waiter that stopped asking is dropped from the line
+ * ARGV[6]  the caller's wake-up channel (its locker's)
+ * ARGV[7]  '1' to draw a fencing token on acquisition, '0' not to
+ * ARGV[8]  '1' fair: a free lock goes only to the first in line; '0': to anyone
+ *
+ * When the key holds a hand-over to the caller or an earlier attempt's hold (that landed
+ * unseen), it becomes this attempt's, with the TTL this attempt's validity counts on; when a
+ * later attempt of the caller's holds it, this request came late and changes nothing (-3).
+ * Otherwise drops waiters whose
+ * deadline passed and, when the lock is held by another, (re)joins the line at the caller's
+ * ticket and renews its deadline. The line's keys expire (never sooner than any waiter's deadline), so a line whose
+ * waiters all died leaves nothing behind. Returns { state, fence }: state 0 when the lock is
+ * ours (and the caller left the line), the holder's remaining TTL in ms (> 0) when held, -1
+ * when held without expiry, -2 (fair only) when free but another waiter is first (who is
+ * then nudged on its channel, in case it slept through its turn); fence as in acquire-fenced
+ * ('' unless acquired with ARGV[6] = '1'; a confirmed hand-over draws a new one).
+ */
+export const acquireInLineScript = defineScript({
+  name: 'acquire-in-line',
+  keys: ({ key }: LineAcquisition) => [...lineScriptKeys(key), fenceKey(key)],
+  args: ({ token, attempt, ttlMs, line, fencing }) => [
+    token,
+    attempt,
+    ttlMs,
+    ...placeArgs(line),
+    fencing ? '1' : '0',
+    line.fair ? '1' : '0',
+  ],
+  parse: fencedReply('acquire-in-line'),
+  lua: `${HOLDER_TTL}${WAITING_LINE}${HOLD_VALUES}
+local lockKey, fenceCounter = KEYS[1], KEYS[5]
+local token, attempt, ttl, ticket = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
+local patience, channel = tonumber(ARGV[5]), ARGV[6]
+local fenced, fair = ARGV[7] == '1', ARGV[8] == '1'
+local mine = holdOf(token, attempt)
+
+local function granted()
+  leaveLine(token)
+  if fenced then
+    redis.call('INCR', fenceCounter)
+    return {0, redis.call('GET', fenceCounter)}
+  end
+  return {0, ''}
+end
+
+local holder = redis.call('GET', lockKey)
+local held = attemptOf(holder, token)
+if held and held <= attempt then
+  redis.call('SET', lockKey, mine, 'PX', ttl)
+  return granted()
+end
+if held then
+  return {-3, ''}
+end
+local now = serverMs()
+dropGone(now)
+if holder then
+  joinLine(token, ticket, channel, patience, now)
+  return {holderTtl(lockKey), ''}
+end
+if fair then
+  joinLine(token, ticket, channel, patience, now)
+  local first = firstWaiter()
+  if first ~= token then
+    wakeWaiter(first)
+    return {-2, ''}
+  end
+end
+redis.call('SET', lockKey, mine, 'PX', ttl)
+return granted()
+`,
+});

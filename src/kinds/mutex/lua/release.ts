@@ -1,0 +1,44 @@
+import { lineScriptKeys } from '../../../keys.js';
+import { HOLD_VALUES, WAITING_LINE } from '../../../lua/fragments.js';
+import { defineScript, integerReply } from '../../../lua/script.js';
+
+/**
+ * release — compare-and-delete, or hand over: when the lock key still holds our hold and
+ * someone waits in line (see acquire-in-line), the lock goes straight to the first waiter,
+ * who alone is woken (no thundering herd, and the releaser cannot barge back in ahead of the
+ * line); otherwise the key is deleted. Undoing a failed attempt is silent (a plain delete):
+ * the node goes back to how it was, and handing over there would split the line's order
+ * across nodes.
+ *
+ * KEYS[1]  lock key
+ * KEYS[2]  queue, KEYS[3] waiter deadlines, KEYS[4] waiter channels (see acquire-in-line);
+ *          usually absent
+ * ARGV[1]  token
+ * ARGV[2]  attempt whose hold it ends (see HOLD_VALUES)
+ * ARGV[3]  '1' a holder's release: hand over to a waiter; '0' an undo: delete silently
+ *
+ * An undo ends its own attempt's hold only. A holder's release also ends a hand-over that the
+ * line made to it after it got the lock elsewhere (the bare token).
+ *
+ * Returns 1 when released (deleted or handed over), 0 when the key is gone or holds another
+ * hold.
+ */
+export const releaseScript = defineScript({
+  name: 'release',
+  keys: ({ key }: { key: string; token: string; attempt: number; announce: boolean }) =>
+    lineScriptKeys(key),
+  args: ({ token, attempt, announce }) => [token, attempt, announce ? '1' : '0'],
+  parse: integerReply('release'),
+  lua: `${WAITING_LINE}${HOLD_VALUES}
+local lockKey, token, attempt, announce = KEYS[1], ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1'
+
+local held = attemptOf(redis.call('GET', lockKey), token)
+if held ~= attempt and not (announce and held == 0) then
+  return 0
+end
+if not (announce and handOver(lockKey)) then
+  redis.call('DEL', lockKey)
+end
+return 1
+`,
+});

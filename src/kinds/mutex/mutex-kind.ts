@@ -1,0 +1,54 @@
+import type { RedisConnection } from '../../driver/connection.js';
+import type { AcquireRequest } from '../../engine/attempt.js';
+import type { HoldKind } from '../../engine/contract.js';
+import { holdValue } from '../../engine/token.js';
+import { quorumOf } from '../../quorum/tally.js';
+import { acquireFencedScript, type FencedReply } from './lua/acquire-fenced.js';
+import { acquireInLineScript, type LineAcquisition } from './lua/acquire-in-line.js';
+import { extendScript } from './lua/extend.js';
+import { leaveQueueScript } from './lua/leave-queue.js';
+import { reclaimScript } from './lua/reclaim.js';
+import { releaseScript } from './lua/release.js';
+
+/** The mutual-exclusion lock: one holder per resource, granted by a majority. */
+export const mutexKind: HoldKind = {
+  noun: 'lock',
+  quorum: quorumOf,
+  take: takeLock,
+  extend: (node, hold, timeoutMs) => extendScript.run(node, hold, timeoutMs),
+  release: (node, hold, timeoutMs) => releaseScript.run(node, hold, timeoutMs),
+  leaveLine: (node, hold, timeoutMs) => leaveQueueScript.run(node, hold, timeoutMs),
+};
+
+function takeLock(
+  node: RedisConnection,
+  request: AcquireRequest,
+  timeoutMs: number,
+): Promise<FencedReply> {
+  if (inLine(request) && (request.line.joined || request.fencing)) {
+    request.line.joined = true;
+    return acquireInLineScript.run(node, request, timeoutMs);
+  }
+  if (request.fencing) return acquireFencedScript.run(node, request, timeoutMs);
+  const { key, token, attempt, ttlMs } = request;
+  // Plain SET NX PX, as the algorithm specifies: one round trip, no script. Only when the key
+  // is taken does a second command join the line (or, for an acquisition that does not wait,
+  // check whether the holder is this very acquisition, an earlier attempt that landed unseen,
+  // and how long the holder's lease still runs).
+  const hold = holdValue(token, attempt);
+  return node.send('SET', [key, hold, 'PX', ttlMs, 'NX'], timeoutMs).then((reply) => {
+    if (reply === 'OK') return NOT_FENCED;
+    // A straggler answering after the acquisition ended must not join the line any more.
+    if (inLine(request) && !request.line.done) {
+      request.line.joined = true;
+      return acquireInLineScript.run(node, request, timeoutMs);
+    }
+    return reclaimScript.run(node, request, timeoutMs).then((state) => ({ state, fence: '' }));
+  });
+}
+
+function inLine(request: AcquireRequest): request is AcquireRequest & LineAcquisition {
+  return request.line !== undefined;
+}
+
+const NOT_FENCED: FencedReply = { state: 0, fence: '' };

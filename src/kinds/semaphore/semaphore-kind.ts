@@ -1,0 +1,36 @@
+import type { HoldKind } from '../../engine/contract.js';
+import { permitQuorumOf } from '../../quorum/tally.js';
+import { semaphoreExtendScript } from './lua/semaphore-extend.js';
+import { semaphoreReleaseScript } from './lua/semaphore-release.js';
+import { semaphoreTakeScript } from './lua/semaphore-take.js';
+
+/**
+ * A permit of a counting semaphore with `permits` permits: each node keeps the holders in a
+ * sorted set, by when their permit expires on its own clock; a permit counts with
+ * {@link permitQuorumOf} grants. A release hands the permit to the first waiter in line and
+ * wakes it; the waiter confirms it with a request of its own, as a lock's waiter does.
+ */
+export function semaphoreKind(permits: number): HoldKind {
+  return {
+    noun: 'permit',
+    quorum: (nodeCount) => permitQuorumOf(permits, nodeCount),
+    take: (node, request, timeoutMs) => {
+      const { key, token, attempt, unanswered, ttlMs, line } = request;
+      if (line) line.joined = true;
+      const permit = { key, token, attempt, unanswered, ttlMs, permits, ...(line ? { line } : {}) };
+      return semaphoreTakeScript
+        .run(node, permit, timeoutMs)
+        .then((state) => ({ state, fence: '' }));
+    },
+    extend: (node, hold, timeoutMs) => semaphoreExtendScript.run(node, hold, timeoutMs),
+    release: (node, { announce, line, ...hold }, timeoutMs) => {
+      const end = announce ? 'release' : 'undo';
+      const place = !announce && line ? { line } : {};
+      return semaphoreReleaseScript.run(node, { ...hold, end, ...place }, timeoutMs);
+    },
+    leaveLine: (node, { granted, ...hold }, timeoutMs) => {
+      const end = granted ? 'leave-granted' : 'leave';
+      return semaphoreReleaseScript.run(node, { ...hold, end }, timeoutMs);
+    },
+  };
+}

@@ -1,0 +1,239 @@
+import { monotonicClock } from './clock.js';
+import { acquireSettings } from './config/acquire-settings.js';
+import { resolveNodes } from './config/node-specs.js';
+import { namesOf, rejectUnknownOptions } from './config/option-names.js';
+import {
+  type AcquireOptions,
+  type LockerOptions,
+  lockerSettings,
+  validateResource,
+} from './config/options.js';
+import type { RedisConnection } from './driver/connection.js';
+import { CONNECT_WAIT_MS } from './driver/connection.js';
+import { StallGuard } from './driver/stall-guard.js';
+import { acquireLock, lockTarget } from './engine/acquire.js';
+import type { LockContext } from './engine/context.js';
+import { LockerEmitter, warn } from './engine/events.js';
+import { evictionCheck } from './engine/eviction.js';
+import type { Lock } from './engine/lock.js';
+import { NodeIdentities } from './engine/node-identity.js';
+import { Shutdown } from './engine/shutdown.js';
+import { newLockerId } from './engine/token.js';
+import { BusyKeys } from './engine/waiting-line.js';
+import { WakeUps } from './engine/wake-ups.js';
+import { withLock } from './engine/with-lock.js';
+import { InvalidArgumentError, LockBusyError } from './errors.js';
+import { wakeChannel } from './keys.js';
+import { acquireAll } from './kinds/mutex/acquire-all.js';
+import type { MultiLock } from './kinds/mutex/multi-lock.js';
+import { ReadWriteLock } from './kinds/rwlock/read-write-lock.js';
+import { Semaphore, type SemaphoreOptions } from './kinds/semaphore/semaphore.js';
+
+/**
+ * Hands out locks on one set of Redis nodes: one node for the single-instance lock, or N
+ * independent masters for Redlock (a majority must agree).
+ *
+ * @example
+ * ```ts
+ * const locker = new Locker({ nodes: ['redis://127.0.0.1:6379'] });
+ * const lock = await locker.acquire('invoice:42', { ttlMs: 10_000 });
+ * try {
+ *   // ... work that must finish within lock.remainingMs()
+ * } finally {
+ *   await lock.release();
+ * }
+ * ```
+ */
+export class Locker {
+  /**
+   * Lifecycle events: `acquired`, `retry`, `extended`, `released`, `lost`, each with the
+   * resource, timings and per-node results (never the token); and `warning`, when a node
+   * puts locks at risk: its eviction policy, a restart or failover (another `run_id`), or an
+   * address that now reaches the same server as another node.
+   */
+  readonly events = new LockerEmitter();
+  readonly #context: LockContext;
+  readonly #owned: readonly RedisConnection[];
+  #closing: Promise<void> | undefined;
+
+  /** Validates `options` synchronously (throws `InvalidArgumentError`), then connects. */
+  constructor(options: LockerOptions) {
+    const settings = lockerSettings(options);
+    const { connections, owned } = resolveNodes(options.nodes, options.tls, settings.replicaAcks);
+    const nodes = connections.map((connection) => new StallGuard(connection, monotonicClock));
+    const nodeName = (index: number) => nodes[index]?.name ?? '';
+    const wakeUps = new WakeUps(connections, wakeChannel(settings.prefix, newLockerId()));
+    let connecting: Promise<void> | undefined;
+    let isConnected = false;
+    // Once settled, the hot path skips even the await of a resolved promise.
+    const connected = () => {
+      if (isConnected) return undefined;
+      connecting ??= Promise.all(connections.map((c) => c.connect?.(CONNECT_WAIT_MS))).then(() => {
+        isConnected = true;
+      });
+      return connecting;
+    };
+    this.#context = {
+      nodes,
+      settings,
+      clock: monotonicClock,
+      events: this.events,
+      wakeUps,
+      busyKeys: new BusyKeys(monotonicClock.now),
+      shutdown: new Shutdown(),
+      identities: new NodeIdentities(nodes.length, {
+        inspect: evictionCheck(settings.onEvictionRisk, nodeName, this.events),
+        mustInspect: settings.onEvictionRisk === 'refuse',
+        restartGraceMs: settings.restartGraceMs,
+        warn: (index, code, message) => warn(this.events, nodeName(index), code, message),
+      }),
+      connected,
+    };
+    this.#owned = owned;
+  }
+
+  /** Names of the nodes, in the order given (`host:port`, `cluster ...`, `sentinel ...`). */
+  get nodes(): readonly string[] {
+    return this.#context.nodes.map((node) => node.name);
+  }
+
+  /**
+   * Acquires `resource`, retrying while it is busy for up to `waitMs`. Bad arguments throw
+   * synchronously. Rejects with `AcquireTimeoutError` (still busy when the wait ran out),
+   * `LockBusyError` (busy and `waitMs: 0`), `NoQuorumError` (nodes failed), `AbortedError`,
+   * `LockerClosedError`, or `UnsafeNodeError` (`onEvictionRisk: 'refuse'` refused a node).
+   */
+  acquire(resource: string, options: AcquireOptions): Promise<Lock> {
+    const settings = acquireSettings(resource, options, this.#context.settings);
+    return acquireLock(this.#context, lockTarget(this.#context, resource), settings);
+  }
+
+  /**
+   * One attempt: resolves the `Lock`, or `null` when another holder has the resource.
+   * Node failures still reject with `NoQuorumError`.
+   */
+  tryAcquire(resource: string, options: Omit<AcquireOptions, 'waitMs'>): Promise<Lock | null> {
+    const settings = acquireSettings(resource, options, this.#context.settings, {
+      method: 'tryAcquire',
+    });
+    return acquireLock(this.#context, lockTarget(this.#context, resource), settings).catch(
+      (error: unknown) => {
+        if (error instanceof LockBusyError) return null;
+        throw error;
+      },
+    );
+  }
+
+  /**
+   * Runs `work` under the lock: acquires (waiting as `acquire` does), extends automatically,
+   * hands `work` the lock's lost-lock signal, and always releases, also when `work` throws.
+   * Resolves with `work`'s result; rejects with the `LockLostError` if the lock was lost while
+   * `work` ran (its result was then computed without the lock's protection).
+   *
+   * @example
+   * ```ts
+   * await locker.withLock('report', { ttlMs: 5_000 }, async (signal) => {
+   *   await buildReport({ signal }); // stop when signal aborts
+   * });
+   * ```
+   */
+  withLock<T>(
+    resource: string,
+    options: AcquireOptions,
+    work: (signal: AbortSignal) => Promise<T> | T,
+  ): Promise<T> {
+    if (typeof work !== 'function') throw new InvalidArgumentError('work', 'a function', work);
+    const settings = acquireSettings(resource, options, this.#context.settings, {
+      method: 'withLock',
+    });
+    return withLock(
+      acquireLock(this.#context, lockTarget(this.#context, resource), settings),
+      work,
+    );
+  }
+
+  /**
+   * Acquires every one of `resources`, or none: a lock per resource, taken in sorted order,
+   * giving back what it took and waiting (holding nothing) whenever one is busy, so that two
+   * callers never wait for each other (no deadlock). Works across Redis Cluster slots.
+   * Rejects as `acquire` does, naming the resource that stayed busy.
+   *
+   * @example
+   * ```ts
+   * await using both = await locker.acquireAll(['account:1', 'account:2'], { ttlMs: 5_000 });
+   * // ... move money between the two accounts
+   * ```
+   */
+  acquireAll(resources: readonly string[], options: AcquireOptions): Promise<MultiLock> {
+    if (!Array.isArray(resources) || resources.length === 0) {
+      throw new InvalidArgumentError('resources', 'a non-empty array of resource names', resources);
+    }
+    for (const [i, resource] of resources.entries()) validateResource(resource, `resources[${i}]`);
+    const sorted = [...resources].sort();
+    const repeated = sorted.find((resource, i) => sorted[i + 1] === resource);
+    if (repeated !== undefined) {
+      throw new InvalidArgumentError('resources', 'distinct names', repeated);
+    }
+    const settings = acquireSettings(sorted[0] as string, options, this.#context.settings, {
+      method: 'acquireAll',
+    });
+    return acquireAll(this.#context, sorted, settings);
+  }
+
+  /**
+   * A counting semaphore on these nodes: up to `permits` holders of `name` at once (see
+   * {@link Semaphore}). Validates its arguments synchronously; does no I/O.
+   *
+   * @example
+   * ```ts
+   * const pool = locker.semaphore('db-pool', { permits: 3 });
+   * await pool.withPermit({ ttlMs: 10_000 }, async (signal) => runQuery({ signal }));
+   * ```
+   */
+  semaphore(name: string, options: SemaphoreOptions): Semaphore {
+    validateResource(name, 'name');
+    if (typeof options !== 'object' || options === null) {
+      throw new InvalidArgumentError('options', 'an object with `permits`', options);
+    }
+    rejectUnknownOptions(options, namesOf<SemaphoreOptions>({ permits: true }), 'semaphore');
+    const { permits } = options;
+    if (!Number.isSafeInteger(permits) || (permits as number) < 1) {
+      throw new InvalidArgumentError('permits', 'an integer >= 1', permits);
+    }
+    return new Semaphore(this.#context, name, permits as number);
+  }
+
+  /**
+   * A read-write lock on these nodes: many readers of `name` at once, or one writer, served
+   * in arrival order (see {@link ReadWriteLock}). Validates `name` synchronously; no I/O.
+   */
+  readWriteLock(name: string): ReadWriteLock {
+    validateResource(name, 'name');
+    return new ReadWriteLock(this.#context, name);
+  }
+
+  /**
+   * Shuts the locker down, in this order:
+   * - every wait still running rejects with `LockerClosedError` (a waiter in line leaves it
+   *   first), and so does every later `acquire`, `tryAcquire`, `withLock` or `extend`;
+   * - every lock it still holds is released (a `released` event each), and its `signal` fires
+   *   with a `LockLostError`, since another client may now take the resource: work still
+   *   running under it must stop. A later `release()` of such a lock resolves `'not-held'`;
+   * - then the connections it opened from URLs close; clients passed in stay open.
+   *
+   * Releasing rather than leaving the keys to expire means a graceful shutdown never makes
+   * other processes wait out a TTL. Calling it again returns the same promise.
+   */
+  close(): Promise<void> {
+    // Started on the next tick: a lock's signal fires during the close, and a listener that
+    // calls close() again must find this promise already in place.
+    this.#closing ??= Promise.resolve().then(() => this.#close());
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
+    await this.#context.shutdown.close();
+    await this.#context.wakeUps.close();
+    await Promise.all(this.#owned.map((node) => node.close()));
+  }
+}
