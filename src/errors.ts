@@ -1,4 +1,4 @@
-import type { NodeResult } from './quorum/node-result.js';
+import type { NodeResult } from './node-result.js';
 
 /** Stable machine-readable codes carried by every {@link LockError}. */
 export type LockErrorCode =

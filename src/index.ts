@@ -1,18 +1,18 @@
 export type { NodeSpec, TlsOptions } from './config/node-specs.js';
 export { type AcquireOptions, DEFAULTS, type LockerOptions } from './config/options.js';
-export type { RedisClient } from './driver/clients.js';
-export { NotSentError, type RedisConnection } from './driver/connection.js';
-export { IORedisConnection, type IORedisLike } from './driver/ioredis.js';
-export { Acquirer, type HoldOptions } from './engine/acquirer.js';
-export type { LockerEvents, WarningCode } from './engine/events.js';
-export type { ReleaseResult } from './engine/lease.js';
-export { Lock } from './engine/lock.js';
 export type {
   HoldInfo,
   LockTelemetry,
   OperationEnd,
   TracedOperation,
-} from './engine/telemetry.js';
+} from './config/telemetry.js';
+export type { RedisClient } from './driver/clients.js';
+export { NotSentError, type RedisConnection } from './driver/connection.js';
+export { IORedisConnection, type IORedisLike } from './driver/ioredis.js';
+export { Acquirer, type HoldOptions } from './engine/acquirer.js';
+export type { ReleaseResult } from './engine/contract.js';
+export type { LockerEvents, WarningCode } from './engine/events.js';
+export { Lock } from './engine/lock.js';
 export {
   AbortedError,
   AcquireTimeoutError,
@@ -41,7 +41,7 @@ export {
   type SemaphoreOptions,
 } from './kinds/semaphore/semaphore.js';
 export { Locker } from './locker.js';
-export type { NodeOutcome, NodeResult } from './quorum/node-result.js';
+export type { NodeOutcome, NodeResult } from './node-result.js';
 export {
   type Schedule,
   type ScheduleOptions,

@@ -11,7 +11,8 @@ import {
 import type { RedisConnection } from './driver/connection.js';
 import { CONNECT_WAIT_MS } from './driver/connection.js';
 import { StallGuard } from './driver/stall-guard.js';
-import { acquireLock, lockTarget } from './engine/acquire.js';
+import { acquireLock } from './engine/acquire.js';
+import { BusyKeys } from './engine/busy-keys.js';
 import type { LockContext } from './engine/context.js';
 import { LockerEmitter, warn } from './engine/events.js';
 import { evictionCheck } from './engine/eviction.js';
@@ -19,13 +20,13 @@ import type { Lock } from './engine/lock.js';
 import { NodeIdentities } from './engine/node-identity.js';
 import { Shutdown } from './engine/shutdown.js';
 import { newLockerId } from './engine/token.js';
-import { BusyKeys } from './engine/waiting-line.js';
 import { WakeUps } from './engine/wake-ups.js';
 import { withLock } from './engine/with-lock.js';
 import { InvalidArgumentError, LockBusyError } from './errors.js';
 import { wakeChannel } from './keys.js';
 import { acquireAll } from './kinds/mutex/acquire-all.js';
 import type { MultiLock } from './kinds/mutex/multi-lock.js';
+import { lockTarget } from './kinds/mutex/mutex-kind.js';
 import { ReadWriteLock } from './kinds/rwlock/read-write-lock.js';
 import { Semaphore, type SemaphoreOptions } from './kinds/semaphore/semaphore.js';
 

@@ -1,7 +1,7 @@
 import { ClusterNodeError, isConfigurationError, NotSentError } from '../driver/connection.js';
 import { NoQuorumError } from '../errors.js';
 import type { Locker } from '../locker.js';
-import type { NodeResult } from '../quorum/node-result.js';
+import type { NodeResult } from '../node-result.js';
 import { quorumOf } from '../quorum/tally.js';
 import { DEFAULT_NODE, type NodesFrom } from './node-options.js';
 

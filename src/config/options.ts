@@ -1,7 +1,7 @@
-import type { LockTelemetry } from '../engine/telemetry.js';
 import { InvalidArgumentError } from '../errors.js';
 import type { NodeSpec, TlsOptions } from './node-specs.js';
 import { namesOf, rejectUnknownOptions } from './option-names.js';
+import type { LockTelemetry } from './telemetry.js';
 
 /** Options of a {@link Locker}. */
 export interface LockerOptions {

@@ -7,15 +7,12 @@ import {
   LockerClosedError,
   NoQuorumError,
 } from '../errors.js';
-import { lockKey } from '../keys.js';
-import { mutexKind } from '../kinds/mutex/mutex-kind.js';
-import type { NodeResult } from '../quorum/node-result.js';
+import type { NodeResult } from '../node-result.js';
 import { driftMs } from '../quorum/validity.js';
-import { type AcquireRequest, type Attempt, attemptAcquire } from './attempt.js';
+import { type Attempt, attemptAcquire } from './attempt.js';
 import type { LockContext } from './context.js';
-import type { HoldKind } from './contract.js';
+import type { AcquireRequest, HoldTarget, Lease } from './contract.js';
 import { nodeTimeoutFor } from './every-node.js';
-import type { Lease } from './lease.js';
 import { Lock, type LockLifecycle } from './lock.js';
 import { deleteIfOwned } from './release.js';
 import { sleep, stopped, type WaitStops } from './sleep.js';
@@ -23,18 +20,6 @@ import { traced } from './telemetry.js';
 import { newToken } from './token.js';
 import { PlaceInLine } from './waiting-line.js';
 import { Waiter } from './wake-ups.js';
-
-/** What an acquisition asks for: the kind of hold, on which resource, under which key. */
-export interface HoldTarget {
-  readonly kind: HoldKind;
-  readonly resource: string;
-  readonly key: string;
-}
-
-/** A lock on `resource` (see {@link mutexKind}). */
-export function lockTarget(context: LockContext, resource: string): HoldTarget {
-  return { kind: mutexKind, resource, key: lockKey(context.settings.prefix, resource) };
-}
 
 /**
  * Acquires `resource`: attempts until one succeeds, pausing a random delay between attempts

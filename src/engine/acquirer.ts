@@ -1,8 +1,9 @@
 import { type AcquireCall, acquireSettings } from '../config/acquire-settings.js';
 import type { AcquireOptions } from '../config/options.js';
 import { InvalidArgumentError, LockBusyError } from '../errors.js';
-import { acquireLock, type HoldTarget } from './acquire.js';
+import { acquireLock } from './acquire.js';
 import type { LockContext } from './context.js';
+import type { HoldTarget } from './contract.js';
 import type { Lock } from './lock.js';
 import { withLock } from './with-lock.js';
 

@@ -1,12 +1,10 @@
 import { NotSentError } from '../driver/connection.js';
 import type { StallGuard } from '../driver/stall-guard.js';
-import type { FencedReply } from '../kinds/mutex/lua/acquire-fenced.js';
-import type { LineTicket } from '../kinds/mutex/lua/acquire-in-line.js';
+import type { NodeResult } from '../node-result.js';
 import type { Judgement } from '../quorum/fan-out.js';
-import type { NodeResult } from '../quorum/node-result.js';
 import { validityMs } from '../quorum/validity.js';
 import type { LockContext } from './context.js';
-import type { HoldId, HoldKind } from './contract.js';
+import type { AcquireRequest, FencedReply } from './contract.js';
 import { askEveryNode } from './every-node.js';
 import { establishFence } from './fence.js';
 import { deleteIfOwned } from './release.js';
@@ -37,22 +35,6 @@ export type Attempt =
       readonly elapsedMs: number;
       readonly results: readonly NodeResult[];
     };
-
-/** What one attempt of an acquisition asks each node for. */
-export interface AcquireRequest extends HoldId {
-  /** What is held: a lock, a semaphore permit... */
-  readonly kind: HoldKind;
-  readonly key: string;
-  readonly ttlMs: number;
-  /**
-   * The acquisition's place in the waiting line, when it may wait. A fair acquisition is in
-   * line from its first attempt; a plain one joins when it finds the lock taken, and marks
-   * `joined` then (see PlaceInLine).
-   */
-  readonly line?: LineTicket & { joined: boolean; readonly done: boolean };
-  /** Draw a fencing token with the lock. */
-  readonly fencing: boolean;
-}
 
 /**
  * Asks one node for the lock. `state` is 0 when it is now ours, else the holder's remaining

@@ -1,7 +1,13 @@
 import type { RedisConnection } from '../driver/connection.js';
-import type { FencedReply } from '../kinds/mutex/lua/acquire-fenced.js';
-import type { WaitingPlace } from '../kinds/mutex/lua/acquire-in-line.js';
-import type { AcquireRequest } from './attempt.js';
+import type { LineTicket, WaitingPlace } from '../lua/waiting-line.js';
+import type { NodeResult } from '../node-result.js';
+
+/*
+ * The engine's vocabulary: what a kind of hold is (HoldKind), what an acquisition asks a node
+ * (AcquireRequest) and what it answers (FencedReply), the lease behind a held lock, and what a
+ * release found. Every engine file and every kind speaks these; this file imports no other
+ * engine file, so nothing here can join an import circle.
+ */
 
 /**
  * Which hold of which acquisition: a node stores a hold as `<token>:<attempt>` (a hand-over
@@ -45,6 +51,15 @@ export interface HoldKind {
    * Marks `request.line.joined` when the request may put it in line.
    */
   take(node: RedisConnection, request: AcquireRequest, timeoutMs: number): Promise<FencedReply>;
+  /**
+   * Lifts the resource's fence counter on one node to at least `fence` while the hold there is
+   * ours: 1 when done, 0 when the hold is not ours. Kinds that draw fencing tokens only.
+   */
+  raiseFence?(
+    node: RedisConnection,
+    hold: Omit<HoldOnNode, 'unanswered' | 'ttlMs'> & { readonly fence: bigint },
+    timeoutMs: number,
+  ): Promise<number>;
   /** Sets our hold to expire `ttlMs` from now: 1 when set, 0 when it is not ours there. */
   extend(node: RedisConnection, hold: HoldOnNode, timeoutMs: number): Promise<number>;
   /**
@@ -66,3 +81,69 @@ export interface HoldKind {
     timeoutMs: number,
   ): Promise<number>;
 }
+
+/** What an acquisition asks for: the kind of hold, on which resource, under which key. */
+export interface HoldTarget {
+  readonly kind: HoldKind;
+  readonly resource: string;
+  readonly key: string;
+}
+
+/** What one attempt of an acquisition asks each node for. */
+export interface AcquireRequest extends HoldId {
+  /** What is held: a lock, a semaphore permit... */
+  readonly kind: HoldKind;
+  readonly key: string;
+  readonly ttlMs: number;
+  /**
+   * The acquisition's place in the waiting line, when it may wait. A fair acquisition is in
+   * line from its first attempt; a plain one joins when it finds the lock taken, and marks
+   * `joined` then (see PlaceInLine).
+   */
+  readonly line?: LineTicket & { joined: boolean; readonly done: boolean };
+  /** Draw a fencing token with the lock. */
+  readonly fencing: boolean;
+}
+
+/** Reply of the acquisition scripts: `state` as in acquire-in-line, and the node's fence. */
+export interface FencedReply {
+  state: number;
+  /** The node's fence counter after this acquisition (decimal), '' when not acquired. */
+  fence: string;
+}
+
+/**
+ * The mutable state behind one {@link Lock} handle: which hold it is (the acquisition's token
+ * and the attempt that got it), never leaving it.
+ */
+export interface Lease extends HoldId {
+  /** What is held: a lock, a semaphore permit... */
+  readonly kind: HoldKind;
+  readonly resource: string;
+  readonly key: string;
+  /** TTL asked for at acquisition; the default for extensions. */
+  readonly ttlMs: number;
+  /** Monotonic instant at which the acquisition round started. */
+  readonly acquiredAt: number;
+  /** Monotonic instant until which the lease may be trusted. */
+  deadline: number;
+  /** Monotonic instant before which a release only sets the key to expire then (`minHoldMs`). */
+  readonly keepUntil: number;
+  /** The fencing token, when the lock was acquired with `fencing: true`. */
+  readonly fence: bigint | undefined;
+  /** Each node's answer to the winning acquisition round (late answers keep arriving). */
+  readonly acquireResults: readonly (NodeResult | undefined)[];
+  status: 'held' | 'released' | 'lost';
+}
+
+/** What {@link Lock.release} found. */
+export type ReleaseResult =
+  /** A majority of nodes deleted our key. */
+  | 'released'
+  /** A majority said the key is not ours (the lease had expired or been taken), or it was released before. */
+  | 'not-held'
+  /**
+   * Too many nodes failed or did not answer to tell (the `released` event's `nodes` say why:
+   * a NOPERM, a node down...). Our key may stay on them until its TTL runs out.
+   */
+  | 'failed';

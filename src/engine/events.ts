@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { LockLostError } from '../errors.js';
-import type { NodeResult } from '../quorum/node-result.js';
-import type { ReleaseResult } from './lease.js';
+import type { NodeResult } from '../node-result.js';
+import type { ReleaseResult } from './contract.js';
 
 /** What a {@link Locker} reports, per event. Tokens never appear in events. */
 export interface LockerEvents {

@@ -1,10 +1,10 @@
 import type { StallGuard } from '../driver/stall-guard.js';
 import { LockLostError } from '../errors.js';
-import type { NodeResult } from '../quorum/node-result.js';
+import type { NodeResult } from '../node-result.js';
 import { validityMs } from '../quorum/validity.js';
 import type { LockContext } from './context.js';
+import type { Lease } from './contract.js';
 import { askEveryNode } from './every-node.js';
-import type { Lease } from './lease.js';
 import { deleteIfOwned } from './release.js';
 import { awaitReplicas } from './replicas.js';
 

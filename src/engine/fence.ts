@@ -1,7 +1,7 @@
-import { raiseFenceScript } from '../kinds/mutex/lua/raise-fence.js';
-import type { NodeResult } from '../quorum/node-result.js';
+import type { NodeResult } from '../node-result.js';
 import { quorumOf } from '../quorum/tally.js';
 import type { LockContext } from './context.js';
+import type { HoldKind } from './contract.js';
 import { askEveryNode } from './every-node.js';
 
 /**
@@ -14,7 +14,13 @@ import { askEveryNode } from './every-node.js';
  */
 export async function establishFence(
   context: LockContext,
-  { key, token, attempt, ttlMs }: { key: string; token: string; attempt: number; ttlMs: number },
+  {
+    kind,
+    key,
+    token,
+    attempt,
+    ttlMs,
+  }: { kind: HoldKind; key: string; token: string; attempt: number; ttlMs: number },
   results: readonly (NodeResult | undefined)[],
 ): Promise<bigint | undefined> {
   const fences = results.map((r) => (r?.outcome === 'yes' ? r.fence : undefined));
@@ -23,10 +29,12 @@ export async function establishFence(
   const quorum = quorumOf(context.nodes.length);
   if (fences.filter((f) => f === fence).length >= quorum) return fence;
 
+  const { raiseFence } = kind;
+  if (!raiseFence) return undefined; // a kind that draws fences raises them too
   const raise = askEveryNode(context, ttlMs, (node, timeoutMs, index) =>
     fences[index] === undefined
       ? Promise.resolve(0) // the lock is not ours there
-      : raiseFenceScript.run(node, { key, token, attempt, fence }, timeoutMs),
+      : raiseFence(node, { key, token, attempt, fence }, timeoutMs),
   );
   return (await raise.decided).quorum ? fence : undefined;
 }

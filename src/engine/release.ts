@@ -1,10 +1,9 @@
 import { NotSentError } from '../driver/connection.js';
-import type { WaitingPlace } from '../kinds/mutex/lua/acquire-in-line.js';
-import type { NodeResult } from '../quorum/node-result.js';
+import type { WaitingPlace } from '../lua/waiting-line.js';
+import type { NodeResult } from '../node-result.js';
 import type { LockContext } from './context.js';
-import type { HoldId, HoldKind } from './contract.js';
+import type { HoldId, HoldKind, Lease, ReleaseResult } from './contract.js';
 import { askEveryNode } from './every-node.js';
-import type { Lease, ReleaseResult } from './lease.js';
 
 /**
  * Deletes the lease's key on every node (compare-and-delete, so another holder's key is never

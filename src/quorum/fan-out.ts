@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { RedisConnection } from '../driver/connection.js';
 import { asError, withoutTokens } from '../errors.js';
-import type { NodeResult } from './node-result.js';
+import type { NodeResult } from '../node-result.js';
 import { verdictOf } from './tally.js';
 
 /** How one node's reply counts: a yes vote, or a refusal (with the holder's PTTL if known). */

@@ -16,8 +16,8 @@ import type {
   LockTelemetry,
   OperationEnd,
   TracedOperation,
-} from '../engine/telemetry.js';
-import type { NodeResult } from '../quorum/node-result.js';
+} from '../config/telemetry.js';
+import type { NodeResult } from '../node-result.js';
 
 /** Options of {@link openTelemetry}. */
 export interface OpenTelemetryOptions {

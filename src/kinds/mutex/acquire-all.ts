@@ -1,10 +1,11 @@
 import type { AcquireSettings } from '../../config/acquire-settings.js';
-import { acquireLock, lockTarget } from '../../engine/acquire.js';
+import { acquireLock } from '../../engine/acquire.js';
 import type { LockContext } from '../../engine/context.js';
 import type { Lock } from '../../engine/lock.js';
 import { sleep } from '../../engine/sleep.js';
 import { AcquireTimeoutError, LockBusyError, NoQuorumError } from '../../errors.js';
 import { MultiLock } from './multi-lock.js';
+import { lockTarget } from './mutex-kind.js';
 
 /** A resource that could not be taken without waiting, and why. */
 type Blocked = LockBusyError | NoQuorumError;

@@ -1,4 +1,4 @@
-import type { ReleaseResult } from '../../engine/lease.js';
+import type { ReleaseResult } from '../../engine/contract.js';
 import type { Lock } from '../../engine/lock.js';
 
 /**

@@ -1,12 +1,15 @@
 import type { RedisConnection } from '../../driver/connection.js';
-import type { AcquireRequest } from '../../engine/attempt.js';
-import type { HoldKind } from '../../engine/contract.js';
+
+import type { LockContext } from '../../engine/context.js';
+import type { AcquireRequest, FencedReply, HoldKind, HoldTarget } from '../../engine/contract.js';
 import { holdValue } from '../../engine/token.js';
+import { lockKey } from '../../keys.js';
 import { quorumOf } from '../../quorum/tally.js';
-import { acquireFencedScript, type FencedReply } from './lua/acquire-fenced.js';
+import { acquireFencedScript } from './lua/acquire-fenced.js';
 import { acquireInLineScript, type LineAcquisition } from './lua/acquire-in-line.js';
 import { extendScript } from './lua/extend.js';
 import { leaveQueueScript } from './lua/leave-queue.js';
+import { raiseFenceScript } from './lua/raise-fence.js';
 import { reclaimScript } from './lua/reclaim.js';
 import { releaseScript } from './lua/release.js';
 
@@ -18,7 +21,13 @@ export const mutexKind: HoldKind = {
   extend: (node, hold, timeoutMs) => extendScript.run(node, hold, timeoutMs),
   release: (node, hold, timeoutMs) => releaseScript.run(node, hold, timeoutMs),
   leaveLine: (node, hold, timeoutMs) => leaveQueueScript.run(node, hold, timeoutMs),
+  raiseFence: (node, hold, timeoutMs) => raiseFenceScript.run(node, hold, timeoutMs),
 };
+
+/** A lock on `resource` (see {@link mutexKind}). */
+export function lockTarget(context: LockContext, resource: string): HoldTarget {
+  return { kind: mutexKind, resource, key: lockKey(context.settings.prefix, resource) };
+}
 
 function takeLock(
   node: RedisConnection,

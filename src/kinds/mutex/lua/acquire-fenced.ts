@@ -1,13 +1,7 @@
+import type { FencedReply } from '../../../engine/contract.js';
 import { fenceKey } from '../../../keys.js';
 import { HOLD_VALUES, HOLDER_TTL } from '../../../lua/fragments.js';
 import { defineScript } from '../../../lua/script.js';
-
-/** Reply of the acquisition scripts: `state` as in acquire-in-line, and the node's fence. */
-export interface FencedReply {
-  state: number;
-  /** The node's fence counter after this acquisition (decimal), '' when not acquired. */
-  fence: string;
-}
 
 /** Parses `{ state, fence }` from an acquisition script. */
 export function fencedReply(script: string) {

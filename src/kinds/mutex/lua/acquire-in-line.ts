@@ -1,28 +1,8 @@
 import { fenceKey, lineScriptKeys } from '../../../keys.js';
 import { HOLD_VALUES, HOLDER_TTL, WAITING_LINE } from '../../../lua/fragments.js';
 import { defineScript } from '../../../lua/script.js';
+import { type LineTicket, placeArgs } from '../../../lua/waiting-line.js';
 import { fencedReply } from './acquire-fenced.js';
-
-/** A waiter's place in a line, as the line's scripts need it. */
-export interface WaitingPlace {
-  /** The caller's place in line (its arrival order), the same on every node. */
-  readonly ticket: number;
-  /** How long a waiter that stopped asking keeps its place (ms). */
-  readonly waiterTimeoutMs: number;
-  /** The channel on which the waiter's locker hears that it was handed the lock. */
-  readonly wakeChannel: string;
-}
-
-/** A waiter's place as the script arguments ARGV ticket, patience, channel: empty when none. */
-export function placeArgs(line: WaitingPlace | undefined): (string | number)[] {
-  return [line?.ticket ?? '', line?.waiterTimeoutMs ?? 0, line?.wakeChannel ?? ''];
-}
-
-/** A place in the waiting line of one acquisition, the same on every node. */
-export interface LineTicket extends WaitingPlace {
-  /** Fair: take a free lock only when first in line. Otherwise a free lock is anyone's. */
-  readonly fair: boolean;
-}
 
 /** What an acquisition that waits in line asks one node for. */
 export interface LineAcquisition {

@@ -1,7 +1,7 @@
 import { readWriteKeys } from '../../../keys.js';
 import { EXPIRING_SET, HOLD_VALUES, READ_WRITE_LINE } from '../../../lua/fragments.js';
 import { defineScript, integerReply } from '../../../lua/script.js';
-import { placeArgs } from '../../mutex/lua/acquire-in-line.js';
+import { placeArgs } from '../../../lua/waiting-line.js';
 
 /** The keys of the read-write lock at `key`, in the order its scripts name them. */
 export function readWriteScriptKeys(key: string): string[] {

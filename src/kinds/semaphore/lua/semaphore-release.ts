@@ -1,7 +1,7 @@
 import { lineScriptKeys } from '../../../keys.js';
 import { EXPIRING_SET, HOLD_VALUES, WAITING_LINE } from '../../../lua/fragments.js';
 import { defineScript, integerReply } from '../../../lua/script.js';
-import { placeArgs, type WaitingPlace } from '../../mutex/lua/acquire-in-line.js';
+import { placeArgs, type WaitingPlace } from '../../../lua/waiting-line.js';
 
 /** How a permit or a place in line ends (see semaphore-release). */
 export type PermitEnd = 'release' | 'undo' | 'leave' | 'leave-granted';

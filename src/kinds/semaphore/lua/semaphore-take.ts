@@ -1,7 +1,7 @@
 import { lineScriptKeys } from '../../../keys.js';
 import { EXPIRING_SET, HOLD_VALUES, WAITING_LINE } from '../../../lua/fragments.js';
 import { defineScript, integerReply } from '../../../lua/script.js';
-import { placeArgs } from '../../mutex/lua/acquire-in-line.js';
+import { placeArgs } from '../../../lua/waiting-line.js';
 
 /** What a permit request asks one node for. */
 export interface PermitRequest {
