@@ -4,7 +4,7 @@ import type { NodeResult } from '../node-result.js';
 import type { Judgement } from '../quorum/fan-out.js';
 import { validityMs } from '../quorum/validity.js';
 import type { LockContext } from './context.js';
-import type { AcquireRequest, FencedReply } from './contract.js';
+import type { AcquireRequest, TakeReply } from './contract.js';
 import { askEveryNode } from './every-node.js';
 import { establishFence } from './fence.js';
 import { deleteIfOwned } from './release.js';
@@ -46,7 +46,7 @@ async function takeOnNode(
   node: StallGuard,
   request: AcquireRequest,
   timeoutMs: number,
-): Promise<FencedReply> {
+): Promise<TakeReply> {
   const { clock, settings } = context;
   const until = clock.now() + timeoutMs;
   const reply = await request.kind.take(node, request, timeoutMs);
@@ -60,9 +60,9 @@ function unidentified(name: string, cause: Error | undefined): NotSentError {
   return new NotSentError(`${name} has not said which server it is yet${why}`, { cause });
 }
 
-function judge({ state, fence }: FencedReply): Judgement {
+function judge({ state, fence }: TakeReply): Judgement {
   if (state !== 0) return { vote: 'no', ...(state > 0 ? { holderRemainingMs: state } : {}) };
-  return fence === '' ? { vote: 'yes' } : { vote: 'yes', fence: BigInt(fence) };
+  return fence === undefined ? { vote: 'yes' } : { vote: 'yes', fence };
 }
 
 /**

@@ -4,7 +4,7 @@ import type { NodeResult } from '../node-result.js';
 
 /*
  * The engine's vocabulary: what a kind of hold is (HoldKind), what an acquisition asks a node
- * (AcquireRequest) and what it answers (FencedReply), the lease behind a held lock, and what a
+ * (AcquireRequest) and what it answers (TakeReply), the lease behind a held lock, and what a
  * release found. Every engine file and every kind speaks these; this file imports no other
  * engine file, so nothing here can join an import circle.
  */
@@ -48,9 +48,10 @@ export interface HoldKind {
    * Asks one node for the hold: `state` 0 when it is now ours, else (> 0) how long until the
    * soonest other hold there expires, -1 held without expiry, -2 free but others are first in
    * line, -3 a later attempt of the same acquisition holds it (this request came late).
-   * Marks `request.line.joined` when the request may put it in line.
+   * A request that may put the acquisition in line takes its ticket from
+   * `request.line.enter()` right before it is sent.
    */
-  take(node: RedisConnection, request: AcquireRequest, timeoutMs: number): Promise<FencedReply>;
+  take(node: RedisConnection, request: AcquireRequest, timeoutMs: number): Promise<TakeReply>;
   /**
    * Lifts the resource's fence counter on one node to at least `fence` while the hold there is
    * ours: 1 when done, 0 when the hold is not ours. Kinds that draw fencing tokens only.
@@ -97,19 +98,34 @@ export interface AcquireRequest extends HoldId {
   readonly ttlMs: number;
   /**
    * The acquisition's place in the waiting line, when it may wait. A fair acquisition is in
-   * line from its first attempt; a plain one joins when it finds the lock taken, and marks
-   * `joined` then (see PlaceInLine).
+   * line from its first attempt; a plain one joins when it finds the lock taken.
    */
-  readonly line?: LineTicket & { joined: boolean; readonly done: boolean };
+  readonly line?: LinePass;
   /** Draw a fencing token with the lock. */
   readonly fencing: boolean;
 }
 
-/** Reply of the acquisition scripts: `state` as in acquire-in-line, and the node's fence. */
-export interface FencedReply {
-  state: number;
-  /** The node's fence counter after this acquisition (decimal), '' when not acquired. */
-  fence: string;
+/**
+ * An acquisition's place in line, as a kind's take sees it. Joining is recorded when a request
+ * that may join is sent, not when it is answered: its answer may never come, and the engine
+ * must then still leave the line on that node, or a release would hand the hold to a waiter
+ * that is gone.
+ */
+export interface LinePass extends WaitingPlace {
+  /** The ticket to send with a request that may join the line; records that it was sent. */
+  enter(): LineTicket;
+  /** Whether a request of this acquisition may have joined the line on some node. */
+  readonly joined: boolean;
+  /** The acquisition got its hold or gave up: a late answer must not join the line any more. */
+  readonly done: boolean;
+}
+
+/** One node's answer to a take. */
+export interface TakeReply {
+  /** 0 when the hold is now ours; otherwise as {@link HoldKind.take} says. */
+  readonly state: number;
+  /** The node's fence counter after a fenced acquisition; undefined without one. */
+  readonly fence?: bigint;
 }
 
 /**

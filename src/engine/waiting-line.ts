@@ -1,7 +1,7 @@
 import type { LineTicket } from '../lua/waiting-line.js';
 import type { NodeResult } from '../node-result.js';
 import type { LockContext } from './context.js';
-import type { HoldId, HoldKind } from './contract.js';
+import type { HoldId, HoldKind, LinePass } from './contract.js';
 import { askEveryNode } from './every-node.js';
 
 let lastTicket = 0;
@@ -67,7 +67,7 @@ function leaveQueue(
  * leaves the line everywhere at once, so that a release does not hand the lock to a waiter
  * that is gone).
  */
-export class PlaceInLine implements LineTicket {
+export class PlaceInLine implements LineTicket, LinePass {
   readonly ticket = newTicket();
   readonly waiterTimeoutMs: number;
   readonly wakeChannel: string;
@@ -89,6 +89,12 @@ export class PlaceInLine implements LineTicket {
     this.waiterTimeoutMs = waiterTimeoutMs(context);
     this.wakeChannel = context.wakeUps.channel;
     this.joined = fair || context.busyKeys.has(request.key);
+  }
+
+  /** The ticket for a request that may join the line: from now on the line must be left. */
+  enter(): LineTicket {
+    this.joined = true;
+    return this;
   }
 
   /**

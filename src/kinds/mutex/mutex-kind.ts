@@ -1,12 +1,18 @@
 import type { RedisConnection } from '../../driver/connection.js';
 
 import type { LockContext } from '../../engine/context.js';
-import type { AcquireRequest, FencedReply, HoldKind, HoldTarget } from '../../engine/contract.js';
+import type {
+  AcquireRequest,
+  HoldKind,
+  HoldTarget,
+  LinePass,
+  TakeReply,
+} from '../../engine/contract.js';
 import { holdValue } from '../../engine/token.js';
 import { lockKey } from '../../keys.js';
 import { quorumOf } from '../../quorum/tally.js';
 import { acquireFencedScript } from './lua/acquire-fenced.js';
-import { acquireInLineScript, type LineAcquisition } from './lua/acquire-in-line.js';
+import { acquireInLineScript } from './lua/acquire-in-line.js';
 import { extendScript } from './lua/extend.js';
 import { leaveQueueScript } from './lua/leave-queue.js';
 import { raiseFenceScript } from './lua/raise-fence.js';
@@ -33,11 +39,9 @@ function takeLock(
   node: RedisConnection,
   request: AcquireRequest,
   timeoutMs: number,
-): Promise<FencedReply> {
-  if (inLine(request) && (request.line.joined || request.fencing)) {
-    request.line.joined = true;
-    return acquireInLineScript.run(node, request, timeoutMs);
-  }
+): Promise<TakeReply> {
+  const { line } = request;
+  if (line && (line.joined || request.fencing)) return takeInLine(node, request, line, timeoutMs);
   if (request.fencing) return acquireFencedScript.run(node, request, timeoutMs);
   const { key, token, attempt, ttlMs } = request;
   // Plain SET NX PX, as the algorithm specifies: one round trip, no script. Only when the key
@@ -46,18 +50,22 @@ function takeLock(
   // and how long the holder's lease still runs).
   const hold = holdValue(token, attempt);
   return node.send('SET', [key, hold, 'PX', ttlMs, 'NX'], timeoutMs).then((reply) => {
-    if (reply === 'OK') return NOT_FENCED;
+    if (reply === 'OK') return TAKEN;
     // A straggler answering after the acquisition ended must not join the line any more.
-    if (inLine(request) && !request.line.done) {
-      request.line.joined = true;
-      return acquireInLineScript.run(node, request, timeoutMs);
-    }
-    return reclaimScript.run(node, request, timeoutMs).then((state) => ({ state, fence: '' }));
+    if (line && !line.done) return takeInLine(node, request, line, timeoutMs);
+    return reclaimScript.run(node, request, timeoutMs).then((state) => ({ state }));
   });
 }
 
-function inLine(request: AcquireRequest): request is AcquireRequest & LineAcquisition {
-  return request.line !== undefined;
+function takeInLine(
+  node: RedisConnection,
+  request: AcquireRequest,
+  line: LinePass,
+  timeoutMs: number,
+): Promise<TakeReply> {
+  const { key, token, attempt, ttlMs, fencing } = request;
+  const inLine = { key, token, attempt, ttlMs, fencing, line: line.enter() };
+  return acquireInLineScript.run(node, inLine, timeoutMs);
 }
 
-const NOT_FENCED: FencedReply = { state: 0, fence: '' };
+const TAKEN: TakeReply = { state: 0 };

@@ -14,12 +14,9 @@ export function readWriteKind(mode: 'read' | 'write'): HoldKind {
     noun: `${mode} lock`,
     quorum: quorumOf,
     take: (node, { key, token, attempt, unanswered, ttlMs, line }, timeoutMs) => {
-      if (line) line.joined = true;
       const hold = { key, token, attempt, unanswered, ttlMs, mode };
-      const request = { ...hold, ...(line ? { line } : {}) };
-      return readWriteTakeScript
-        .run(node, request, timeoutMs)
-        .then((state) => ({ state, fence: '' }));
+      const request = { ...hold, ...(line ? { line: line.enter() } : {}) };
+      return readWriteTakeScript.run(node, request, timeoutMs).then((state) => ({ state }));
     },
     extend: (node, hold, timeoutMs) =>
       readWriteExtendScript.run(node, { ...hold, mode }, timeoutMs),

@@ -16,11 +16,9 @@ export function semaphoreKind(permits: number): HoldKind {
     quorum: (nodeCount) => permitQuorumOf(permits, nodeCount),
     take: (node, request, timeoutMs) => {
       const { key, token, attempt, unanswered, ttlMs, line } = request;
-      if (line) line.joined = true;
-      const permit = { key, token, attempt, unanswered, ttlMs, permits, ...(line ? { line } : {}) };
-      return semaphoreTakeScript
-        .run(node, permit, timeoutMs)
-        .then((state) => ({ state, fence: '' }));
+      const place = line ? { line: line.enter() } : {};
+      const permit = { key, token, attempt, unanswered, ttlMs, permits, ...place };
+      return semaphoreTakeScript.run(node, permit, timeoutMs).then((state) => ({ state }));
     },
     extend: (node, hold, timeoutMs) => semaphoreExtendScript.run(node, hold, timeoutMs),
     release: (node, { announce, line, ...hold }, timeoutMs) => {

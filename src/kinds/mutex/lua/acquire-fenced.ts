@@ -1,16 +1,16 @@
-import type { FencedReply } from '../../../engine/contract.js';
+import type { TakeReply } from '../../../engine/contract.js';
 import { fenceKey } from '../../../keys.js';
 import { HOLD_VALUES, HOLDER_TTL } from '../../../lua/fragments.js';
 import { defineScript } from '../../../lua/script.js';
 
 /** Parses `{ state, fence }` from an acquisition script. */
 export function fencedReply(script: string) {
-  return (reply: unknown): FencedReply => {
+  return (reply: unknown): TakeReply => {
     const [state, fence] = Array.isArray(reply) ? reply : [];
     if (typeof state !== 'number' || typeof fence !== 'string') {
       throw new Error(`unexpected reply from script ${script}: ${String(reply)}`);
     }
-    return { state, fence };
+    return fence === '' ? { state } : { state, fence: BigInt(fence) };
   };
 }
 
