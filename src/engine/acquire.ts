@@ -1,20 +1,15 @@
 import type { AcquireSettings } from '../config/acquire-settings.js';
-import { CONNECT_WAIT_MS, isConfigurationError, NotSentError } from '../driver/connection.js';
-import {
-  AcquireTimeoutError,
-  LockBusyError,
-  LockError,
-  LockerClosedError,
-  NoQuorumError,
-} from '../errors.js';
+import { CONNECT_WAIT_MS, NotSentError } from '../driver/connection.js';
+import { LockerClosedError } from '../errors.js';
 import type { NodeResult } from '../node-result.js';
-import { driftMs } from '../quorum/validity.js';
+import { failure, misconfigured, outcomeOf, type Refusal } from './acquire-failure.js';
 import { type Attempt, attemptAcquire } from './attempt.js';
 import type { LockContext } from './context.js';
 import type { AcquireRequest, HoldTarget, Lease } from './contract.js';
 import { nodeTimeoutFor } from './every-node.js';
 import { Lock, type LockLifecycle } from './lock.js';
 import { deleteIfOwned } from './release.js';
+import { pause, pollingMs, retryDelay } from './retry-pace.js';
 import { sleep, stopped, type WaitStops } from './sleep.js';
 import { traced } from './telemetry.js';
 import { newToken } from './token.js';
@@ -33,7 +28,7 @@ export function acquireLock(
   settings: AcquireSettings,
 ): Promise<Lock> {
   const { telemetry } = context.settings;
-  if (!telemetry) return acquireUntraced(context, target, settings);
+  if (!telemetry) return new Acquisition(context, target, settings).run();
   let attempts = 0;
   let nodes: readonly (NodeResult | undefined)[] = [];
   const observe = (attempt: Attempt) => {
@@ -45,7 +40,7 @@ export function acquireLock(
     telemetry,
     'acquire',
     hold,
-    () => acquireUntraced(context, target, settings, observe),
+    () => new Acquisition(context, target, settings, observe).run(),
     {
       ok: () => ({ outcome: 'acquired', attempts, nodes }),
       failed: (error) => ({ outcome: outcomeOf(error), attempts, nodes, error: error as Error }),
@@ -53,114 +48,145 @@ export function acquireLock(
   );
 }
 
-/** The outcome of a failed acquisition, by its error's code: `busy`, `timeout`, `no_quorum`... */
-function outcomeOf(error: unknown): string {
-  const code = error instanceof LockError ? error.code : 'ERROR';
-  return OUTCOMES[code] ?? code.toLowerCase();
-}
+/**
+ * One acquisition, from its first attempt to the lock or the error: each round is one
+ * attempt, then either {@link Acquisition.acquired} or {@link Acquisition.refused} (which
+ * throws when the wait is over, or pauses until the next round).
+ */
+class Acquisition {
+  readonly #stops: WaitStops;
+  /**
+   * An acquisition that may wait takes a place in line: a release hands the lock over to the
+   * first waiter. One that may not (tryAcquire) never joins, so never needs to leave.
+   */
+  readonly #line: PlaceInLine | undefined;
+  readonly #startedAt: number;
+  readonly #deadline: number;
+  #request: AcquireRequest;
+  #attempts = 0;
+  /** Whether the locker's channel was subscribed when the last attempt began. */
+  #subscribed = false;
+  /** Hears the release that hands us the lock: from the first busy attempt on. */
+  #waiter: Waiter | undefined;
 
-const OUTCOMES: Record<string, string> = {
-  LOCK_BUSY: 'busy',
-  ACQUIRE_TIMEOUT: 'timeout',
-  NO_QUORUM: 'no_quorum',
-  ABORTED: 'aborted',
-  LOCKER_CLOSED: 'closed',
-};
+  constructor(
+    private readonly context: LockContext,
+    private readonly target: HoldTarget,
+    private readonly settings: AcquireSettings,
+    private readonly observe?: (attempt: Attempt) => void,
+  ) {
+    const { kind, resource, key } = target;
+    const { ttlMs, waitMs, signal, fair, fencing } = settings;
+    this.#stops = { what: `Acquiring "${resource}"`, signal, closed: context.shutdown.signal };
+    const token = newToken();
+    this.#line =
+      fair || waitMs > 0 ? new PlaceInLine(context, { kind, key, token, ttlMs }, fair) : undefined;
+    const line = this.#line ? { line: this.#line } : {};
+    this.#request = { kind, key, token, attempt: 1, unanswered: NONE, ttlMs, fencing, ...line };
+    this.#startedAt = context.clock.now();
+    this.#deadline = this.#startedAt + waitMs;
+  }
 
-async function acquireUntraced(
-  context: LockContext,
-  target: HoldTarget,
-  settings: AcquireSettings,
-  observe?: (attempt: Attempt) => void,
-): Promise<Lock> {
-  const { clock } = context;
-  const { kind, resource, key } = target;
-  const { ttlMs, waitMs, signal } = settings;
-  const stops: WaitStops = {
-    what: `Acquiring "${resource}"`,
-    signal,
-    closed: context.shutdown.signal,
-  };
-  if (context.shutdown.closed) throw new LockerClosedError(stops.what);
-  const token = newToken();
-  // An acquisition that may wait takes a place in line: a release hands the lock over to the
-  // first waiter. One that may not (tryAcquire) never joins, so never needs to leave.
-  const line =
-    settings.fair || waitMs > 0
-      ? new PlaceInLine(context, { kind, key, token, ttlMs }, settings.fair)
-      : undefined;
-  let request: AcquireRequest = {
-    kind,
-    key,
-    token,
-    attempt: 1,
-    unanswered: NONE,
-    ttlMs,
-    fencing: settings.fencing,
-    ...(line ? { line } : {}),
-  };
-  let waiter: Waiter | undefined; // from the first busy attempt on
-  const startedAt = clock.now();
-  const deadline = startedAt + waitMs;
-  context.shutdown.begin();
-  try {
-    // Each step returns a promise only when it has something to wait for: the uncontended
-    // path does not even await a resolved promise.
-    const connecting = connectionsOpened(context, waitMs, stops);
-    if (connecting) await connecting;
-    for (let attempts = 1; ; attempts++) {
-      if (attempts > 1) request = nextAttempt(request);
-      throwIfStopped(stops);
-      waiter?.attemptBegins();
-      const identifying = context.identities.check(context, ttlMs); // no server counts twice
-      if (identifying) await identifying;
-      const subscribed = context.wakeUps.subscribed;
-      const attempt = await attemptAcquire(context, request);
-      observe?.(attempt);
-      if (attempt.kind === 'acquired') {
-        const mayHold = line?.joined ? mayBeHandedOver(attempt.results) : attempt.results;
-        const undoing = undoIfStopped(context, request, mayHold, stops);
-        if (undoing) await undoing; // rejects; then the line is left as by a waiter giving up
-        line?.granted(request, attempt.results);
-        const lock = grant(context, resource, request, attempt, settings, mayHold);
-        context.events.report('acquired', () => ({
-          resource,
-          attempts,
-          waitedMs: clock.now() - startedAt,
-          validityMs: lock.remainingMs(),
-          nodes: attempt.results,
-        }));
-        return lock;
-      }
-      request = noteUnanswered(request, attempt.results);
-      const left = deadline - clock.now();
-      // A wrong password or a certificate that does not verify will not heal by waiting.
-      if (left <= 0 || misconfigured(attempt, target)) {
-        throw failure(target, attempt, { ttlMs, waitMs, attempts, context, startedAt });
-      }
-      const { kind: reason, results: nodes } = attempt;
-      if (reason === 'busy') context.busyKeys.mark(key);
-      const retry = (delayMs: number) => ({ resource, attempt: attempts, delayMs, reason, nodes });
-      if (reason === 'busy' && line && !waiter) {
-        // From now on the release that hands us the lock wakes us at once (see WakeUps).
-        waiter = new Waiter(context.wakeUps, line.ticket);
-        const subscribing = waiter.listen();
-        if (!subscribed) {
-          // The locker's first wait: a hand-off may have come before the subscription did,
-          // so try again right away rather than pause.
-          await sleep(Math.min(left, nodeTimeoutFor(context, ttlMs)), stops, subscribing);
-          context.events.report('retry', () => retry(0));
+  async run(): Promise<Lock> {
+    const { context } = this;
+    if (context.shutdown.closed) throw new LockerClosedError(this.#stops.what);
+    context.shutdown.begin();
+    try {
+      // Each step returns a promise only when it has something to wait for: the uncontended
+      // path does not even await a resolved promise.
+      const connecting = connectionsOpened(context, this.settings.waitMs, this.#stops);
+      if (connecting) await connecting;
+      for (;;) {
+        this.#beginAttempt();
+        const identifying = context.identities.check(context, this.settings.ttlMs); // no server counts twice
+        if (identifying) await identifying;
+        this.#subscribed = context.wakeUps.subscribed;
+        const attempt = await attemptAcquire(context, this.#request);
+        this.observe?.(attempt);
+        if (attempt.kind !== 'acquired') {
+          await this.#refused(attempt);
           continue;
         }
+        const mayHold = this.#line?.joined ? mayBeHandedOver(attempt.results) : attempt.results;
+        const undoing = undoIfStopped(context, this.#request, mayHold, this.#stops);
+        if (undoing) await undoing; // rejects; then the line is left as by a waiter giving up
+        return this.#acquired(attempt, mayHold);
       }
-      const delayMs = retryDelay(pollingMs(context, waiter ? line : undefined), attempt, left);
-      context.events.report('retry', () => retry(delayMs));
-      await pause(delayMs, stops, waiter);
+    } finally {
+      this.#waiter?.dispose();
+      await this.#line?.leave(this.#request);
+      context.shutdown.end();
     }
-  } finally {
-    waiter?.dispose();
-    await line?.leave(request);
-    context.shutdown.end();
+  }
+
+  /** The next attempt's request, unless the acquisition was stopped meanwhile. */
+  #beginAttempt(): void {
+    this.#attempts++;
+    if (this.#attempts > 1) this.#request = nextAttempt(this.#request);
+    throwIfStopped(this.#stops);
+    this.#waiter?.attemptBegins();
+  }
+
+  /** A quorum granted the hold: the line is left, and the caller gets its {@link Lock}. */
+  #acquired(
+    attempt: Extract<Attempt, { kind: 'acquired' }>,
+    mayHold: readonly (NodeResult | undefined)[],
+  ): Lock {
+    const { context, target, settings } = this;
+    const request = this.#request;
+    this.#line?.granted(request, attempt.results);
+    const lock = grant(context, target.resource, request, attempt, settings, mayHold);
+    context.events.report('acquired', () => ({
+      resource: target.resource,
+      attempts: this.#attempts,
+      waitedMs: context.clock.now() - this.#startedAt,
+      validityMs: lock.remainingMs(),
+      nodes: attempt.results,
+    }));
+    return lock;
+  }
+
+  /**
+   * The attempt did not get the hold: throws when the wait is over (or waiting cannot help),
+   * else pauses until the next attempt. A pause ends early when a release hands us the lock.
+   */
+  async #refused(attempt: Refusal): Promise<void> {
+    const { context, target, settings } = this;
+    this.#request = noteUnanswered(this.#request, attempt.results);
+    const left = this.#deadline - context.clock.now();
+    // A wrong password or a certificate that does not verify will not heal by waiting.
+    if (left <= 0 || misconfigured(attempt, target)) {
+      const { ttlMs, waitMs } = settings;
+      const info = { ttlMs, waitMs, attempts: this.#attempts, context, startedAt: this.#startedAt };
+      throw failure(target, attempt, info);
+    }
+    const { kind: reason, results: nodes } = attempt;
+    const retry = (delayMs: number) => ({
+      resource: target.resource,
+      attempt: this.#attempts,
+      delayMs,
+      reason,
+      nodes,
+    });
+    if (reason === 'busy') context.busyKeys.mark(target.key);
+    const line = this.#line;
+    if (reason === 'busy' && line && !this.#waiter) {
+      // From now on the release that hands us the lock wakes us at once (see WakeUps).
+      this.#waiter = new Waiter(context.wakeUps, line.ticket);
+      const subscribing = this.#waiter.listen();
+      if (!this.#subscribed) {
+        // The locker's first wait: a hand-off may have come before the subscription did,
+        // so try again right away rather than pause.
+        const nodeTimeoutMs = nodeTimeoutFor(context, settings.ttlMs);
+        await sleep(Math.min(left, nodeTimeoutMs), this.#stops, subscribing);
+        context.events.report('retry', () => retry(0));
+        return;
+      }
+    }
+    const meanMs = pollingMs(context, this.#waiter ? line : undefined);
+    const delayMs = retryDelay(meanMs, attempt, left);
+    context.events.report('retry', () => retry(delayMs));
+    await pause(delayMs, this.#stops, this.#waiter);
   }
 }
 
@@ -230,16 +256,6 @@ function noteUnanswered(request: AcquireRequest, results: readonly NodeResult[])
   return { ...request, unanswered };
 }
 
-/** Pauses `delayMs`, or until a release is announced, or until a stop. */
-async function pause(delayMs: number, stops: WaitStops, waiter: Waiter | undefined): Promise<void> {
-  const release = waiter?.nextRelease();
-  try {
-    await sleep(delayMs, stops, release?.wake);
-  } finally {
-    release?.cancel();
-  }
-}
-
 /** The {@link Lock} for a successful attempt. */
 function grant(
   context: LockContext,
@@ -281,89 +297,3 @@ function mayBeHandedOver(
 
 /** What a first acquisition allows for opening connections, however short its wait. */
 const CONNECT_GRACE_MS = 500;
-
-/**
- * Whether so many nodes failed with a configuration error (WRONGPASS, NOAUTH, NOPERM, a TLS
- * certificate) that the others cannot make a majority: retrying for the rest of the wait
- * cannot help.
- */
-function misconfigured(
-  attempt: Exclude<Attempt, { kind: 'acquired' }>,
-  { kind }: HoldTarget,
-): boolean {
-  if (attempt.kind !== 'unavailable') return false;
-  const { results } = attempt;
-  const broken = results.filter((r) => r.outcome === 'error' && isConfigurationError(r.error));
-  return broken.length > 0 && results.length - broken.length < kind.quorum(results.length);
-}
-
-/**
- * How often to try again. A waiter in line that the locker's channel reaches is handed the
- * lock by the release and woken: it asks only to keep its place (and in case a message was
- * lost while a subscriber reconnected), 4 times per waiter timeout. Others poll every
- * `retryDelayMs`.
- */
-function pollingMs(context: LockContext, line: PlaceInLine | undefined): number {
-  const { retryDelayMs } = context.settings;
-  if (!line?.joined || !context.wakeUps.listening) return retryDelayMs;
-  return Math.max(retryDelayMs, line.waiterTimeoutMs / 4);
-}
-
-/** A random pause around `meanMs`, cut short by the holder's expiry and by the deadline. */
-function retryDelay(meanMs: number, attempt: Attempt, leftMs: number): number {
-  const jittered = meanMs * (0.5 + Math.random());
-  const holderMs =
-    attempt.kind === 'busy' && attempt.holderRemainingMs !== undefined
-      ? attempt.holderRemainingMs + 1
-      : Number.POSITIVE_INFINITY;
-  return Math.max(0, Math.min(jittered, holderMs, leftMs));
-}
-
-function failure(
-  target: HoldTarget,
-  attempt: Exclude<Attempt, { kind: 'acquired' }>,
-  info: {
-    ttlMs: number;
-    waitMs: number;
-    attempts: number;
-    context: LockContext;
-    startedAt: number;
-  },
-): LockError {
-  const { kind, resource } = target;
-  const { results } = attempt;
-  switch (attempt.kind) {
-    case 'busy':
-      return info.waitMs === 0
-        ? new LockBusyError(resource, results, attempt.holderRemainingMs)
-        : new AcquireTimeoutError(
-            resource,
-            info.context.clock.now() - info.startedAt,
-            info.attempts,
-            results,
-          );
-    case 'unavailable': {
-      const needed = kind.quorum(results.length);
-      const hint = misconfigured(attempt, target)
-        ? ' A configuration error (credentials, permissions, TLS, a Cluster node given as one server): retrying cannot fix it.'
-        : '';
-      return new NoQuorumError(
-        resource,
-        `No quorum for "${resource}": ${yes(results)} of ${results.length} node(s) agreed, ${needed} needed.${hint}`,
-        results,
-      );
-    }
-    case 'expired': {
-      const drift = driftMs(info.ttlMs, info.context.settings.driftFactor);
-      return new NoQuorumError(
-        resource,
-        `${yes(results)} of ${results.length} node(s) agreed on "${resource}" too late: ${Math.round(attempt.elapsedMs)} ms elapsed + ${drift} ms drift used up the ${info.ttlMs} ms lease.`,
-        results,
-      );
-    }
-  }
-}
-
-function yes(results: readonly NodeResult[]): number {
-  return results.filter((r) => r.outcome === 'yes').length;
-}

@@ -1,0 +1,86 @@
+import { isConfigurationError } from '../driver/connection.js';
+import { AcquireTimeoutError, LockBusyError, LockError, NoQuorumError } from '../errors.js';
+import type { NodeResult } from '../node-result.js';
+import { driftMs } from '../quorum/validity.js';
+import type { Attempt } from './attempt.js';
+import type { LockContext } from './context.js';
+import type { HoldTarget } from './contract.js';
+
+/** An attempt that did not get the hold. */
+export type Refusal = Exclude<Attempt, { kind: 'acquired' }>;
+
+/** The outcome of a failed acquisition, by its error's code: `busy`, `timeout`, `no_quorum`... */
+export function outcomeOf(error: unknown): string {
+  const code = error instanceof LockError ? error.code : 'ERROR';
+  return OUTCOMES[code] ?? code.toLowerCase();
+}
+
+const OUTCOMES: Record<string, string> = {
+  LOCK_BUSY: 'busy',
+  ACQUIRE_TIMEOUT: 'timeout',
+  NO_QUORUM: 'no_quorum',
+  ABORTED: 'aborted',
+  LOCKER_CLOSED: 'closed',
+};
+
+/**
+ * Whether so many nodes failed with a configuration error (WRONGPASS, NOAUTH, NOPERM, a TLS
+ * certificate) that the others cannot make a majority: retrying for the rest of the wait
+ * cannot help.
+ */
+export function misconfigured(attempt: Refusal, { kind }: HoldTarget): boolean {
+  if (attempt.kind !== 'unavailable') return false;
+  const { results } = attempt;
+  const broken = results.filter((r) => r.outcome === 'error' && isConfigurationError(r.error));
+  return broken.length > 0 && results.length - broken.length < kind.quorum(results.length);
+}
+
+/** The error an acquisition that gave up rejects with, after its last attempt. */
+export function failure(
+  target: HoldTarget,
+  attempt: Refusal,
+  info: {
+    ttlMs: number;
+    waitMs: number;
+    attempts: number;
+    context: LockContext;
+    startedAt: number;
+  },
+): LockError {
+  const { kind, resource } = target;
+  const { results } = attempt;
+  switch (attempt.kind) {
+    case 'busy':
+      return info.waitMs === 0
+        ? new LockBusyError(resource, results, attempt.holderRemainingMs)
+        : new AcquireTimeoutError(
+            resource,
+            info.context.clock.now() - info.startedAt,
+            info.attempts,
+            results,
+          );
+    case 'unavailable': {
+      const needed = kind.quorum(results.length);
+      const hint = misconfigured(attempt, target)
+        ? ' A configuration error (credentials, permissions, TLS, a Cluster node given as one server): retrying cannot fix it.'
+        : '';
+      return new NoQuorumError(
+        resource,
+        `No quorum for "${resource}": ${yes(results)} of ${results.length} node(s) agreed, ${needed} needed.${hint}`,
+        results,
+      );
+    }
+    case 'expired': {
+      const drift = driftMs(info.ttlMs, info.context.settings.driftFactor);
+      return new NoQuorumError(
+        resource,
+        `${yes(results)} of ${results.length} node(s) agreed on "${resource}" too late: ${Math.round(attempt.elapsedMs)} ms elapsed + ${drift} ms drift used up the ${info.ttlMs} ms lease.`,
+        results,
+      );
+    }
+  }
+}
+
+function yes(results: readonly NodeResult[]): number {
+  return results.filter((r) => r.outcome === 'yes').length;
+}
