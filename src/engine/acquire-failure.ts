@@ -43,7 +43,7 @@ export function failure(
     ttlMs: number;
     waitMs: number;
     attempts: number;
-    context: LockContext;
+    context: Pick<LockContext, 'clock' | 'settings'>;
     startedAt: number;
   },
 ): LockError {

@@ -3,7 +3,7 @@ import type { StallGuard } from '../driver/stall-guard.js';
 import type { NodeResult } from '../node-result.js';
 import type { Judgement } from '../quorum/fan-out.js';
 import { validityMs } from '../quorum/validity.js';
-import type { LockContext } from './context.js';
+import type { IdentifiedNodes } from './context.js';
 import type { AcquireRequest, TakeReply } from './contract.js';
 import { askEveryNode } from './every-node.js';
 import { establishFence } from './fence.js';
@@ -42,7 +42,7 @@ export type Attempt =
  * `fence` is the node's fence counter after a fenced acquisition.
  */
 async function takeOnNode(
-  context: LockContext,
+  context: IdentifiedNodes,
   node: StallGuard,
   request: AcquireRequest,
   timeoutMs: number,
@@ -73,7 +73,7 @@ function judge({ state, fence }: TakeReply): Judgement {
  * nothing, as the stall guard stops sending it work.
  */
 export async function attemptAcquire(
-  context: LockContext,
+  context: IdentifiedNodes,
   request: AcquireRequest,
 ): Promise<Attempt> {
   const { clock, nodes, settings } = context;

@@ -5,7 +5,11 @@ import type { NodeIdentities } from './node-identity.js';
 import type { Shutdown } from './shutdown.js';
 import type { WakeUps } from './wake-ups.js';
 
-/** What every lock operation of one locker shares. */
+/**
+ * What every lock operation of one locker shares. A function takes the narrowest view it
+ * needs: {@link NodeSet} to ask every node, {@link IdentifiedNodes} to count votes, or a
+ * `Pick` of this.
+ */
 export interface LockContext extends NodeSet {
   readonly events: LockerEmitter;
   /** Wakes a waiter over pub/sub when a release hands it the lock. */
@@ -22,3 +26,10 @@ export interface LockContext extends NodeSet {
    */
   readonly connected: () => Promise<void> | undefined;
 }
+
+/** The nodes and which server each is: what counting an attempt's votes needs. */
+export interface IdentifiedNodes extends NodeSet {
+  readonly identities: NodeIdentities;
+}
+
+export type { NodeSet };

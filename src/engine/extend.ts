@@ -2,7 +2,7 @@ import type { StallGuard } from '../driver/stall-guard.js';
 import { LockLostError } from '../errors.js';
 import type { NodeResult } from '../node-result.js';
 import { validityMs } from '../quorum/validity.js';
-import type { LockContext } from './context.js';
+import type { NodeSet } from './context.js';
 import type { Lease } from './contract.js';
 import { askEveryNode } from './every-node.js';
 import { deleteIfOwned } from './release.js';
@@ -15,7 +15,7 @@ import { awaitReplicas } from './replicas.js';
  * rejects with {@link LockLostError}.
  */
 export async function extendLease(
-  context: LockContext,
+  context: NodeSet,
   lease: Lease,
   ttlMs: number,
   lose: (error: LockLostError) => void,

@@ -1,6 +1,6 @@
 import type { NodeResult } from '../node-result.js';
 import { quorumOf } from '../quorum/tally.js';
-import type { LockContext } from './context.js';
+import type { NodeSet } from './context.js';
 import type { HoldKind } from './contract.js';
 import { askEveryNode } from './every-node.js';
 
@@ -13,7 +13,7 @@ import { askEveryNode } from './every-node.js';
  * lock is still ours. Resolves F, or undefined when no majority could be raised in time.
  */
 export async function establishFence(
-  context: LockContext,
+  context: NodeSet,
   {
     kind,
     key,

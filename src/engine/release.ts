@@ -1,7 +1,7 @@
 import { NotSentError } from '../driver/connection.js';
 import type { WaitingPlace } from '../lua/waiting-line.js';
 import type { NodeResult } from '../node-result.js';
-import type { LockContext } from './context.js';
+import type { NodeSet } from './context.js';
 import type { HoldId, HoldKind, Lease, ReleaseResult } from './contract.js';
 import { askEveryNode } from './every-node.js';
 
@@ -12,7 +12,7 @@ import { askEveryNode } from './every-node.js';
  * because the lease had expired.
  */
 export async function releaseLease(
-  context: LockContext,
+  context: NodeSet,
   lease: Lease,
   keepMs?: number,
 ): Promise<{ result: ReleaseResult; nodes: readonly NodeResult[] }> {
@@ -72,7 +72,7 @@ export interface DeleteRequest extends HoldId {
  * also to a node that stopped answering, so that a `SET` queued there is undone when it
  * wakes up. Used by release and to undo failed acquisitions and extensions.
  */
-export function deleteIfOwned(context: LockContext, request: DeleteRequest) {
+export function deleteIfOwned(context: NodeSet, request: DeleteRequest) {
   const { kind, ttlMs, acquireResults } = request;
   const { key, token, attempt, unanswered, announce, line } = request;
   const hold = { key, token, attempt, unanswered, announce, ...(line ? { line } : {}) };
@@ -88,7 +88,7 @@ export function deleteIfOwned(context: LockContext, request: DeleteRequest) {
  * PEXPIRE). Unlike an extension it claims no validity: the holder is done with the lock, and
  * the key only keeps others out until then.
  */
-function expireIfOwned(context: LockContext, lease: Lease, keepMs: number) {
+function expireIfOwned(context: NodeSet, lease: Lease, keepMs: number) {
   const { kind, key, token, attempt, unanswered, ttlMs, acquireResults } = lease;
   const hold = { key, token, attempt, unanswered, ttlMs: keepMs };
   return askEveryNode(context, ttlMs, (node, timeoutMs, index) =>

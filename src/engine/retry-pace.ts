@@ -10,7 +10,10 @@ import type { Waiter } from './wake-ups.js';
  * lost while a subscriber reconnected), 4 times per waiter timeout. Others poll every
  * `retryDelayMs`.
  */
-export function pollingMs(context: LockContext, line: PlaceInLine | undefined): number {
+export function pollingMs(
+  context: Pick<LockContext, 'settings' | 'wakeUps'>,
+  line: PlaceInLine | undefined,
+): number {
   const { retryDelayMs } = context.settings;
   if (!line?.joined || !context.wakeUps.listening) return retryDelayMs;
   return Math.max(retryDelayMs, line.waiterTimeoutMs / 4);

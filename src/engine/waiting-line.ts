@@ -1,6 +1,6 @@
 import type { LineTicket } from '../lua/waiting-line.js';
 import type { NodeResult } from '../node-result.js';
-import type { LockContext } from './context.js';
+import type { LockContext, NodeSet } from './context.js';
 import type { HoldId, HoldKind, LinePass } from './contract.js';
 import { askEveryNode } from './every-node.js';
 
@@ -25,9 +25,12 @@ function newTicket(): number {
  * place back on its next attempt (the line is ordered by its ticket), so a drop costs it
  * nothing.
  */
-function waiterTimeoutMs(context: LockContext): number {
-  return Math.max(1_000, 5 * context.settings.retryDelayMs);
+function waiterTimeoutMs({ settings }: Pick<LockContext, 'settings'>): number {
+  return Math.max(1_000, 5 * settings.retryDelayMs);
 }
+
+/** What a place in line uses of its locker. */
+type LineContext = NodeSet & Pick<LockContext, 'wakeUps' | 'busyKeys' | 'shutdown'>;
 
 /** Whose place in which line. */
 interface LineRequest {
@@ -46,7 +49,7 @@ interface LineRequest {
  * anyway drops the waiter at its deadline.
  */
 function leaveQueue(
-  context: LockContext,
+  context: NodeSet,
   { kind, key, ttlMs }: LineRequest,
   { token, attempt, unanswered }: HoldId,
   acquireResults?: readonly (NodeResult | undefined)[],
@@ -82,7 +85,7 @@ export class PlaceInLine implements LineTicket, LinePass {
    * trip, rather than failing a `SET NX` first.
    */
   constructor(
-    private readonly context: LockContext,
+    private readonly context: LineContext,
     private readonly request: LineRequest,
     readonly fair: boolean,
   ) {

@@ -1,27 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import type { Clock } from '../../src/clock.js';
-import { lockerSettings } from '../../src/config/options.js';
 import { NotSentError, type RedisConnection } from '../../src/driver/connection.js';
-import { StallGuard } from '../../src/driver/stall-guard.js';
 import { attemptAcquire } from '../../src/engine/attempt.js';
-import { BusyKeys } from '../../src/engine/busy-keys.js';
-import type { LockContext } from '../../src/engine/context.js';
 import type { AcquireRequest } from '../../src/engine/contract.js';
-import { LockerEmitter } from '../../src/engine/events.js';
-import { NodeIdentities } from '../../src/engine/node-identity.js';
-import { Shutdown } from '../../src/engine/shutdown.js';
-import { WakeUps } from '../../src/engine/wake-ups.js';
 import { acquireFencedScript } from '../../src/kinds/mutex/lua/acquire-fenced.js';
 import { raiseFenceScript } from '../../src/kinds/mutex/lua/raise-fence.js';
 import { reclaimScript } from '../../src/kinds/mutex/lua/reclaim.js';
 import { releaseScript } from '../../src/kinds/mutex/lua/release.js';
 import { mutexKind } from '../../src/kinds/mutex/mutex-kind.js';
-
-/** A clock that only moves when a scripted node says its answer took time. */
-function fakeClock(): Clock & { advance(ms: number): void } {
-  let now = 1_000;
-  return { now: () => now, advance: (ms) => (now += ms) };
-}
+import { type FakeClock, fakeClock, fakeContext } from '../support/fake-context.js';
 
 /** What a scripted node answers. */
 interface NodeBehaviour {
@@ -38,7 +24,7 @@ interface NodeBehaviour {
 }
 
 /** A node that answers from its script and records what it was sent (script names). */
-function scriptedNode(name: string, script: NodeBehaviour, clock: ReturnType<typeof fakeClock>) {
+function scriptedNode(name: string, script: NodeBehaviour, clock: FakeClock) {
   const sent: string[] = [];
   // By SHA1 (EVALSHA) and by body (EVAL, a script's first call on a connection).
   const scriptNames = new Map(
@@ -81,17 +67,7 @@ async function contextOver(
 ) {
   const nodes = scripts.map((script, i) => scriptedNode(`node${i}`, script, clock));
   const connections = [...nodes.map((n) => n.connection), ...extra];
-  const context: LockContext = {
-    nodes: connections.map((c) => new StallGuard(c)),
-    settings: lockerSettings({ nodes: ['redis://unused:1'], nodeTimeoutMs }),
-    clock,
-    events: new LockerEmitter(),
-    wakeUps: new WakeUps([], 'distlock:wake:test'),
-    busyKeys: new BusyKeys(() => clock.now()),
-    shutdown: new Shutdown(),
-    identities: new NodeIdentities(connections.length),
-    connected: () => undefined,
-  };
+  const context = fakeContext(connections, { clock, nodeTimeoutMs });
   await context.identities.check(context, 10_000);
   for (const node of nodes) node.sent.length = 0;
   return { context, sent: nodes.map((n) => n.sent), clock };

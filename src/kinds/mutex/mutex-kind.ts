@@ -31,7 +31,7 @@ export const mutexKind: HoldKind = {
 };
 
 /** A lock on `resource` (see {@link mutexKind}). */
-export function lockTarget(context: LockContext, resource: string): HoldTarget {
+export function lockTarget(context: Pick<LockContext, 'settings'>, resource: string): HoldTarget {
   return { kind: mutexKind, resource, key: lockKey(context.settings.prefix, resource) };
 }
 
