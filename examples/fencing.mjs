@@ -1,7 +1,7 @@
 // Runnable: `npm run build && node examples/fencing.mjs`.
 // A holder stalls past its lease; the next holder writes; the stalled one's write is refused.
 
-import { fencedRead, fencedWrite, Locker, readFenced } from 'distlock';
+import { fencedPeek, fencedReadForUpdate, fencedWrite, Locker } from 'distlock';
 import { startRedis } from 'distlock/testing';
 import { Redis } from 'ioredis';
 
@@ -11,13 +11,13 @@ const locker = new Locker({ nodes: redis.urls });
 
 try {
   const slow = await locker.acquire('account:7', { ttlMs: 200, fencing: true });
-  const read = await fencedRead(store, 'account:7:balance', slow.fence); // claims it for this fence
+  const read = await fencedReadForUpdate(store, 'account:7:balance', slow.fence); // claims it for this fence
   console.log('slow holder: fence', slow.fence, 'read', read.value);
   await new Promise((resolve) => setTimeout(resolve, 300)); // a GC pause, longer than the lease
 
   const next = await locker.acquire('account:7', { ttlMs: 5_000, fencing: true });
   console.log('next holder: fence', next.fence);
-  await fencedRead(store, 'account:7:balance', next.fence);
+  await fencedReadForUpdate(store, 'account:7:balance', next.fence);
   console.log(
     'next holder writes:',
     await fencedWrite(store, 'account:7:balance', next.fence, '120'),
@@ -27,7 +27,7 @@ try {
     await fencedWrite(store, 'account:7:balance', slow.fence, '90'),
   );
   await next.release();
-  console.log('stored:', (await readFenced(store, 'account:7:balance')).value);
+  console.log('stored:', (await fencedPeek(store, 'account:7:balance')).value);
 } finally {
   await locker.close();
   store.disconnect();

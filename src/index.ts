@@ -29,10 +29,12 @@ export {
 export {
   type FencedCommandOptions,
   type FencedWriteResult,
+  fencedPeek,
   fencedRead,
+  fencedReadForUpdate,
   fencedWrite,
   readFenced,
-} from './fencing/fenced-write.js';
+} from './fencing/fenced-data.js';
 export { MultiLock } from './kinds/mutex/multi-lock.js';
 export { ReadWriteLock } from './kinds/rwlock/read-write-lock.js';
 export {

@@ -1,13 +1,13 @@
 /**
  * A workload worker for the fault suite and the demo (a child process, so the nemesis can SIGSTOP it): loops acquire, a
  * read-modify-write of a counter in a separate store, release; appends each holding and each
- * write to its history file as JSON lines. Fenced mode uses fencedRead/fencedWrite; unfenced
+ * write to its history file as JSON lines. Fenced mode uses fencedReadForUpdate/fencedWrite; unfenced
  * mode plain GET/SET (the negative control).
  */
 import { appendFileSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { fencedRead, fencedWrite, type Lock, Locker } from '../src/index.js';
+import { fencedReadForUpdate, fencedWrite, type Lock, Locker } from '../src/index.js';
 import type { HistoryEvent } from '../src/testing/index.js';
 
 export interface WorkerConfig {
@@ -83,7 +83,7 @@ while (now() < end) {
     if (semaphore || mode === 'read') {
       await delay(config.holdMs);
     } else if (lock.fence !== undefined) {
-      const read = await fencedRead(store, resource, lock.fence);
+      const read = await fencedReadForUpdate(store, resource, lock.fence);
       if (read !== 'stale') {
         const value = Number(read.value ?? 0) + 1;
         await delay(config.holdMs);

@@ -9,7 +9,7 @@ import { createClient as createNodeRedis6 } from 'redis6';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adaptClient, type RedisClient } from '../../src/driver/clients.js';
 import { NotSentError, type RedisConnection } from '../../src/driver/connection.js';
-import { fencedRead, fencedWrite, Locker, readFenced } from '../../src/index.js';
+import { fencedPeek, fencedReadForUpdate, fencedWrite, Locker } from '../../src/index.js';
 import { defineScript } from '../../src/lua/script.js';
 import type { RedisServer } from '../../src/testing/index.js';
 import { useRedis } from '../support/redis.js';
@@ -233,11 +233,13 @@ describe.each(LIBRARIES)('$name', (library) => {
       const [firstFence, secondFence] = [first.fence as bigint, second.fence as bigint];
       expect(secondFence).toBeGreaterThan(firstFence);
       const store = clients[1] as RedisClient;
-      expect(await fencedRead(store, 'invoice:total', secondFence)).toEqual({ value: null });
+      expect(await fencedReadForUpdate(store, 'invoice:total', secondFence)).toEqual({
+        value: null,
+      });
       expect(await fencedWrite(store, 'invoice:total', secondFence, '120')).toBe('applied');
       expect(await fencedWrite(store, 'invoice:total', firstFence, '100')).toBe('stale');
-      expect(await fencedRead(store, 'invoice:total', firstFence)).toBe('stale');
-      expect(await readFenced(store, 'invoice:total')).toEqual({
+      expect(await fencedReadForUpdate(store, 'invoice:total', firstFence)).toBe('stale');
+      expect(await fencedPeek(store, 'invoice:total')).toEqual({
         value: '120',
         fence: secondFence,
       });

@@ -4,11 +4,11 @@ import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   AbortedError,
-  fencedRead,
+  fencedPeek,
+  fencedReadForUpdate,
   fencedWrite,
   Locker,
   type RedisClient,
-  readFenced,
 } from '../../src/index.js';
 import { queueKeys } from '../../src/keys.js';
 import {
@@ -238,13 +238,13 @@ describe.each(KINDS)('a reshard under a held lock, through $name', (kind) => {
     moves.push(move);
     expect(await move.moveKeys()).toBe(1);
 
-    expect(await fencedRead(client, data, fence)).toEqual({ value: 'before' });
+    expect(await fencedReadForUpdate(client, data, fence)).toEqual({ value: 'before' });
     expect(await fencedWrite(client, data, fence, 'asked')).toBe('applied');
-    expect(await readFenced(client, data)).toEqual({ value: 'asked', fence });
+    expect(await fencedPeek(client, data)).toEqual({ value: 'asked', fence });
     await move.finish();
-    expect(await fencedRead(client, data, fence)).toEqual({ value: 'asked' });
+    expect(await fencedReadForUpdate(client, data, fence)).toEqual({ value: 'asked' });
     expect(await fencedWrite(client, data, fence, 'moved')).toBe('applied');
-    expect(await readFenced(client, data)).toEqual({ value: 'moved', fence });
+    expect(await fencedPeek(client, data)).toEqual({ value: 'moved', fence });
     expect(await on(move.to, ['HGET', data, 'value'])).toEqual(['moved']);
     expect(await lock.release()).toBe('released');
   });

@@ -2,7 +2,9 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import {
+  fencedPeek,
   fencedRead,
+  fencedReadForUpdate,
   fencedWrite,
   InvalidArgumentError,
   NoReplyError,
@@ -69,6 +71,11 @@ describe('fencing tokens', () => {
 });
 
 describe('fenced writes', () => {
+  it('keep the old names of the reads as deprecated aliases of the new ones', () => {
+    expect(fencedRead).toBe(fencedReadForUpdate);
+    expect(readFenced).toBe(fencedPeek);
+  });
+
   it('refuse a write whose fence is older than one already applied', async () => {
     const client = fixture().admin[0];
     if (!client) throw new Error('no node');
@@ -77,7 +84,7 @@ describe('fenced writes', () => {
     expect(await fencedWrite(client, 'balance', 5n, 'c')).toBe('applied');
     expect(await fencedWrite(client, 'balance', 10n ** 30n, 'd')).toBe('applied');
     expect(await fencedWrite(client, 'balance', 10n ** 29n, 'e')).toBe('stale');
-    expect(await readFenced(client, 'balance')).toEqual({ value: 'd', fence: 10n ** 30n });
+    expect(await fencedPeek(client, 'balance')).toEqual({ value: 'd', fence: 10n ** 30n });
   });
 
   it('add no listeners to the client, however many calls share it', async () => {
@@ -86,9 +93,9 @@ describe('fenced writes', () => {
     await fencedWrite(client, 'listeners', 1n, 'first');
     const before = [client.listenerCount('error'), client.listenerCount('ready')];
     for (let fence = 2n; fence < 30n; fence += 1n) {
-      await fencedRead(client, 'listeners', fence);
+      await fencedReadForUpdate(client, 'listeners', fence);
       await fencedWrite(client, 'listeners', fence, String(fence));
-      await readFenced(client, 'listeners');
+      await fencedPeek(client, 'listeners');
     }
     expect([client.listenerCount('error'), client.listenerCount('ready')]).toEqual(before);
   });
@@ -101,7 +108,7 @@ describe('fenced writes', () => {
     const next = await locker().acquire('account', { ttlMs: 5_000, fencing: true });
     expect(await fencedWrite(client, 'balance', next.fence as bigint, 'new')).toBe('applied');
     expect(await fencedWrite(client, 'balance', slow.fence as bigint, 'late')).toBe('stale');
-    expect((await readFenced(client, 'balance')).value).toBe('new');
+    expect((await fencedPeek(client, 'balance')).value).toBe('new');
     await next.release();
   });
 
@@ -109,9 +116,9 @@ describe('fenced writes', () => {
     const client = fixture().admin[0];
     if (!client) throw new Error('no node');
     await fencedWrite(client, 'counter', 1n, '10');
-    expect(await fencedRead(client, 'counter', 3n)).toEqual({ value: '10' }); // newer holder reads
+    expect(await fencedReadForUpdate(client, 'counter', 3n)).toEqual({ value: '10' }); // newer holder reads
     expect(await fencedWrite(client, 'counter', 2n, '11')).toBe('stale'); // older one is locked out
-    expect(await fencedRead(client, 'counter', 2n)).toBe('stale');
+    expect(await fencedReadForUpdate(client, 'counter', 2n)).toBe('stale');
     expect(await fencedWrite(client, 'counter', 3n, '11')).toBe('applied');
   });
 
@@ -123,7 +130,7 @@ describe('fenced writes', () => {
     expect(() => fencedWrite(client, 'k', -1n, 'x')).toThrow(/`fence`/);
     expect(() => fencedWrite(client, 'k', 1n, 2 as unknown as string)).toThrow(/`value`/);
     expect(() => fencedWrite(client, 'k', 1n, 'x', { timeoutMs: 0 })).toThrow(/`timeoutMs`/);
-    expect(() => readFenced(client, 'k', { timeoutMs: Number.NaN })).toThrow(/`timeoutMs`/);
+    expect(() => fencedPeek(client, 'k', { timeoutMs: Number.NaN })).toThrow(/`timeoutMs`/);
   });
 
   it('give up on a connection that stops answering, saying the command may have run', async () => {
@@ -139,12 +146,12 @@ describe('fenced writes', () => {
       await expect(write).rejects.toThrow(/within 300 ms: it may or may not have run/);
       expect(performance.now() - started).toBeGreaterThanOrEqual(299);
       const reads = [
-        fencedRead(client, 'silent', 3n, { timeoutMs: 300 }),
-        readFenced(client, 'silent', { timeoutMs: 300 }),
+        fencedReadForUpdate(client, 'silent', 3n, { timeoutMs: 300 }),
+        fencedPeek(client, 'silent', { timeoutMs: 300 }),
       ];
       for (const read of reads) await expect(read).rejects.toMatchObject({ code: 'NO_REPLY' });
       // It did run: the store holds the write that got no answer.
-      expect(await readFenced(fixture().admin[0] as Redis, 'silent')).toEqual({
+      expect(await fencedPeek(fixture().admin[0] as Redis, 'silent')).toEqual({
         value: 'b',
         fence: 3n,
       });

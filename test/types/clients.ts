@@ -8,12 +8,12 @@ import type { Redis as IOValkey, Cluster as IOValkeyCluster } from 'iovalkey';
 import { createClient as createClient5, createCluster } from 'redis';
 import type { createClient as createClient6, createCluster as createCluster6 } from 'redis6';
 import {
-  fencedRead,
+  fencedPeek,
+  fencedReadForUpdate,
   fencedWrite,
   Locker,
   type NodeSpec,
   type RedisClient,
-  readFenced,
 } from '../../src/index.js';
 
 declare const ioredis5: IORedis5;
@@ -55,14 +55,14 @@ export const lockerOfEach = [
 
 const clients: RedisClient[] = [ioredis6, iovalkey, nodeRedis5, nodeRedis6, glide];
 for (const client of clients) {
-  void fencedRead(client, 'account:7', 1n);
+  void fencedReadForUpdate(client, 'account:7', 1n);
   void fencedWrite(client, 'account:7', 1n, 'value');
-  void readFenced(client, 'account:7');
+  void fencedPeek(client, 'account:7');
   void fencedWrite(client, 'account:7', 1n, 'value', { timeoutMs: 1_000 });
 }
-void fencedRead(ioredis6, 'k', 1n);
+void fencedReadForUpdate(ioredis6, 'k', 1n);
 void fencedWrite(iovalkey, 'k', 1n, 'v');
-void readFenced(nodeRedis6, 'k');
+void fencedPeek(nodeRedis6, 'k');
 void fencedWrite(glide, 'k', 1n, 'v');
 
 // A Redis Cluster is one lock node, whichever client library reaches it.
@@ -96,5 +96,5 @@ export const clusterLockerOfEach = [
 ];
 const clusterClients: RedisClient[] = [nodeRedisCluster5, nodeRedisCluster6, glideCluster];
 for (const client of clusterClients) void fencedWrite(client, 'account:7', 1n, 'value');
-void readFenced(nodeRedisCluster6, 'k');
-void fencedRead(glideCluster, 'k', 1n);
+void fencedPeek(nodeRedisCluster6, 'k');
+void fencedReadForUpdate(glideCluster, 'k', 1n);

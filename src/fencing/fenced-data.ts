@@ -52,11 +52,12 @@ export function fencedWrite(
 }
 
 /**
- * Reads a fenced value for read-modify-write under a lock: atomically claims the resource
- * for `fence` (older fences can no longer write) and returns the value, or `'stale'` when a
- * newer holder already claimed it. Pair it with {@link fencedWrite} using the same fence.
+ * Reads a fenced value to update it under a lock (like SQL's `SELECT ... FOR UPDATE`):
+ * atomically claims the key for `fence`, so that older fences can no longer write, and returns
+ * the value; `'stale'` when a newer holder already claimed it. Pair it with
+ * {@link fencedWrite} using the same fence. To look without claiming, use {@link fencedPeek}.
  */
-export function fencedRead(
+export function fencedReadForUpdate(
   client: RedisClient | RedisConnection,
   key: string,
   fence: bigint,
@@ -71,8 +72,11 @@ export function fencedRead(
   );
 }
 
-/** Reads what {@link fencedWrite} stored: the value and the fence it was written with. */
-export function readFenced(
+/**
+ * Looks at what {@link fencedWrite} stored: the value and the fence it was written with.
+ * Claims nothing and needs no lock: for monitoring, or to show a value.
+ */
+export function fencedPeek(
   client: RedisClient | RedisConnection,
   key: string,
   options: FencedCommandOptions = {},
@@ -86,6 +90,12 @@ export function readFenced(
     return { value, fence: fence === null ? null : BigInt(fence) };
   });
 }
+
+/** @deprecated Renamed {@link fencedReadForUpdate}: it claims the key, which a read does not. */
+export const fencedRead = fencedReadForUpdate;
+
+/** @deprecated Renamed {@link fencedPeek}: it only looks. */
+export const readFenced = fencedPeek;
 
 function timeoutOf(options: FencedCommandOptions): number {
   const { timeoutMs = FENCED_COMMAND_TIMEOUT_MS } = options ?? {};
