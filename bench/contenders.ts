@@ -2,6 +2,9 @@
  * The lock implementations under comparison, each behind the same two calls. Every contender
  * gets the same ioredis clients, created the way its users would create them.
  */
+
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { Redlock as SesameRedlock } from '@sesamecare-oss/redlock';
 import type { Redis } from 'ioredis';
 import { Mutex, RedlockMutex } from 'redis-semaphore';
@@ -76,14 +79,14 @@ interface Release {
   benchRelease(key: string, token: string): Promise<number>;
 }
 
-function distlockSpec(name: string, fair: boolean): ContenderSpec {
+function distlockSpec(name: string, fair: boolean, Impl: typeof Locker = Locker): ContenderSpec {
   return {
     name,
     multiNode: true,
     singleNode: true,
     contentionOnly: fair,
     make(clients, tuning) {
-      const locker = new Locker({
+      const locker = new Impl({
         nodes: clients,
         ...(tuning === 'tuned' ? { retryDelayMs: 2 } : {}),
       });
@@ -97,6 +100,19 @@ function distlockSpec(name: string, fair: boolean): ContenderSpec {
 
 const distlock = distlockSpec('distlock', false);
 const distlockFair = distlockSpec('distlock fair', true);
+
+/**
+ * Another build of distlock to measure against in the same run: `DISTLOCK_BASELINE` names a
+ * checkout whose `dist/` is built (`npm run build` there). Read from the environment so that
+ * the contention workers, forked per run, load the same contenders.
+ */
+const BASELINE = process.env.DISTLOCK_BASELINE;
+const baseline: ContenderSpec[] = [];
+if (BASELINE) {
+  const url = pathToFileURL(resolve(BASELINE, 'dist/esm/index.js')).href;
+  const { Locker: BaselineLocker } = (await import(url)) as { Locker: typeof Locker };
+  baseline.push(distlockSpec('distlock baseline', false, BaselineLocker));
+}
 
 function redlockLike(name: string, Impl: typeof NodeRedlock | typeof SesameRedlock): ContenderSpec {
   return {
@@ -144,6 +160,7 @@ export const CONTENDERS: readonly ContenderSpec[] = [
   handOffFloor,
   distlock,
   distlockFair,
+  ...baseline,
   redlockLike('redlock 5.0.0-beta.2', NodeRedlock),
   redlockLike('@sesamecare-oss/redlock', SesameRedlock),
   semaphore('redis-semaphore Mutex', 'Mutex'),

@@ -7,6 +7,7 @@
  *   npm run bench -- --scenario uncontended    one scenario (uncontended|contention|faults|memory|waiters|nodes|semaphore)
  *   npm run bench -- --seconds 1 --reps 3      shorter or longer runs
  *   npm run bench -- --contender distlock --contender floor    some contenders only
+ *   DISTLOCK_BASELINE=../other-checkout npm run bench          adds that build as "distlock baseline"
  */
 import { execFileSync } from 'node:child_process';
 import { parseArgs } from 'node:util';

@@ -14,7 +14,7 @@
  * microtasks it started run out (one real `setImmediate`), and repeats. Nothing else (no
  * socket, no real timer) runs during a schedule, so the same seed gives the same history.
  *
- * Two pieces of engine state outlive a schedule: the token pool (src/lock/token.ts), which
+ * Two pieces of engine state outlive a schedule: the token pool (src/engine/token.ts), which
  * `install` drains so that the schedule's tokens come from its own seed, and the last
  * waiting-line ticket, which only keeps tickets strictly increasing: tickets are compared
  * with each other only, so their order (call order) is the same whatever the earlier
