@@ -80,11 +80,11 @@ describe('npm pack from a fresh checkout', () => {
 
 describe('the README, docs/ and bench/README.md', () => {
   it('marks whole programs as runnable, and every block is one or the other', () => {
-    expect(examples.length).toBeGreaterThanOrEqual(26);
+    expect(examples.length).toBeGreaterThanOrEqual(34);
     expect(examples.filter((e) => e.runs).map((e) => [e.page, e.code])).toEqual([
       ['README.md', expect.stringContaining("from 'distlock'")],
-      ['README.md', expect.stringContaining("from 'distlock/testing'")],
-      ['README.md', expect.stringContaining('proxy.orphan()')],
+      ['docs/testing-kit.md', expect.stringContaining("from 'distlock/testing'")],
+      ['docs/testing-kit.md', expect.stringContaining('proxy.orphan()')],
     ]);
   });
 
@@ -94,7 +94,7 @@ describe('the README, docs/ and bench/README.md', () => {
     expect(files).toEqual(
       expect.arrayContaining([
         expect.stringMatching(/^readme\/readme-line-\d{4}\.ts$/),
-        expect.stringMatching(/^readme\/docs-fencing-line-\d{4}\.ts$/),
+        expect.stringMatching(/^readme\/docs-testing-kit-line-\d{4}\.ts$/),
       ]),
     );
   });
