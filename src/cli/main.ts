@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * The `distlock` command: `run` (flock across machines), `status`, and `cron` (one run per
- * tick across a fleet). Exit codes are in exit-codes.ts and the README.
+ * tick across a fleet). Exit codes are in exit-codes.ts and docs/cli.md.
  */
 import { Command, CommanderError, Option } from 'commander';
 import { lockerSettings, validateResource, validateTtl } from '../config/options.js';

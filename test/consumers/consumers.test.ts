@@ -14,20 +14,29 @@ import {
   IOREDIS_OLDEST,
   packFreshCheckout,
 } from './project.js';
-import { exampleFile, readmeExamples } from './readme-examples.js';
+import {
+  documentationExamples,
+  exampleFile,
+  exampleSource,
+  withSources,
+} from './readme-examples.js';
 
 /**
  * distlock as its users get it: packed from a fresh checkout, installed from the tarball into
  * consumer projects (ESM and CommonJS, TypeScript `node16` and `bundler`) with ioredis 5 and
- * 6, where the README's examples type-check and its runnable ones run.
+ * 6, where the examples of the README, docs/ and bench/README.md type-check and the runnable
+ * ones run.
  */
 const dir = mkdtempSync(join(tmpdir(), 'distlock-consumers-'));
-const examples = readmeExamples(readFileSync('README.md', 'utf8'));
+const examples = documentationExamples();
 let packed: { tarball: string; files: string[] };
 let redis: RedisNodes;
 let admin: Redis;
 
-/** Type-checks `project` with `config`; throws with the compiler's messages. */
+/**
+ * Type-checks `project` with `config`; throws with the compiler's messages, each example's
+ * position followed by the page and line it stands for (`[docs/cli.md:45]`).
+ */
 function tsc(project: string, config: string): void {
   try {
     execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', config], {
@@ -35,7 +44,8 @@ function tsc(project: string, config: string): void {
       encoding: 'utf8',
     });
   } catch (error) {
-    throw new Error(`tsc -p ${config}:\n${(error as { stdout?: string }).stdout}`);
+    const output = withSources(String((error as { stdout?: string }).stdout), examples);
+    throw new Error(`tsc -p ${config}:\n${output}`);
   }
 }
 
@@ -68,14 +78,25 @@ describe('npm pack from a fresh checkout', () => {
   });
 });
 
-describe('the README', () => {
+describe('the README, docs/ and bench/README.md', () => {
   it('marks whole programs as runnable, and every block is one or the other', () => {
-    expect(examples.length).toBeGreaterThanOrEqual(15);
-    expect(examples.filter((e) => e.runs).map((e) => e.code)).toEqual([
-      expect.stringContaining("from 'distlock'"),
-      expect.stringContaining("from 'distlock/testing'"),
-      expect.stringContaining('proxy.orphan()'),
+    expect(examples.length).toBeGreaterThanOrEqual(34);
+    expect(examples.filter((e) => e.runs).map((e) => [e.page, e.code])).toEqual([
+      ['README.md', expect.stringContaining("from 'distlock'")],
+      ['docs/testing-kit.md', expect.stringContaining("from 'distlock/testing'")],
+      ['docs/testing-kit.md', expect.stringContaining('proxy.orphan()')],
     ]);
+  });
+
+  it('gives every example a file of its own, named by its page and line', () => {
+    const files = examples.map(exampleFile);
+    expect(new Set(files).size).toBe(files.length);
+    expect(files).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^readme\/readme-line-\d{4}\.ts$/),
+        expect.stringMatching(/^readme\/docs-testing-kit-line-\d{4}\.ts$/),
+      ]),
+    );
   });
 });
 
@@ -100,11 +121,11 @@ for (const [label, ioredis] of [
       expect(existsSync(join(project, 'node_modules/distlock/node_modules/ioredis'))).toBe(false);
     });
 
-    it('type-checks the README examples and a CommonJS consumer (node16, strictest options)', () => {
+    it('type-checks the documented examples and a CommonJS consumer (node16, strictest options)', () => {
       tsc(project, 'tsconfig.node16.json'); // throws with the compiler's errors
     }, 60_000);
 
-    it('type-checks the README examples with moduleResolution bundler', () => {
+    it('type-checks the documented examples with moduleResolution bundler', () => {
       tsc(project, 'tsconfig.bundler.json');
     }, 60_000);
 
@@ -112,16 +133,22 @@ for (const [label, ioredis] of [
       tsc(project, 'tsconfig.node10.json');
     }, 60_000);
 
-    it('runs the README runnable examples: they exit, and leave no key behind', async () => {
+    it('runs the runnable examples: they exit, and leave no key behind', async () => {
       for (const example of examples.filter((e) => e.runs)) {
         const compiled = join(project, 'out', exampleFile(example).replace(/\.ts$/, '.js'));
-        const output = execFileSync(process.execPath, [compiled], {
-          cwd: project,
-          encoding: 'utf8',
-          timeout: 20_000, // an example that never exits fails here
-          env: { ...process.env, REDIS_URL: redis.urls[0] },
-        });
-        expect(output, `README.md:${example.line}`).not.toContain('Error');
+        let output: string;
+        try {
+          output = execFileSync(process.execPath, [compiled], {
+            cwd: project,
+            encoding: 'utf8',
+            timeout: 20_000, // an example that never exits fails here
+            env: { ...process.env, REDIS_URL: redis.urls[0] },
+          });
+        } catch (error) {
+          const { stderr } = error as { stderr?: string };
+          throw new Error(`${exampleSource(example)} failed: ${stderr ?? String(error)}`);
+        }
+        expect(output, exampleSource(example)).not.toContain('Error');
       }
       expect(await admin.dbsize()).toBe(0);
     }, 60_000);

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { exampleFile, readmeExamples } from './readme-examples.js';
+import { documentationExamples, exampleFile } from './readme-examples.js';
 
 const REPO = new URL('../..', import.meta.url).pathname;
 const FIXTURES = new URL('.', import.meta.url).pathname;
@@ -54,8 +54,9 @@ export function packFreshCheckout(dir: string): { tarball: string; files: string
 
 /**
  * A consumer project in `dir` that installs the tarball with ioredis `ioredisVersion` (and
- * node-redis, valkey-glide and the OpenTelemetry API, which the README's examples use), holding the
- * README's examples under readme/ and the fixtures of test/consumers.
+ * node-redis, valkey-glide and the OpenTelemetry API, which the documented examples use), holding
+ * the examples of the README, docs/ and bench/README.md under readme/ and the fixtures of
+ * test/consumers.
  */
 export function consumerProject(dir: string, tarball: string, ioredisVersion: string): void {
   mkdirSync(join(dir, 'readme'), { recursive: true });
@@ -83,7 +84,7 @@ export function consumerProject(dir: string, tarball: string, ioredisVersion: st
   ]) {
     cpSync(join(FIXTURES, file), join(dir, file));
   }
-  for (const example of readmeExamples(readFileSync(join(REPO, 'README.md'), 'utf8'))) {
+  for (const example of documentationExamples()) {
     // `export {}` makes each block a module of its own (top-level await, no shared names).
     writeFileSync(join(dir, exampleFile(example)), `${example.code}\nexport {};\n`);
   }

@@ -42,7 +42,10 @@ interface Library {
   readonly reportsReconnects: boolean;
 }
 
-/** The options the README asks of ioredis clients: nothing queued, nothing re-sent. */
+/**
+ * The options docs/options-and-errors.md ("Connections") asks of ioredis clients: nothing
+ * queued, nothing re-sent.
+ */
 const IOREDIS_OPTIONS = {
   host: '127.0.0.1',
   enableOfflineQueue: false,

@@ -127,7 +127,7 @@ describe('release never fails silently (ACL users)', () => {
   });
 });
 
-/** The least each feature needs, as the README's Deployments section lists it. */
+/** The least each feature needs, as docs/deployments.md lists it under "ACL users". */
 const ACL = {
   base:
     '+set +get +del +pttl +pexpire +eval +evalsha +publish +subscribe ' +

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 
-/** Runs one of examples/ as the README says (against the built package); its output lines. */
+/** Runs one of examples/ as the README and docs/ say (against the built package); its lines. */
 function runExample(file: string): string[] {
   const output = execFileSync(process.execPath, [`examples/${file}`], {
     encoding: 'utf8',

@@ -71,7 +71,7 @@ describe('a node restarted without persistence', () => {
 
   it('at once, can hand a held lock to a client that first meets the node after its restart', async () => {
     // Without restartGraceMs, a new locker cannot tell a restarted node from one that has
-    // always been there (README, Safety: "Restarts without persistence").
+    // always been there (docs/redlock-and-safety.md, "Restarts without persistence").
     const { admin, redis } = fixture();
     await admin[2]?.set(KEY, 'other', 'PX', 10_000);
     const a = await locker().acquire('r', { ttlMs: 5_000, waitMs: 0 });

@@ -1,29 +1,30 @@
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { parse } from 'shell-quote';
 import { describe, expect, it } from 'vitest';
 import { CLI } from '../support/cli.js';
+import { documentationPages, parseFences, readPage } from '../support/documentation.js';
 
 /**
- * Every `distlock` command line of the README's `sh` blocks, as written, goes through the
- * built CLI's argument parsing: none may be a usage error (exit 2). The nodes are swapped for
- * a loopback port where nothing listens (no traffic leaves the machine), so each line then
- * ends in "unreachable" (69) or, for `cron`, keeps running until it is stopped.
+ * Every `distlock` command line of the `sh` blocks of the README, of docs/ and of
+ * bench/README.md, as written, goes through the built CLI's argument parsing: none may be a
+ * usage error (exit 2). The nodes are swapped for a loopback port where nothing listens (no
+ * traffic leaves the machine), so each line then ends in "unreachable" (69) or, for `cron`,
+ * keeps running until it is stopped.
  */
-function readmeCommandLines(markdown: string): string[][] {
-  const blocks = markdown.split(/^```sh\n/m).slice(1);
-  const lines = blocks.flatMap((block) => block.slice(0, block.indexOf('```')).split('\n'));
-  return lines
-    .map((line) => {
+function commandLines(page: string): { source: string; words: string[] }[] {
+  return parseFences(page, readPage(page))
+    .blocks.filter((block) => block.language === 'sh')
+    .flatMap((block) => block.lines)
+    .map(({ line, text }) => {
       const words: string[] = [];
-      for (const entry of parse(line)) {
+      for (const entry of parse(text)) {
         if (typeof entry !== 'string') break; // an operator (&&, |) or a comment ends it
         words.push(entry);
       }
-      return words;
+      return { source: `${page}:${line}`, words };
     })
-    .filter(([first]) => first === 'distlock');
+    .filter(({ words: [first] }) => first === 'distlock');
 }
 
 async function deadPort(): Promise<number> {
@@ -51,24 +52,27 @@ function runFor(args: string[], env: NodeJS.ProcessEnv, ms: number) {
   );
 }
 
-describe("the README's distlock command lines", () => {
-  const lines = readmeCommandLines(readFileSync('README.md', 'utf8'));
+describe('the distlock command lines of the README and docs/', () => {
+  const lines = documentationPages().flatMap(commandLines);
 
-  it('are found (run, status and cron)', () => {
-    const subcommands = new Set(lines.map((words) => words[1]));
+  it('are found (run, status and cron), in the README and in docs/cli.md', () => {
+    const subcommands = new Set(lines.map(({ words }) => words[1]));
     expect([...subcommands].sort()).toEqual(['cron', 'run', 'status']);
+    const pages = new Set(lines.map(({ source }) => source.split(':')[0]));
+    expect([...pages]).toEqual(expect.arrayContaining(['README.md', 'docs/cli.md']));
   });
 
   it('all parse: none is a usage error', async () => {
     const url = `redis://127.0.0.1:${await deadPort()}`;
-    for (const words of lines) {
+    for (const { source, words } of lines) {
       const args = words.slice(1).map((word) => (/^rediss?:\/\//.test(word) ? url : word));
       const { code, stderr } = await runFor(args, { DISTLOCK_REDIS: url }, 3_000);
-      expect({ line: words.join(' '), code, usage: stderr.includes('Usage:') }).toEqual({
+      expect({ source, line: words.join(' '), code, usage: stderr.includes('Usage:') }).toEqual({
+        source,
         line: words.join(' '),
         code: words[1] === 'cron' ? null : 69,
         usage: false,
       });
     }
-  }, 60_000);
+  }, 120_000);
 });
