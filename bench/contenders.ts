@@ -11,34 +11,11 @@ import { Mutex, RedlockMutex } from 'redis-semaphore';
 import NodeRedlock from 'redlock';
 // The built package, as users run it (not the TypeScript sources through a loader).
 import { Locker } from '../dist/esm/index.js';
+import type { ContenderSpec } from './contender-spec.js';
 import { handOffFloor } from './handoff-floor.js';
 import { distlockWithTelemetry } from './telemetry-contender.js';
 
-/** A held lock, as far as the benchmark is concerned. */
-export interface Held {
-  release(): Promise<unknown>;
-}
-
-/** One library, set up on a list of clients. */
-export interface Contender {
-  acquire(key: string, ttlMs: number): Promise<Held>;
-  close(): Promise<void>;
-}
-
-/** Retry settings: each library's defaults, or tuned for a short critical section. */
-export type Tuning = 'defaults' | 'tuned';
-
-export interface ContenderSpec {
-  readonly name: string;
-  /** Whether it can run on several nodes (Redlock); single-node-only contenders skip those. */
-  readonly multiNode: boolean;
-  readonly singleNode: boolean;
-  /** Only meaningful under contention (fair mode changes nothing without waiters). */
-  readonly contentionOnly?: boolean;
-  /** Only measured uncontended (the cost of telemetry per cycle). */
-  readonly uncontendedOnly?: boolean;
-  make(clients: Redis[], tuning: Tuning): Contender;
-}
+export type { Contender, ContenderSpec, Held, Tuning } from './contender-spec.js';
 
 let tokenCounter = 0;
 const RELEASE_LUA =

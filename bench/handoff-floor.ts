@@ -8,7 +8,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
-import type { ContenderSpec } from './contenders.js';
+import type { ContenderSpec } from './contender-spec.js';
 
 const TAKE = `
 local holder = redis.call('GET', KEYS[1])

@@ -11,7 +11,7 @@ import {
 } from '@opentelemetry/sdk-trace-base';
 import { Locker } from '../dist/esm/index.js';
 import { openTelemetry } from '../dist/esm/telemetry/opentelemetry.js';
-import type { ContenderSpec } from './contenders.js';
+import type { ContenderSpec } from './contender-spec.js';
 
 /** Takes every span and keeps none: the SDK's own work is measured, not an exporter's. */
 const dropSpans: SpanExporter = {
