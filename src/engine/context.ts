@@ -1,8 +1,8 @@
-import type { BusyKeys } from './busy-keys.js';
 import type { LockerEmitter } from './events.js';
 import type { NodeSet } from './every-node.js';
 import type { NodeIdentities } from './node-identity.js';
 import type { Shutdown } from './shutdown.js';
+import type { BusyKeys } from './waiting-line.js';
 import type { WakeUps } from './wake-ups.js';
 
 /**

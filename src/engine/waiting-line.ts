@@ -1,8 +1,9 @@
 import type { LineTicket } from '../lua/waiting-line.js';
 import type { NodeResult } from '../node-result.js';
-import type { LockContext, NodeSet } from './context.js';
 import type { HoldId, HoldKind, LinePass } from './contract.js';
-import { askEveryNode } from './every-node.js';
+import { askEveryNode, type NodeSet } from './every-node.js';
+import type { Shutdown } from './shutdown.js';
+import type { WakeUps } from './wake-ups.js';
 
 let lastTicket = 0;
 
@@ -25,12 +26,16 @@ function newTicket(): number {
  * place back on its next attempt (the line is ordered by its ticket), so a drop costs it
  * nothing.
  */
-function waiterTimeoutMs({ settings }: Pick<LockContext, 'settings'>): number {
+function waiterTimeoutMs({ settings }: Pick<NodeSet, 'settings'>): number {
   return Math.max(1_000, 5 * settings.retryDelayMs);
 }
 
 /** What a place in line uses of its locker. */
-type LineContext = NodeSet & Pick<LockContext, 'wakeUps' | 'busyKeys' | 'shutdown'>;
+interface LineContext extends NodeSet {
+  readonly wakeUps: WakeUps;
+  readonly busyKeys: BusyKeys;
+  readonly shutdown: Shutdown;
+}
 
 /** Whose place in which line. */
 interface LineRequest {
@@ -123,3 +128,36 @@ export class PlaceInLine implements LineTicket, LinePass {
     await leaveQueue(this.context, this.request, last).settled;
   }
 }
+
+/**
+ * Keys that this locker found held by another in the last second: a worker that releases a
+ * lock others wait for, and asks for it again, finds it handed over, and had better join the
+ * line at once. Bounded: the oldest entries go first.
+ */
+export class BusyKeys {
+  readonly #seenAt = new Map<string, number>();
+  readonly #now: () => number;
+
+  constructor(now: () => number) {
+    this.#now = now;
+  }
+
+  mark(key: string): void {
+    this.#seenAt.delete(key); // re-inserted last: the map stays in age order
+    this.#seenAt.set(key, this.#now());
+    if (this.#seenAt.size <= BUSY_KEYS_KEPT) return;
+    const [oldest] = this.#seenAt.keys();
+    if (oldest !== undefined) this.#seenAt.delete(oldest);
+  }
+
+  has(key: string): boolean {
+    const seenAt = this.#seenAt.get(key);
+    if (seenAt === undefined) return false;
+    if (this.#now() - seenAt < BUSY_FOR_MS) return true;
+    this.#seenAt.delete(key);
+    return false;
+  }
+}
+
+const BUSY_FOR_MS = 1_000;
+const BUSY_KEYS_KEPT = 1_000;

@@ -2,11 +2,11 @@ import type { Clock } from '../../src/clock.js';
 import { type LockerSettings, lockerSettings } from '../../src/config/options.js';
 import type { RedisConnection } from '../../src/driver/connection.js';
 import { StallGuard } from '../../src/driver/stall-guard.js';
-import { BusyKeys } from '../../src/engine/busy-keys.js';
 import type { LockContext } from '../../src/engine/context.js';
 import { LockerEmitter } from '../../src/engine/events.js';
 import { NodeIdentities } from '../../src/engine/node-identity.js';
 import { Shutdown } from '../../src/engine/shutdown.js';
+import { BusyKeys } from '../../src/engine/waiting-line.js';
 import { WakeUps } from '../../src/engine/wake-ups.js';
 
 /** A clock that moves only when told. */
