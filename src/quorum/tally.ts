@@ -3,17 +3,6 @@ export function quorumOf(nodeCount: number): number {
   return Math.floor(nodeCount / 2) + 1;
 }
 
-/**
- * Votes a semaphore permit needs out of `nodeCount`: more than `permits`/(`permits` + 1) of
- * the nodes, the least that keeps `permits` + 1 holders from each finding enough nodes. Each
- * node grants at most `permits` at once, so `permits` + 1 holders with q grants each need
- * (`permits` + 1) × q <= `permits` × N grants: impossible once q > `permits` × N /
- * (`permits` + 1). A majority is that bound only for one permit (see docs/semaphore.md).
- */
-export function permitQuorumOf(permits: number, nodeCount: number): number {
-  return Math.floor((permits * nodeCount) / (permits + 1)) + 1;
-}
-
 /** Whether the votes so far already decide the outcome. */
 export type Verdict = 'quorum' | 'no-quorum' | 'open';
 

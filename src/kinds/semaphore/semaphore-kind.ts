@@ -1,5 +1,4 @@
 import type { HoldKind } from '../../engine/contract.js';
-import { permitQuorumOf } from '../../quorum/tally.js';
 import { semaphoreExtendScript } from './lua/semaphore-extend.js';
 import { semaphoreReleaseScript } from './lua/semaphore-release.js';
 import { semaphoreTakeScript } from './lua/semaphore-take.js';
@@ -31,4 +30,15 @@ export function semaphoreKind(permits: number): HoldKind {
       return semaphoreReleaseScript.run(node, { ...hold, end }, timeoutMs);
     },
   };
+}
+
+/**
+ * Votes a semaphore permit needs out of `nodeCount`: more than `permits`/(`permits` + 1) of
+ * the nodes, the least that keeps `permits` + 1 holders from each finding enough nodes. Each
+ * node grants at most `permits` at once, so `permits` + 1 holders with q grants each need
+ * (`permits` + 1) × q <= `permits` × N grants: impossible once q > `permits` × N /
+ * (`permits` + 1). A majority is that bound only for one permit (see docs/semaphore.md).
+ */
+export function permitQuorumOf(permits: number, nodeCount: number): number {
+  return Math.floor((permits * nodeCount) / (permits + 1)) + 1;
 }
