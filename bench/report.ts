@@ -63,7 +63,7 @@ function uncontendedTable(rows: readonly UncontendedRow[]): string {
   const cells = new Set(rows.map((r) => `${r.nodes}/${r.concurrency}`));
   for (const cell of cells) {
     const inCell = rows.filter((r) => `${r.nodes}/${r.concurrency}` === cell);
-    const floor = inCell.find((r) => r.contender === FLOOR)?.cyclesPerSec;
+    const floorRow = inCell.find((r) => r.contender === FLOOR);
     const bestPeer = best(inCell, (r) => r.cyclesPerSec, 'max');
     for (const r of inCell) {
       out.push([
@@ -71,15 +71,19 @@ function uncontendedTable(rows: readonly UncontendedRow[]): string {
         r.concurrency,
         name(r.contender),
         r.cyclesPerSec,
-        ratio(r.cyclesPerSec, floor),
+        ratio(r.cyclesPerSec, floorRow?.cyclesPerSec),
         ratio(r.cyclesPerSec, bestPeer),
+        r.cpuUsPerCycle,
+        // Floor CPU / ours: like the others, higher is better.
+        floorRow ? ratio(floorRow.cpuUsPerCycle, r.cpuUsPerCycle) : '–',
         r.p50Ms,
         r.p99Ms,
       ]);
     }
   }
-  return `### 1. Uncontended acquire + release (distinct keys)\n\n${table(
-    ['nodes', 'conc.', 'library', 'cycles/s', 'vs floor', 'vs best peer', 'p50 ms', 'p99 ms'],
+  const headings = ['nodes', 'conc.', 'library', 'cycles/s', 'vs floor', 'vs best peer'];
+  return `### 1. Uncontended acquire + release (distinct keys)\n\nCPU µs/cycle: what the client process spent per cycle (user + system), the Redis servers' work excluded; CPU vs floor is the floor's CPU per cycle over this one's (higher is better).\n\n${table(
+    [...headings, 'CPU µs/cycle', 'CPU vs floor', 'p50 ms', 'p99 ms'],
     out,
   )}`;
 }

@@ -12,6 +12,11 @@ export interface UncontendedRow {
   readonly nodes: number;
   readonly concurrency: number;
   readonly cyclesPerSec: number;
+  /**
+   * CPU this process spent per cycle (µs, user + system): the client's cost of a cycle, the
+   * Redis servers' excluded. Steadier than cycles/s on a shared machine.
+   */
+  readonly cpuUsPerCycle: number;
   readonly p50Ms: number;
   readonly p99Ms: number;
 }
@@ -24,7 +29,7 @@ export async function cycles(
   urls: readonly string[],
   concurrency: number,
   seconds: number,
-): Promise<{ cyclesPerSec: number; latencies: number[] }> {
+): Promise<{ cyclesPerSec: number; cpuUsPerCycle: number; latencies: number[] }> {
   const clients = await openClients(urls);
   const lib = spec.make(clients, 'defaults');
   const latencies: number[] = [];
@@ -33,6 +38,7 @@ export async function cycles(
   for (let i = 0; i < 20; i++)
     await (await lib.acquire(`bench:warm:${tag}:${i}`, TTL_MS)).release();
   const started = nowMs();
+  const cpuAtStart = process.cpuUsage();
   const end = started + seconds * 1_000;
   await Promise.all(
     Array.from({ length: concurrency }, async (_, worker) => {
@@ -46,9 +52,11 @@ export async function cycles(
     }),
   );
   const elapsed = (nowMs() - started) / 1_000;
+  const cpu = process.cpuUsage(cpuAtStart);
   await lib.close();
   closeClients(clients);
-  return { cyclesPerSec: latencies.length / elapsed, latencies };
+  const cpuUsPerCycle = (cpu.user + cpu.system) / latencies.length;
+  return { cyclesPerSec: latencies.length / elapsed, cpuUsPerCycle, latencies };
 }
 
 /** Runs every cell; contenders alternate within each repetition so drift hits all alike. */
@@ -66,9 +74,7 @@ export async function uncontended(
           !s.contentionOnly &&
           (options.only?.(s) ?? true),
       );
-      const runs = new Map(
-        specs.map((s) => [s.name, [] as { cyclesPerSec: number; latencies: number[] }[]]),
-      );
+      const runs = new Map(specs.map((s) => [s.name, [] as Awaited<ReturnType<typeof cycles>>[]]));
       for (let rep = 0; rep < options.reps; rep++) {
         for (const spec of specs) {
           runs.get(spec.name)?.push(await cycles(spec, urls, concurrency, options.seconds));
@@ -81,6 +87,7 @@ export async function uncontended(
           nodes,
           concurrency,
           cyclesPerSec: round(median(results.map((r) => r.cyclesPerSec)), 0),
+          cpuUsPerCycle: round(median(results.map((r) => r.cpuUsPerCycle)), 1),
           p50Ms: round(median(results.map((r) => percentile(r.latencies, 50))), 3),
           p99Ms: round(median(results.map((r) => percentile(r.latencies, 99))), 3),
         });
