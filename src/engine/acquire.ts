@@ -225,7 +225,7 @@ function undoIfStopped(
 ): Promise<never> | undefined {
   const late = stopped(stops);
   if (!late) return undefined;
-  const undo = deleteIfOwned(context, { ...request, acquireResults, announce: true });
+  const undo = deleteIfOwned(context, { ...request, acquireResults }, true);
   return undo.settled.then(() => {
     throw late;
   });

@@ -114,7 +114,7 @@ export async function attemptAcquire(
 
   // The deletes start as soon as the verdict is known, while stragglers are still awaited.
   const acquireResults = decision.results;
-  const undo = deleteIfOwned(context, { ...request, acquireResults, announce: false });
+  const undo = deleteIfOwned(context, { ...request, acquireResults }, false);
   const [results] = await Promise.all([round.settled, undo.settled]);
   if (decision.quorum && validity <= 0) {
     return { kind: 'expired', elapsedMs: decidedAt - startedAt, results };

@@ -48,5 +48,8 @@ function markStalled(node: StallGuard): void {
 }
 
 function oneIsYes(reply: unknown): Judgement {
-  return reply === 1 ? { vote: 'yes' } : { vote: 'no' };
+  return reply === 1 ? YES : NO;
 }
+
+const YES: Judgement = Object.freeze({ vote: 'yes' });
+const NO: Judgement = Object.freeze({ vote: 'no' });

@@ -31,7 +31,7 @@ export async function extendLease(
   }
   const { kind, key, token, attempt, unanswered } = lease;
   // Takes back what this extension set, when the lease is over after all.
-  const undo = () => deleteIfOwned(context, { ...lease, ttlMs, announce: true }).settled;
+  const undo = () => deleteIfOwned(context, { ...lease, ttlMs }, true).settled;
   const hold = { key, token, attempt, unanswered, ttlMs };
   const extendOnNode = async (node: StallGuard, timeoutMs: number) => {
     const until = clock.now() + timeoutMs;

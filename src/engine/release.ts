@@ -21,7 +21,7 @@ export async function releaseLease(
   lease.status = 'released';
   const ending =
     keepMs === undefined
-      ? deleteIfOwned(context, { ...lease, announce: true })
+      ? deleteIfOwned(context, lease, true)
       : expireIfOwned(context, lease, keepMs);
   const results = await ending.settled;
   // A lease that had already run out is not held, but nodes that failed still say so.
@@ -42,7 +42,7 @@ function verdict(results: readonly NodeResult[], quorum: number): ReleaseResult 
   return 'failed';
 }
 
-/** Which hold of ours to delete, and how. */
+/** Which hold of ours to delete. */
 export interface DeleteRequest extends HoldId {
   readonly kind: HoldKind;
   readonly key: string;
@@ -52,12 +52,6 @@ export interface DeleteRequest extends HoldId {
    * skipped. All nodes when absent.
    */
   readonly acquireResults?: readonly (NodeResult | undefined)[];
-  /**
-   * Wake waiters: true for a real release (or a lost lease), false for undoing a failed
-   * attempt, which leaves every node as it was and must not wake anyone (least of all the
-   * attempt's own waiter).
-   */
-  readonly announce: boolean;
   /**
    * Undoing an attempt of an acquisition that waits in line: its place, which a kind whose
    * grant took it out of the line there (a semaphore's) gives back, so that every node keeps
@@ -70,12 +64,17 @@ export interface DeleteRequest extends HoldId {
  * Compare-and-deletes our key on every node that may hold our token, judged by the answers to
  * the acquisition round; the others count as "no" without any I/O. Deletes are always sent,
  * also to a node that stopped answering, so that a `SET` queued there is undone when it
- * wakes up. Used by release and to undo failed acquisitions and extensions.
+ * wakes up. Used by release and to undo failed acquisitions and extensions. `announce`: wake
+ * waiters, for a real release (or a lost lease); not when undoing a failed attempt, which
+ * leaves every node as it was and must not wake anyone (least of all the attempt's own
+ * waiter).
  */
-export function deleteIfOwned(context: NodeSet, request: DeleteRequest) {
+export function deleteIfOwned(context: NodeSet, request: DeleteRequest, announce: boolean) {
   const { kind, ttlMs, acquireResults } = request;
-  const { key, token, attempt, unanswered, announce, line } = request;
-  const hold = { key, token, attempt, unanswered, announce, ...(line ? { line } : {}) };
+  const { key, token, attempt, unanswered, line } = request;
+  const hold = line
+    ? { key, token, attempt, unanswered, announce, line }
+    : { key, token, attempt, unanswered, announce };
   return askEveryNode(context, ttlMs, (node, timeoutMs, index) =>
     mayHoldToken(acquireResults, index)
       ? kind.release(node.forced, hold, timeoutMs)

@@ -39,31 +39,32 @@ export function defineScript<Input, Result>(
 ): Script<Input, Result> {
   const { name, lua, keys, args, parse } = definition;
   const sha1 = createHash('sha1').update(lua).digest('hex');
+  const onOneServer = ` ${sha1}`; // the `loaded` entry where no shard routes the script
+  const failed = (error: unknown): never => {
+    throw withCommandNamed(error, lua);
+  };
   return {
     name,
     lua,
     sha1,
     run(connection, input, timeoutMs) {
       const scriptKeys = keys(input);
-      const tail = [scriptKeys.length, ...scriptKeys, ...args(input)];
-      const failed = (error: unknown): never => {
-        throw withCommandNamed(error, lua);
-      };
+      // One array for EVALSHA (the common case); EVAL, once per connection, copies it.
+      const evalsha = [sha1, scriptKeys.length, ...scriptKeys, ...args(input)];
       const loaded = knownScripts(connection);
-      const script = `${connection.shardOf?.('EVALSHA', [sha1, ...tail]) ?? ''} ${sha1}`;
+      const shard = connection.shardOf?.('EVALSHA', evalsha);
+      const script = shard ? `${shard} ${sha1}` : onOneServer;
       const evaluate = () =>
-        connection.send('EVAL', [lua, ...tail], timeoutMs).then((reply) => {
+        connection.send('EVAL', [lua, ...evalsha.slice(1)], timeoutMs).then((reply) => {
           loaded.add(script);
           return parse(reply);
         }, failed);
       if (!loaded.has(script)) return evaluate();
-      return connection
-        .send('EVALSHA', [sha1, ...tail], timeoutMs)
-        .then(parse, (error: unknown) => {
-          if (!isNoScript(error)) failed(error);
-          loaded.clear(); // the server lost its scripts: each is loaded again by its next EVAL
-          return evaluate();
-        });
+      return connection.send('EVALSHA', evalsha, timeoutMs).then(parse, (error: unknown) => {
+        if (!isNoScript(error)) failed(error);
+        loaded.clear(); // the server lost its scripts: each is loaded again by its next EVAL
+        return evaluate();
+      });
     },
   };
 }

@@ -105,13 +105,7 @@ export function fanOut<Node extends RedisConnection, T>(
       } catch (error) {
         return failed(error);
       }
-      const latencyMs = clock.now() - startedAt;
-      record(
-        index,
-        judgement.vote === 'yes'
-          ? { node: node.name, outcome: 'yes', latencyMs, ...fenceOf(judgement) }
-          : { node: node.name, outcome: 'no', latencyMs, ...holder(judgement) },
-      );
+      record(index, resultOf(node.name, judgement, clock.now() - startedAt));
     };
     let reply: Promise<T>;
     try {
@@ -137,12 +131,16 @@ export function fanOut<Node extends RedisConnection, T>(
   return { decided: decidedPromise, settled: settledPromise };
 }
 
-function holder(judgement: { holderRemainingMs?: number }) {
-  return judgement.holderRemainingMs === undefined
-    ? {}
-    : { holderRemainingMs: judgement.holderRemainingMs };
-}
-
-function fenceOf(judgement: { fence?: bigint }) {
-  return judgement.fence === undefined ? {} : { fence: judgement.fence };
+/** A node's vote as its result (built without spreads: one object per reply). */
+function resultOf(node: string, judgement: Judgement, latencyMs: number): NodeResult {
+  if (judgement.vote === 'yes') {
+    const { fence } = judgement;
+    return fence === undefined
+      ? { node, outcome: 'yes', latencyMs }
+      : { node, outcome: 'yes', latencyMs, fence };
+  }
+  const { holderRemainingMs } = judgement;
+  return holderRemainingMs === undefined
+    ? { node, outcome: 'no', latencyMs }
+    : { node, outcome: 'no', latencyMs, holderRemainingMs };
 }
