@@ -56,7 +56,8 @@ export class StallGuard implements RedisConnection {
     this.name = inner.name;
     this.forced = {
       name: inner.name,
-      send: (command, args, timeoutMs) => this.#track(command, args, timeoutMs, true),
+      send: (command, args, timeoutMs) =>
+        this.#track(this.#shardOf(command, args), command, args, timeoutMs, true),
       close: () => inner.close(),
       shardOf: (command, args) => this.shardOf(command, args),
     };
@@ -121,7 +122,7 @@ export class StallGuard implements RedisConnection {
         new NotSentError(`${server} has not answered an earlier command; nothing sent`),
       );
     }
-    return this.#track(command, args, timeoutMs);
+    return this.#track(shard, command, args, timeoutMs);
   }
 
   close(): Promise<void> {
@@ -148,16 +149,16 @@ export class StallGuard implements RedisConnection {
       return;
     }
     flight.probedAt = now;
-    this.#track('PING', [], PROBE_INTERVAL_MS, true).catch(() => undefined);
+    this.#track(shard, 'PING', [], PROBE_INTERVAL_MS, true).catch(() => undefined);
   }
 
   #track(
+    shard: string,
     command: string,
     args: readonly (string | number)[],
     timeoutMs: number,
     always = false,
   ): Promise<unknown> {
-    const shard = this.#shardOf(command, args);
     let flight = this.#flights.get(shard);
     if (!flight) {
       flight = { deadlines: new Set(), stalled: false };

@@ -41,17 +41,20 @@ export type Attempt =
  * TTL (> 0), -1 (held without expiry) or -2 (free, but another waiter is first in line, fair mode);
  * `fence` is the node's fence counter after a fenced acquisition.
  */
-async function takeOnNode(
+function takeOnNode(
   context: IdentifiedNodes,
   node: StallGuard,
   request: AcquireRequest,
   timeoutMs: number,
 ): Promise<TakeReply> {
   const { clock, settings } = context;
+  const { replicaAcks } = settings;
+  if (replicaAcks === 0) return request.kind.take(node, request, timeoutMs); // the usual case
   const until = clock.now() + timeoutMs;
-  const reply = await request.kind.take(node, request, timeoutMs);
-  if (reply.state === 0) await awaitReplicas(node, settings.replicaAcks, clock, until);
-  return reply;
+  return request.kind.take(node, request, timeoutMs).then(async (reply) => {
+    if (reply.state === 0) await awaitReplicas(node, replicaAcks, clock, until);
+    return reply;
+  });
 }
 
 /** Why nothing was sent to a node that has not said which server it is: its own cause. */
