@@ -20,9 +20,57 @@ const POLLING_ONLY: Watch = {
   dispose: () => {},
 };
 
-interface Ticket {
-  wakes: number;
-  readonly wakers: Set<() => void>;
+const WOKEN = { wake: Promise.resolve(), cancel: () => {} };
+
+/**
+ * One waiter's watch on its ticket: the wake-ups it got, and the pause that the next one ends.
+ * A class rather than closures: thousands of waiters each keep one.
+ */
+class TicketWatch implements Watch {
+  /** Wake-ups seen so far. */
+  #wakes: number;
+  /** Resolves the current pause's `wake`; a waiter pauses once at a time. */
+  #waker: (() => void) | undefined;
+  #disposed = false;
+  readonly #cancel = () => {
+    this.#waker = undefined;
+  };
+
+  /** `watching`: the locker's watches by ticket, which this one leaves when disposed. */
+  constructor(
+    readonly ready: Promise<void>,
+    wakes: number,
+    private readonly ticket: string,
+    private readonly watching: Map<string, TicketWatch>,
+  ) {
+    this.#wakes = wakes;
+  }
+
+  seen(): number {
+    return this.#wakes;
+  }
+
+  next(seen: number): { wake: Promise<void>; cancel: () => void } {
+    if (this.#wakes > seen) return WOKEN;
+    const wake = new Promise<void>((resolve) => {
+      this.#waker = resolve;
+    });
+    return { wake, cancel: this.#cancel };
+  }
+
+  /** A release named this ticket. */
+  wakeUp(): void {
+    this.#wakes++;
+    const waker = this.#waker;
+    this.#waker = undefined;
+    waker?.();
+  }
+
+  dispose(): void {
+    if (this.#disposed) return;
+    this.#disposed = true;
+    if (this.watching.get(this.ticket) === this) this.watching.delete(this.ticket);
+  }
 }
 
 /**
@@ -41,7 +89,7 @@ export class WakeUps {
   /** Subscribers whose last subscribe succeeded. */
   readonly #listeningOn = new Set<Subscriber>();
   #subscribed = false;
-  readonly #tickets = new Map<string, Ticket>();
+  readonly #tickets = new Map<string, TicketWatch>();
   /**
    * Tickets woken before their waiter started watching: the hand-off can overtake the reply
    * to the attempt that joined the line. Tickets are never reused, so a few suffice.
@@ -82,27 +130,10 @@ export class WakeUps {
   watch(ticket: number): Watch {
     if (this.#closed) return POLLING_ONLY;
     const name = String(ticket); // as Redis prints a score below 2^53
-    const entry: Ticket = { wakes: this.#unclaimed.delete(name) ? 1 : 0, wakers: new Set() };
-    this.#tickets.set(name, entry);
-    let disposed = false;
-    return {
-      ready: this.#opened(),
-      seen: () => entry.wakes,
-      next: (seen) => {
-        if (entry.wakes > seen) return { wake: Promise.resolve(), cancel: () => {} };
-        let waker!: () => void;
-        const wake = new Promise<void>((resolve) => {
-          waker = resolve;
-        });
-        entry.wakers.add(waker);
-        return { wake, cancel: () => entry.wakers.delete(waker) };
-      },
-      dispose: () => {
-        if (disposed) return;
-        disposed = true;
-        if (this.#tickets.get(name) === entry) this.#tickets.delete(name);
-      },
-    };
+    const wakes = this.#unclaimed.delete(name) ? 1 : 0;
+    const watch = new TicketWatch(this.#opened(), wakes, name, this.#tickets);
+    this.#tickets.set(name, watch);
+    return watch;
   }
 
   async close(): Promise<void> {
@@ -162,11 +193,8 @@ export class WakeUps {
       this.#keepUnclaimed(message);
       return;
     }
-    for (const ticket of named ? [named] : this.#tickets.values()) {
-      ticket.wakes++;
-      for (const wake of ticket.wakers) wake();
-      ticket.wakers.clear();
-    }
+    if (named) named.wakeUp();
+    else for (const watch of this.#tickets.values()) watch.wakeUp();
   }
 
   #keepUnclaimed(ticket: string): void {
