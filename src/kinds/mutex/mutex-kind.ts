@@ -1,5 +1,4 @@
 import type { RedisConnection } from '../../driver/connection.js';
-
 import type { LockContext } from '../../engine/context.js';
 import type {
   AcquireRequest,
