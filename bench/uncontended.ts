@@ -14,7 +14,7 @@ export interface UncontendedRow {
   readonly cyclesPerSec: number;
   /**
    * CPU this process spent per cycle (µs, user + system): the client's cost of a cycle, the
-   * Redis servers' excluded. Steadier than cycles/s on a shared machine.
+   * Redis servers' excluded.
    */
   readonly cpuUsPerCycle: number;
   readonly p50Ms: number;
