@@ -114,7 +114,8 @@ class Acquisition {
       }
     } finally {
       this.#waiter?.dispose();
-      await this.#line?.leave(this.#request);
+      const leaving = this.#line?.leave(this.#request);
+      if (leaving) await leaving;
       context.shutdown.end();
     }
   }

@@ -121,11 +121,11 @@ export class PlaceInLine implements LineTicket, LinePass {
    * Leaves the line on every node, unless the lock was granted, passing on whatever a node
    * has handed `last` (the acquisition's last attempt) meanwhile.
    */
-  async leave(last: HoldId): Promise<void> {
+  leave(last: HoldId): Promise<unknown> | undefined {
     this.done = true;
-    if (!this.joined) return;
+    if (!this.joined) return undefined; // the usual case: nothing to wait for
     this.joined = false;
-    await leaveQueue(this.context, this.request, last).settled;
+    return leaveQueue(this.context, this.request, last).settled;
   }
 }
 
