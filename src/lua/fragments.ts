@@ -115,7 +115,8 @@ end
  * - `serverMs()`: the server's clock in ms (waiter deadlines never use a client's clock);
  * - `joinLine(waiter, ticket, channel, patience, now)`: (re)joins at `ticket` (a waiter keeps
  *   its place), with a deadline `patience` ms from `now`; the line's keys then live at least
- *   that long (so a line whose waiters all died leaves nothing behind);
+ *   that long (so a line whose waiters all died leaves nothing behind), by
+ *   `keepAtLeast(lineKey, ms)`, which never shortens a key's life;
  * - `leaveLine(waiter)`, `dropGone(now, leave)` (each waiter past its deadline leaves by
  *   `leave`, `leaveLine` unless given);
  * - `firstWaiter()`: the first waiter's token and ticket, or nil;
@@ -133,14 +134,17 @@ end
  */
 export const WAITING_LINE = `${SERVER_TIME}
 local queue, deadlines, channels = KEYS[2], KEYS[3], KEYS[4]
+local function keepAtLeast(lineKey, ms)
+  if redis.call('PTTL', lineKey) < ms then
+    redis.call('PEXPIRE', lineKey, ms)
+  end
+end
 local function joinLine(waiter, ticket, channel, patience, now)
   redis.call('ZADD', queue, 'NX', ticket, waiter)
   redis.call('ZADD', deadlines, now + patience, waiter)
   redis.call('HSET', channels, waiter, ticket .. ' ' .. channel)
   for _, lineKey in ipairs({queue, deadlines, channels}) do
-    if redis.call('PTTL', lineKey) < patience then
-      redis.call('PEXPIRE', lineKey, patience)
-    end
+    keepAtLeast(lineKey, patience)
   end
 end
 local function leaveLine(waiter)
@@ -204,9 +208,7 @@ local function joinRwLine(waiter, writes, ticket, channel, patience, now)
   joinLine(waiter, ticket, channel, patience, now)
   if writes then
     redis.call('ZADD', waitingWriters, 'NX', ticket, waiter)
-    if redis.call('PTTL', waitingWriters) < patience then
-      redis.call('PEXPIRE', waitingWriters, patience)
-    end
+    keepAtLeast(waitingWriters, patience)
   end
 end
 local function leaveRwLine(waiter)
