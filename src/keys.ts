@@ -62,6 +62,21 @@ export function lineScriptKeys(key: string): string[] {
   return [key, queue, deadlines, channels];
 }
 
+/**
+ * The keys of a lock's line that only the lock (not a semaphore or read-write lock) keeps:
+ * the waiters that let newcomers go first for a while (see `MUTEX_LINE`), by ticket, and when
+ * the lock last went to the front of the line (server ms).
+ */
+export function bargingKeys(key: string): { plainWaiters: string; lastTurn: string } {
+  return { plainWaiters: `${key}:queue-plain`, lastTurn: `${key}:queue-turn` };
+}
+
+/** The keys of a lock's script that works on its line: {@link lineScriptKeys}, then {@link bargingKeys}. */
+export function mutexLineKeys(key: string): string[] {
+  const { plainWaiters, lastTurn } = bargingKeys(key);
+  return [...lineScriptKeys(key), plainWaiters, lastTurn];
+}
+
 /** The fence counter of the lock at `key`: never expires, only grows. */
 export function fenceKey(key: string): string {
   return `${key}:fence`;

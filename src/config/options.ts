@@ -86,10 +86,14 @@ export interface AcquireOptions {
    */
   minHoldMs?: number;
   /**
-   * Strict arrival order. Every waiter waits in a line in Redis and a release hands the lock
-   * to the first one, in either mode; without `fair` a newcomer takes a free lock at once,
-   * with it a newcomer queues behind the line even while the lock is free. A waiter that gave
-   * up leaves the line, one that died is dropped after max(1 s, 5 × retryDelayMs).
+   * Strict arrival order: a free lock goes only to the first waiter in line, and every release
+   * hands the lock to it. Without `fair`, waiters still wait in a line in Redis in arrival
+   * order, but for 10 ms after the lock last went to the front of the line a release leaves
+   * it free for whoever asks first (the releaser asking again, a newcomer, or the first
+   * waiter, who is woken): a holder that works in a loop keeps going without a hand-off, and
+   * the first waiter still gets the lock within those 10 ms plus one hold. While a fair waiter
+   * is in line, every release hands over. A waiter that gave up leaves the line, one that died
+   * is dropped after max(1 s, 5 × retryDelayMs).
    * @default false
    */
   fair?: boolean;

@@ -118,22 +118,20 @@ end
  *   that long (so a line whose waiters all died leaves nothing behind), by
  *   `keepAtLeast(lineKey, ms)`, which never shortens a key's life;
  * - `leaveLine(waiter)`, `dropGone(now, leave)` (each waiter past its deadline leaves by
- *   `leave`, `leaveLine` unless given);
+ *   `leave`, `leaveLine` unless given); a kind that keeps more about its waiters sets
+ *   `whenLeaving(waiter)`, which `leaveLine` then calls too;
  * - `firstWaiter()`: the first waiter's token and ticket, or nil;
  * - `wakeWaiter(waiter)`: tells the waiter on its channel, naming its ticket;
  * - `passOn(give)`: calls `give(waiter, ms, now)` for the first waiter whose deadline has not
  *   passed (dropping those ahead of it whose deadline passed), `ms` being the time to that
- *   deadline, takes it out of the line and wakes it; false when nobody waits;
- * - `handOver(lockKey)`: passes the lock on that way, set to expire at the waiter's deadline
- *   (a waiter that died blocks the lock no longer than it would keep its place). The waiter
- *   then confirms with a request of its own, which renews the key to its TTL: its validity
- *   counts from that request, never from the message.
+ *   deadline, takes it out of the line and wakes it; false when nobody waits.
  * The script sets the locals `queue`, `deadlines` and `channels` first. A wake-up that fails
  * (a user without access to the channel) only makes waiters poll: it never fails the script
  * around it, whose writes are done by then.
  */
 export const WAITING_LINE = `${SERVER_TIME}
 local queue, deadlines, channels = KEYS[2], KEYS[3], KEYS[4]
+local whenLeaving
 local function keepAtLeast(lineKey, ms)
   if redis.call('PTTL', lineKey) < ms then
     redis.call('PEXPIRE', lineKey, ms)
@@ -151,6 +149,9 @@ local function leaveLine(waiter)
   redis.call('ZREM', queue, waiter)
   redis.call('ZREM', deadlines, waiter)
   redis.call('HDEL', channels, waiter)
+  if whenLeaving then
+    whenLeaving(waiter)
+  end
 end
 local function dropGone(now, leave)
   for _, gone in ipairs(redis.call('ZRANGEBYSCORE', deadlines, '-inf', now)) do
@@ -186,11 +187,6 @@ local function passOn(give)
     first = firstWaiter()
   end
   return false
-end
-local function handOver(lockKey)
-  return passOn(function(waiter, ms)
-    redis.call('SET', lockKey, waiter, 'PX', ms)
-  end)
 end
 `;
 

@@ -16,7 +16,7 @@ async function calls(admin: Redis, command: string): Promise<number> {
 
 describe('a release hands the lock to the first waiter', () => {
   for (const nodes of [1, 3]) {
-    it(`serves plain waiters in arrival order, and the releaser cannot barge back in (${nodes} node(s))`, async () => {
+    it(`serves plain waiters in arrival order, and once the front has waited the releaser cannot barge back in (${nodes} node(s))`, async () => {
       const urls = fixture().redis.urls.slice(0, nodes);
       const holderLocker = locker({ nodes: urls });
       const holder = await holderLocker.acquire('report', { ttlMs: 10_000 });
@@ -35,7 +35,7 @@ describe('a release hands the lock to the first waiter', () => {
         );
         await delay(40);
       }
-      await holder.release();
+      await holder.release(); // the first waiter joined 160 ms ago: past the barging window
       // Before: the key was deleted, and the releaser, asking at once, took it again.
       expect(await holderLocker.tryAcquire('report', { ttlMs: 5_000 })).toBeNull();
       await Promise.all(waits);
@@ -158,4 +158,38 @@ describe('a release hands the lock to the first waiter', () => {
       await lock.release();
     }
   });
+});
+
+describe('bounded barging', () => {
+  for (const nodes of [1, 3]) {
+    it(`serves a plain waiter while a worker releases and asks again at once (${nodes} node(s))`, async () => {
+      const urls = fixture().redis.urls.slice(0, nodes);
+      const greedy = locker({ nodes: urls });
+      let lock = await greedy.acquire('report', { ttlMs: 5_000 });
+      let waited: number | undefined;
+      const startedAt = performance.now();
+      const waiting = locker({ nodes: urls })
+        .acquire('report', { ttlMs: 5_000, waitMs: 8_000 })
+        .then(async (l) => {
+          waited = performance.now() - startedAt;
+          await l.release();
+        });
+      let rounds = 0;
+      // Release and take it again as fast as possible, while the waiter waits.
+      while (waited === undefined && performance.now() - startedAt < 8_000) {
+        await lock.release();
+        lock = await greedy.acquire('report', { ttlMs: 5_000, waitMs: 8_000 });
+        rounds++;
+      }
+      await lock.release();
+      await waiting;
+      // Each release inside the barging window wakes the waiter, and the first release after
+      // it (10 ms, BARGE_WINDOW_MS) hands it the lock: served within a few round trips of
+      // that, far below its waitMs. (That the window ends barging is checked script by
+      // script in scripts.test.ts.)
+      expect(waited).toBeDefined();
+      expect(waited).toBeLessThan(2_000);
+      expect(rounds).toBeGreaterThan(0);
+    });
+  }
 });

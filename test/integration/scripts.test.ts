@@ -5,6 +5,7 @@ import { IORedisConnection } from '../../src/driver/ioredis.js';
 import { acquireFencedScript } from '../../src/kinds/mutex/lua/acquire-fenced.js';
 import { acquireInLineScript } from '../../src/kinds/mutex/lua/acquire-in-line.js';
 import { leaveQueueScript } from '../../src/kinds/mutex/lua/leave-queue.js';
+import { BARGE_WINDOW_MS } from '../../src/kinds/mutex/lua/lock-line.js';
 import { releaseScript } from '../../src/kinds/mutex/lua/release.js';
 import { useRedis } from '../support/redis.js';
 
@@ -71,19 +72,20 @@ describe('requests of an earlier attempt that arrive after a later one', () => {
 });
 
 describe('the waiting line', () => {
-  const line = (ticket: number) => ({
+  const line = (ticket: number, fair: boolean) => ({
     ticket,
     waiterTimeoutMs: 1_000,
-    fair: false,
+    fair,
     wakeChannel: 'w',
   });
-  const request = (token: string, ticket: number) => ({
+  /** A fair waiter unless `fair` is false: a release always hands the lock over to it. */
+  const request = (token: string, ticket: number, fair = true) => ({
     key: 'k',
     token,
     attempt: 1,
     ttlMs: 10_000,
     fencing: false,
-    line: line(ticket),
+    line: line(ticket, fair),
   });
   /** The holder's release (`announce`), or an undo of its attempt. */
   const holder = (announce: boolean) => ({ key: 'k', token: 'holder', attempt: 1, announce });
@@ -136,6 +138,96 @@ describe('the waiting line', () => {
     await releaseScript.run(node, holder(false), 1_000);
     expect(await admin.exists('k')).toBe(0);
     expect(await admin.zrange('k:queue', 0, -1)).toEqual(['first']);
+    await admin.flushall();
+  });
+});
+
+describe('bounded barging: a release may leave the lock free while every waiter is plain', () => {
+  const plain = (token: string, ticket: number, attempt = 1) => ({
+    key: 'k',
+    token,
+    attempt,
+    ttlMs: 10_000,
+    fencing: false,
+    line: { ticket, waiterTimeoutMs: 1_000, fair: false, wakeChannel: 'w' },
+  });
+  const release = { key: 'k', token: 'holder', attempt: 1, announce: true };
+
+  /** Sets when the lock last went to the front: `ageMs` before the server's now. */
+  async function turnStarted(admin: Redis, ageMs: number): Promise<number> {
+    const [seconds, micros] = await admin.time();
+    const now = Number(seconds) * 1_000 + Math.floor(Number(micros) / 1_000);
+    await admin.set('k:queue-turn', now - ageMs, 'PX', 60_000);
+    return now;
+  }
+
+  async function heldWithTwoWaiting(admin: Redis, node: IORedisConnection, secondFair = false) {
+    await admin.set('k', 'holder:1', 'PX', 10_000);
+    expect((await acquireInLineScript.run(node, plain('first', 1), 1_000)).state).toBeGreaterThan(
+      0,
+    );
+    const second = secondFair
+      ? { ...plain('second', 2), line: { ...plain('second', 2).line, fair: true } }
+      : plain('second', 2);
+    expect((await acquireInLineScript.run(node, second, 1_000)).state).toBeGreaterThan(0);
+  }
+
+  it('within the window: deletes the key, wakes the first waiter, and the releaser may take it back', async () => {
+    const admin = fixture().admin[0] as Redis;
+    const node = new IORedisConnection(admin);
+    const listener = admin.duplicate();
+    const woken: string[] = [];
+    listener.on('message', (_channel: string, ticket: string) => woken.push(ticket));
+    await listener.subscribe('w');
+    await heldWithTwoWaiting(admin, node);
+    // A turn that starts a minute from now is young however slow this machine is.
+    await turnStarted(admin, -60_000);
+    expect(await releaseScript.run(node, release, 1_000)).toBe(1);
+    expect(await admin.exists('k')).toBe(0); // free, not handed over
+    expect(await admin.zrange('k:queue', 0, -1)).toEqual(['first', 'second']);
+    // Before: the release handed the lock to 'first', and this take joined the line.
+    expect((await acquireInLineScript.run(node, plain('holder', 3, 2), 1_000)).state).toBe(0);
+    expect(await admin.get('k')).toBe('holder:2');
+    while (woken.length === 0) await delay(5);
+    expect(woken).toEqual(['1']); // the first waiter's ticket, and only it
+    listener.disconnect();
+    await admin.flushall();
+  });
+
+  it('once the window has passed: hands over to the first waiter and starts its turn', async () => {
+    const admin = fixture().admin[0] as Redis;
+    const node = new IORedisConnection(admin);
+    await heldWithTwoWaiting(admin, node);
+    const now = await turnStarted(admin, BARGE_WINDOW_MS);
+    expect(await releaseScript.run(node, release, 1_000)).toBe(1);
+    expect(await admin.get('k')).toBe('first');
+    expect(Number(await admin.get('k:queue-turn'))).toBeGreaterThanOrEqual(now);
+    await admin.flushall();
+  });
+
+  it('never while a fair waiter is in line: a release hands over, and a plain newcomer waits its turn', async () => {
+    const admin = fixture().admin[0] as Redis;
+    const node = new IORedisConnection(admin);
+    await heldWithTwoWaiting(admin, node, true);
+    await turnStarted(admin, -60_000);
+    expect(await releaseScript.run(node, release, 1_000)).toBe(1);
+    expect(await admin.get('k')).toBe('first');
+    // The hand-over to 'first' lapses while 'second' (fair) waits: the lock is not anyone's.
+    await admin.del('k');
+    expect((await acquireInLineScript.run(node, plain('newcomer', 3), 1_000)).state).toBe(-2);
+    expect(await admin.exists('k')).toBe(0);
+    expect(await admin.zrange('k:queue', 0, -1)).toEqual(['second', 'newcomer']);
+    await admin.flushall();
+  });
+
+  it('keeps no key once the line is empty', async () => {
+    const admin = fixture().admin[0] as Redis;
+    const node = new IORedisConnection(admin);
+    await heldWithTwoWaiting(admin, node);
+    for (const token of ['first', 'second']) {
+      await leaveQueueScript.run(node, { key: 'k', token, granted: false }, 1_000);
+    }
+    expect((await admin.keys('*')).sort()).toEqual(['k']); // the holder's key alone
     await admin.flushall();
   });
 });

@@ -6,7 +6,7 @@
 
 import type { Random } from '../../simulation/random.js';
 import { bytesOf } from '../../simulation/redis/bytes.js';
-import { fenceKey, queueKeys, readWriteKeys } from '../../src/keys.js';
+import { bargingKeys, fenceKey, queueKeys, readWriteKeys } from '../../src/keys.js';
 
 export const LOCKS = ['{a}', '{b}'];
 export const SEMAPHORE = '{s}:permits';
@@ -17,15 +17,23 @@ export const CHANNELS = ['wake:1', 'wake:2'];
 
 const rw = readWriteKeys(READ_WRITE);
 const lines = [...LOCKS, SEMAPHORE, READ_WRITE].map((key) => queueKeys(key));
+const lockLines = LOCKS.map((key) => bargingKeys(key));
 
 /** The keys the scripts keep strings in (and one of nobody's). */
-export const STRING_KEYS = [...LOCKS, ...LOCKS.map(fenceKey), rw.writer, 'x'];
+export const STRING_KEYS = [
+  ...LOCKS,
+  ...LOCKS.map(fenceKey),
+  ...lockLines.map(({ lastTurn }) => lastTurn),
+  rw.writer,
+  'x',
+];
 /** ... sorted sets */
 export const ZSET_KEYS = [
   SEMAPHORE,
   rw.readers,
   rw.waitingWriters,
   ...lines.flatMap(({ queue, deadlines }) => [queue, deadlines]),
+  ...lockLines.map(({ plainWaiters }) => plainWaiters),
   'y',
 ];
 /** ... and hashes. */

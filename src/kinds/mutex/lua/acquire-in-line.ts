@@ -1,8 +1,9 @@
-import { fenceKey, lineScriptKeys } from '../../../keys.js';
-import { HOLD_VALUES, HOLDER_TTL, WAITING_LINE } from '../../../lua/fragments.js';
+import { fenceKey, mutexLineKeys } from '../../../keys.js';
+import { HOLD_VALUES, HOLDER_TTL } from '../../../lua/fragments.js';
 import { defineScript } from '../../../lua/script.js';
 import { type LineTicket, placeArgs } from '../../../lua/waiting-line.js';
 import { fencedReply } from './acquire-fenced.js';
+import { LOCK_LINE } from './lock-line.js';
 
 /** What an acquisition that waits in line asks one node for. */
 export interface LineAcquisition {
@@ -17,13 +18,15 @@ export interface LineAcquisition {
 
 /**
  * acquire-in-line — take the lock, or wait for it in line. A release hands the lock to the
- * first waiter in line (see `handOver`); that waiter's next call here confirms it.
+ * first waiter in line (see `handOver`), or leaves it free for a while if every waiter is plain
+ * (see LOCK_LINE); a handed-over waiter's next call here confirms it.
  *
  * KEYS[1]  lock key
  * KEYS[2]  queue: sorted set of waiting tokens, scored by ticket (arrival order)
  * KEYS[3]  waiter deadlines: sorted set of waiting tokens, scored by when they count as gone
  * KEYS[4]  waiter channels: hash of waiting token to `<ticket> <channel that wakes it>`
- * KEYS[5]  fence counter (see acquire-fenced)
+ * KEYS[5]  plain waiters, KEYS[6] last turn (see LOCK_LINE)
+ * KEYS[7]  fence counter (see acquire-fenced)
  * ARGV[1]  token (the line knows the caller by it)
  * ARGV[2]  attempt (see HOLD_VALUES)
  * ARGV[3]  ttl in milliseconds
@@ -31,23 +34,27 @@ export interface LineAcquisition {
  * ARGV[5]  ms after which a waiter that stopped asking is dropped from the line
  * ARGV[6]  the caller's wake-up channel (its locker's)
  * ARGV[7]  '1' to draw a fencing token on acquisition, '0' not to
- * ARGV[8]  '1' fair: a free lock goes only to the first in line; '0': to anyone
+ * ARGV[8]  '1' fair: a free lock goes only to the first in line; '0' plain: to anyone, unless a
+ *          fair waiter is in line, and the caller waits as a plain waiter (see LOCK_LINE)
  *
  * When the key holds a hand-over to the caller or an earlier attempt's hold (that landed
  * unseen), it becomes this attempt's, with the TTL this attempt's validity counts on; when a
  * later attempt of the caller's holds it, this request came late and changes nothing (-3).
- * Otherwise drops waiters whose
- * deadline passed and, when the lock is held by another, (re)joins the line at the caller's
- * ticket and renews its deadline. The line's keys expire (never sooner than any waiter's deadline), so a line whose
- * waiters all died leaves nothing behind. Returns { state, fence }: state 0 when the lock is
- * ours (and the caller left the line), the holder's remaining TTL in ms (> 0) when held, -1
- * when held without expiry, -2 (fair only) when free but another waiter is first (who is
- * then nudged on its channel, in case it slept through its turn); fence as in acquire-fenced
- * ('' unless acquired with ARGV[6] = '1'; a confirmed hand-over draws a new one).
+ * Otherwise drops waiters whose deadline passed and, when the lock is held by another,
+ * (re)joins the line at the caller's ticket and renews its deadline. A free lock goes to the
+ * caller unless it must go in turn (the caller is fair, or a fair waiter is in line) and
+ * another waiter is first. The line's keys expire (never sooner than any waiter's deadline),
+ * so a line whose waiters all died leaves nothing behind.
+ *
+ * Returns { state, fence }: state 0 when the lock is ours (and the caller left the line), the
+ * holder's remaining TTL in ms (> 0) when held, -1 when held without expiry, -2 when free but
+ * another waiter's turn (who is then nudged on its channel, in case it slept through its
+ * turn); fence as in acquire-fenced ('' unless acquired with ARGV[7] = '1'; a confirmed
+ * hand-over draws a new one).
  */
 export const acquireInLineScript = defineScript({
   name: 'acquire-in-line',
-  keys: ({ key }: LineAcquisition) => [...lineScriptKeys(key), fenceKey(key)],
+  keys: ({ key }: LineAcquisition) => [...mutexLineKeys(key), fenceKey(key)],
   args: ({ token, attempt, ttlMs, line, fencing }) => [
     token,
     attempt,
@@ -57,8 +64,8 @@ export const acquireInLineScript = defineScript({
     line.fair ? '1' : '0',
   ],
   parse: fencedReply('acquire-in-line'),
-  lua: `${HOLDER_TTL}${WAITING_LINE}${HOLD_VALUES}
-local lockKey, fenceCounter = KEYS[1], KEYS[5]
+  lua: `${HOLDER_TTL}${LOCK_LINE}${HOLD_VALUES}
+local lockKey, fenceCounter = KEYS[1], KEYS[7]
 local token, attempt, ttl, ticket = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
 local patience, channel = tonumber(ARGV[5]), ARGV[6]
 local fenced, fair = ARGV[7] == '1', ARGV[8] == '1'
@@ -85,16 +92,19 @@ end
 local now = serverMs()
 dropGone(now)
 if holder then
-  joinLine(token, ticket, channel, patience, now)
+  joinLockLine(token, ticket, channel, patience, now, not fair)
   return {holderTtl(lockKey), ''}
 end
-if fair then
-  joinLine(token, ticket, channel, patience, now)
-  local first = firstWaiter()
-  if first ~= token then
-    wakeWaiter(first)
-    return {-2, ''}
-  end
+local inTurn = fair or not everyWaiterPlain()
+if inTurn then
+  joinLockLine(token, ticket, channel, patience, now, not fair)
+end
+local first = firstWaiter()
+if first == token then
+  startTurn(now, patience)
+elseif first and inTurn then
+  wakeWaiter(first)
+  return {-2, ''}
 end
 redis.call('SET', lockKey, mine, 'PX', ttl)
 return granted()

@@ -1,6 +1,7 @@
-import { lineScriptKeys } from '../../../keys.js';
-import { HOLD_VALUES, WAITING_LINE } from '../../../lua/fragments.js';
+import { mutexLineKeys } from '../../../keys.js';
+import { HOLD_VALUES } from '../../../lua/fragments.js';
 import { defineScript, integerReply } from '../../../lua/script.js';
+import { LOCK_LINE } from './lock-line.js';
 
 /**
  * leave-queue — take a waiter out of the line: it gave up, or got the lock on a majority
@@ -12,7 +13,8 @@ import { defineScript, integerReply } from '../../../lua/script.js';
  * last, and no attempt of its own comes after it.
  *
  * KEYS[1]  lock key
- * KEYS[2]  queue, KEYS[3] waiter deadlines, KEYS[4] waiter channels (see acquire-in-line)
+ * KEYS[2]  queue, KEYS[3] waiter deadlines, KEYS[4] waiter channels (see acquire-in-line),
+ *          KEYS[5] plain waiters, KEYS[6] last turn (see LOCK_LINE)
  * ARGV[1]  token
  * ARGV[2]  '1' when the waiter got the lock, '0' when it gave up
  *
@@ -20,10 +22,10 @@ import { defineScript, integerReply } from '../../../lua/script.js';
  */
 export const leaveQueueScript = defineScript({
   name: 'leave-queue',
-  keys: ({ key }: { key: string; token: string; granted: boolean }) => lineScriptKeys(key),
+  keys: ({ key }: { key: string; token: string; granted: boolean }) => mutexLineKeys(key),
   args: ({ token, granted }) => [token, granted ? '1' : '0'],
   parse: integerReply('leave-queue'),
-  lua: `${WAITING_LINE}${HOLD_VALUES}
+  lua: `${LOCK_LINE}${HOLD_VALUES}
 local lockKey, token, granted = KEYS[1], ARGV[1], ARGV[2] == '1'
 
 local wasInLine = redis.call('ZREM', queue, token) == 1

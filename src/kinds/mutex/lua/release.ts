@@ -1,18 +1,20 @@
-import { lineScriptKeys } from '../../../keys.js';
-import { HOLD_VALUES, WAITING_LINE } from '../../../lua/fragments.js';
+import { mutexLineKeys } from '../../../keys.js';
+import { HOLD_VALUES } from '../../../lua/fragments.js';
 import { defineScript, integerReply } from '../../../lua/script.js';
+import { LOCK_LINE } from './lock-line.js';
 
 /**
  * release — compare-and-delete, or hand over: when the lock key still holds our hold and
  * someone waits in line (see acquire-in-line), the lock goes straight to the first waiter,
- * who alone is woken (no thundering herd, and the releaser cannot barge back in ahead of the
- * line); otherwise the key is deleted. Undoing a failed attempt is silent (a plain delete):
- * the node goes back to how it was, and handing over there would split the line's order
- * across nodes.
+ * who alone is woken (no thundering herd), unless every waiter is plain and the front's turn
+ * is young: then the key is deleted and the first waiter woken, and whoever asks first takes
+ * it, the releaser too (bounded barging, see LOCK_LINE). Without
+ * waiters the key is deleted. Undoing a failed attempt is silent (a plain delete): the node
+ * goes back to how it was, and handing over there would split the line's order across nodes.
  *
  * KEYS[1]  lock key
  * KEYS[2]  queue, KEYS[3] waiter deadlines, KEYS[4] waiter channels (see acquire-in-line);
- *          usually absent
+ *          usually absent; KEYS[5] plain waiters, KEYS[6] last turn (see LOCK_LINE)
  * ARGV[1]  token
  * ARGV[2]  attempt whose hold it ends (see HOLD_VALUES)
  * ARGV[3]  '1' a holder's release: hand over to a waiter; '0' an undo: delete silently
@@ -26,19 +28,29 @@ import { defineScript, integerReply } from '../../../lua/script.js';
 export const releaseScript = defineScript({
   name: 'release',
   keys: ({ key }: { key: string; token: string; attempt: number; announce: boolean }) =>
-    lineScriptKeys(key),
+    mutexLineKeys(key),
   args: ({ token, attempt, announce }) => [token, attempt, announce ? '1' : '0'],
   parse: integerReply('release'),
-  lua: `${WAITING_LINE}${HOLD_VALUES}
+  lua: `${LOCK_LINE}${HOLD_VALUES}
 local lockKey, token, attempt, announce = KEYS[1], ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1'
 
 local held = attemptOf(redis.call('GET', lockKey), token)
 if held ~= attempt and not (announce and held == 0) then
   return 0
 end
-if not (announce and handOver(lockKey)) then
-  redis.call('DEL', lockKey)
+if announce and redis.call('EXISTS', queue) == 1 then
+  local now = serverMs()
+  dropGone(now)
+  if mayBarge(now) then
+    redis.call('DEL', lockKey)
+    wakeWaiter(firstWaiter())
+    return 1
+  end
+  if handOver(lockKey) then
+    return 1
+  end
 end
+redis.call('DEL', lockKey)
 return 1
 `,
 });
