@@ -63,18 +63,17 @@ export function lineScriptKeys(key: string): string[] {
 }
 
 /**
- * The keys of a lock's line that only the lock (not a semaphore or read-write lock) keeps:
- * the waiters that let newcomers go first for a while (see `MUTEX_LINE`), by ticket, and when
- * the lock last went to the front of the line (server ms).
+ * The key that only a lock's line (not a semaphore's or a read-write lock's) keeps, next to
+ * the line's and gone with it: a hash of when the front's turn began, and whether a fair
+ * waiter joined (see `LOCK_LINE`).
  */
-export function bargingKeys(key: string): { plainWaiters: string; lastTurn: string } {
-  return { plainWaiters: `${key}:queue-plain`, lastTurn: `${key}:queue-turn` };
+export function lineTurnKey(key: string): string {
+  return `${key}:queue-turn`;
 }
 
-/** The keys of a lock's script that works on its line: {@link lineScriptKeys}, then {@link bargingKeys}. */
+/** The keys of a lock's script that works on its line: {@link lineScriptKeys}, then its turn. */
 export function mutexLineKeys(key: string): string[] {
-  const { plainWaiters, lastTurn } = bargingKeys(key);
-  return [...lineScriptKeys(key), plainWaiters, lastTurn];
+  return [...lineScriptKeys(key), lineTurnKey(key)];
 }
 
 /** The fence counter of the lock at `key`: never expires, only grows. */

@@ -6,7 +6,7 @@
 
 import type { Random } from '../../simulation/random.js';
 import { bytesOf } from '../../simulation/redis/bytes.js';
-import { bargingKeys, fenceKey, queueKeys, readWriteKeys } from '../../src/keys.js';
+import { fenceKey, lineTurnKey, queueKeys, readWriteKeys } from '../../src/keys.js';
 
 export const LOCKS = ['{a}', '{b}'];
 export const SEMAPHORE = '{s}:permits';
@@ -17,13 +17,11 @@ export const CHANNELS = ['wake:1', 'wake:2'];
 
 const rw = readWriteKeys(READ_WRITE);
 const lines = [...LOCKS, SEMAPHORE, READ_WRITE].map((key) => queueKeys(key));
-const lockLines = LOCKS.map((key) => bargingKeys(key));
 
 /** The keys the scripts keep strings in (and one of nobody's). */
 export const STRING_KEYS = [
   ...LOCKS,
   ...LOCKS.map(fenceKey),
-  ...lockLines.map(({ lastTurn }) => lastTurn),
   rw.writer,
   'x',
 ];
@@ -33,11 +31,14 @@ export const ZSET_KEYS = [
   rw.readers,
   rw.waitingWriters,
   ...lines.flatMap(({ queue, deadlines }) => [queue, deadlines]),
-  ...lockLines.map(({ plainWaiters }) => plainWaiters),
   'y',
 ];
 /** ... and hashes. */
-export const HASH_KEYS = [...RESOURCES, ...lines.map(({ channels }) => channels)];
+export const HASH_KEYS = [
+  ...RESOURCES,
+  ...lines.map(({ channels }) => channels),
+  ...LOCKS.map(lineTurnKey),
+];
 
 /** Every key a script of the universe touches, plus two of nobody's. */
 export const KEYS: readonly string[] = [...STRING_KEYS, ...ZSET_KEYS, ...HASH_KEYS];

@@ -25,8 +25,8 @@ export interface LineAcquisition {
  * KEYS[2]  queue: sorted set of waiting tokens, scored by ticket (arrival order)
  * KEYS[3]  waiter deadlines: sorted set of waiting tokens, scored by when they count as gone
  * KEYS[4]  waiter channels: hash of waiting token to `<ticket> <channel that wakes it>`
- * KEYS[5]  plain waiters, KEYS[6] last turn (see LOCK_LINE)
- * KEYS[7]  fence counter (see acquire-fenced)
+ * KEYS[5]  the line's turn (see LOCK_LINE)
+ * KEYS[6]  fence counter (see acquire-fenced)
  * ARGV[1]  token (the line knows the caller by it)
  * ARGV[2]  attempt (see HOLD_VALUES)
  * ARGV[3]  ttl in milliseconds
@@ -34,16 +34,17 @@ export interface LineAcquisition {
  * ARGV[5]  ms after which a waiter that stopped asking is dropped from the line
  * ARGV[6]  the caller's wake-up channel (its locker's)
  * ARGV[7]  '1' to draw a fencing token on acquisition, '0' not to
- * ARGV[8]  '1' fair: a free lock goes only to the first in line; '0' plain: to anyone, unless a
- *          fair waiter is in line, and the caller waits as a plain waiter (see LOCK_LINE)
+ * ARGV[8]  '1' fair: a free lock goes only to the first in line, and no release may leave it
+ *          free while the caller waits; '0' plain: a free lock goes to anyone, unless a fair
+ *          waiter joined the line (see LOCK_LINE)
  *
  * When the key holds a hand-over to the caller or an earlier attempt's hold (that landed
  * unseen), it becomes this attempt's, with the TTL this attempt's validity counts on; when a
  * later attempt of the caller's holds it, this request came late and changes nothing (-3).
  * Otherwise drops waiters whose deadline passed and, when the lock is held by another,
  * (re)joins the line at the caller's ticket and renews its deadline. A free lock goes to the
- * caller unless it must go in turn (the caller is fair, or a fair waiter is in line) and
- * another waiter is first. The line's keys expire (never sooner than any waiter's deadline),
+ * caller unless it must go in line order (the caller is fair, or a fair waiter joined the
+ * line) and another waiter is first. The line's keys expire (never sooner than any waiter's deadline),
  * so a line whose waiters all died leaves nothing behind.
  *
  * Returns { state, fence }: state 0 when the lock is ours (and the caller left the line), the
@@ -65,7 +66,7 @@ export const acquireInLineScript = defineScript({
   ],
   parse: fencedReply('acquire-in-line'),
   lua: `${HOLDER_TTL}${LOCK_LINE}${HOLD_VALUES}
-local lockKey, fenceCounter = KEYS[1], KEYS[7]
+local lockKey, fenceCounter = KEYS[1], KEYS[6]
 local token, attempt, ttl, ticket = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
 local patience, channel = tonumber(ARGV[5]), ARGV[6]
 local fenced, fair = ARGV[7] == '1', ARGV[8] == '1'
@@ -92,17 +93,17 @@ end
 local now = serverMs()
 dropGone(now)
 if holder then
-  joinLockLine(token, ticket, channel, patience, now, not fair)
+  joinLockLine(token, ticket, channel, patience, now, fair)
   return {holderTtl(lockKey), ''}
 end
-local inTurn = fair or not everyWaiterPlain()
-if inTurn then
-  joinLockLine(token, ticket, channel, patience, now, not fair)
+local ordered = fair or inTurn()
+if ordered then
+  joinLockLine(token, ticket, channel, patience, now, fair)
 end
 local first = firstWaiter()
 if first == token then
-  startTurn(now, patience)
-elseif first and inTurn then
+  startTurn(now)
+elseif first and ordered then
   wakeWaiter(first)
   return {-2, ''}
 end

@@ -7,21 +7,23 @@ import { WAITING_LINE } from '../../../lua/fragments.js';
 export const BARGE_WINDOW_MS = 10;
 
 /**
- * The lock's waiting line: {@link WAITING_LINE} with bounded barging. Needs two more keys,
- * KEYS[5] `plainWaiters` (the waiters that are not fair, by ticket) and KEYS[6] `lastTurn`
- * (server ms when the lock last went to the front of the line, gone with the line; see
- * `mutexLineKeys`).
+ * The lock's waiting line: {@link WAITING_LINE} with bounded barging. Needs one more key,
+ * KEYS[5] `turn` (see `mutexLineKeys`): a hash that lives as long as the line, with `since`
+ * (server ms when the lock last went to the front of the line) and `fair` (set once a fair
+ * waiter joined the line). It is there whenever the line is, so that a script naming the
+ * line's keys finds all of them on a node or none (a Cluster slot being moved refuses a
+ * script that finds only some).
  *
- * While every waiter is plain and the lock went to the front less than `BARGE_WINDOW_MS` ago,
- * a release leaves the lock free (and wakes the first waiter, who may take it): a holder that
- * asks again at once takes it back in one round trip, as with no line at all. After the window
- * a release hands the lock to the first waiter, so the front waits at most the window plus one
- * hold; a fair waiter never lets anyone go first, so while one waits every release hands over.
- * A waiter missing from `plainWaiters` counts as fair. Local functions:
- * - `joinLockLine(waiter, ticket, channel, patience, now, plain)`: `joinLine`, and a waiter
- *   joining an empty line starts its turn;
- * - `everyWaiterPlain()`: whether nobody in line is fair;
- * - `startTurn(now, ms)`: the lock goes to the front now (kept `ms` at least);
+ * While no fair waiter joined the line and the lock went to the front less than
+ * `BARGE_WINDOW_MS` ago, a release leaves the lock free (and wakes the first waiter, who may
+ * take it): a holder that asks again at once takes it back in one round trip, as with no line
+ * at all. After the window a release hands the lock to the first waiter, so the front waits
+ * at most the window plus one hold. A fair waiter never lets anyone go first: from the moment
+ * one joins until the line is empty again, every release hands over. Local functions:
+ * - `joinLockLine(waiter, ticket, channel, patience, now, fair)`: `joinLine`; a waiter joining
+ *   an empty line starts its turn;
+ * - `inTurn()`: whether a fair waiter joined the line (then a free lock goes in line order);
+ * - `startTurn(now)`: the lock goes to the front now (call it only while the line exists);
  * - `mayBarge(now)`: whether a release may leave the lock free;
  * - `handOver(lockKey)`: passes the lock on (see `passOn`), set to expire at the waiter's
  *   deadline (a waiter that died blocks the lock no longer than it would keep its place). The
@@ -29,40 +31,41 @@ export const BARGE_WINDOW_MS = 10;
  *   validity counts from that request, never from the message.
  */
 export const LOCK_LINE = `${WAITING_LINE}
-local plainWaiters, lastTurn = KEYS[5], KEYS[6]
-whenLeaving = function(waiter)
-  redis.call('ZREM', plainWaiters, waiter)
+local turn = KEYS[5]
+whenLeaving = function()
   if redis.call('EXISTS', queue) == 0 then
-    redis.call('DEL', lastTurn)
+    redis.call('DEL', turn)
   end
 end
-local function startTurn(now, ms)
-  redis.call('SET', lastTurn, now, 'PX', ms)
+local function startTurn(now)
+  redis.call('HSET', turn, 'since', now)
 end
-local function joinLockLine(waiter, ticket, channel, patience, now, plain)
+local function joinLockLine(waiter, ticket, channel, patience, now, fair)
   if redis.call('EXISTS', queue) == 0 then
-    startTurn(now, patience)
+    startTurn(now)
   end
   joinLine(waiter, ticket, channel, patience, now)
-  if plain then
-    redis.call('ZADD', plainWaiters, ticket, waiter)
-    keepAtLeast(plainWaiters, patience)
+  if fair then
+    redis.call('HSET', turn, 'fair', 1)
   end
+  keepAtLeast(turn, patience)
 end
-local function everyWaiterPlain()
-  return redis.call('ZCARD', plainWaiters) >= redis.call('ZCARD', queue)
+local function inTurn()
+  return redis.call('HGET', turn, 'fair') ~= false
 end
 local function mayBarge(now)
-  if redis.call('EXISTS', queue) == 0 or not everyWaiterPlain() then
+  if redis.call('EXISTS', queue) == 0 or inTurn() then
     return false
   end
-  local turn = tonumber(redis.call('GET', lastTurn))
-  return turn ~= nil and now - turn < ${BARGE_WINDOW_MS}
+  local since = tonumber(redis.call('HGET', turn, 'since'))
+  return since ~= nil and now - since < ${BARGE_WINDOW_MS}
 end
 local function handOver(lockKey)
   return passOn(function(waiter, ms, now)
     redis.call('SET', lockKey, waiter, 'PX', ms)
-    startTurn(now, ms)
+    if redis.call('EXISTS', queue) == 1 then
+      startTurn(now)
+    end
   end)
 end
 `;

@@ -14,7 +14,7 @@ import { LOCK_LINE } from './lock-line.js';
  *
  * KEYS[1]  lock key
  * KEYS[2]  queue, KEYS[3] waiter deadlines, KEYS[4] waiter channels (see acquire-in-line);
- *          usually absent; KEYS[5] plain waiters, KEYS[6] last turn (see LOCK_LINE)
+ *          usually absent; KEYS[5] the line's turn (see LOCK_LINE)
  * ARGV[1]  token
  * ARGV[2]  attempt whose hold it ends (see HOLD_VALUES)
  * ARGV[3]  '1' a holder's release: hand over to a waiter; '0' an undo: delete silently
