@@ -1,3 +1,4 @@
+import { nextTick } from 'node:process';
 import type { ConnectionOptions } from 'node:tls';
 import { Redis, type RedisOptions } from 'ioredis';
 import {
@@ -45,6 +46,12 @@ export interface IORedisSubscriberLike extends IORedisLike {
   unsubscribe(channel: string): Promise<unknown>;
 }
 
+/** A socket whose writes can be held back and then sent in one go. */
+interface Corkable {
+  cork(): void;
+  uncork(): void;
+}
+
 /** True when `value` looks like an ioredis client. */
 export function isIORedisLike(value: unknown): value is IORedisLike {
   const v = value as Partial<IORedisLike> | null;
@@ -89,6 +96,8 @@ export class IORedisConnection implements RedisConnection {
   /** The socket seen last, and how many sockets and 'ready' events were seen (generation). */
   #stream: object | undefined;
   #reconnects = 0;
+  /** The socket is corked until the end of this tick (see `#batchWrites`). */
+  #corked = false;
 
   /**
    * `name`: how errors and events name the node; by default its host and port.
@@ -138,11 +147,30 @@ export class IORedisConnection implements RedisConnection {
   }
 
   send(command: string, args: readonly (string | number)[], timeoutMs: number): Promise<unknown> {
-    const reply =
-      this.#client.status === 'ready'
-        ? this.#client.call(command, ...args)
-        : this.#ready(timeoutMs).then(() => this.#client.call(command, ...args));
+    let reply: Promise<unknown>;
+    if (this.#client.status === 'ready') {
+      this.#batchWrites();
+      reply = this.#client.call(command, ...args);
+    } else reply = this.#ready(timeoutMs).then(() => this.#client.call(command, ...args));
     return this.#clusterMember ? reply : reply.catch(this.#movedMeansCluster);
+  }
+
+  /**
+   * Lets the commands sent until the end of this tick leave in one write: the socket is corked
+   * now and uncorked once the current tick's callbacks and promise reactions have run (many
+   * acquisitions, woken by replies that came in one read, send their next commands then).
+   * Nothing waits for a later event-loop turn, so a lone command is not delayed.
+   */
+  #batchWrites(): void {
+    if (this.#corked) return;
+    const stream = this.#client.stream as Partial<Corkable> | undefined;
+    if (typeof stream?.cork !== 'function' || typeof stream.uncork !== 'function') return;
+    stream.cork();
+    this.#corked = true;
+    nextTick(() => {
+      this.#corked = false;
+      stream.uncork?.();
+    });
   }
 
   /**

@@ -1,0 +1,55 @@
+import type { Socket } from 'node:net';
+import { Redis as IORedis5 } from 'ioredis';
+import { Redis as IORedis6 } from 'ioredis6';
+import { Redis as IOValkey } from 'iovalkey';
+import { describe, expect, it } from 'vitest';
+import { IORedisConnection, type IORedisLike } from '../../src/driver/ioredis.js';
+import { useRedis } from '../support/redis.js';
+
+const fixture = useRedis(1);
+
+/** The chunks of each write the client's socket makes from now on. */
+function watchWrites(client: IORedisLike): number[] {
+  const stream = client.stream as Socket & {
+    _write: (chunk: unknown, encoding: unknown, done: () => void) => void;
+    _writev: (chunks: unknown[], done: () => void) => void;
+  };
+  const writes: number[] = [];
+  const write = stream._write.bind(stream);
+  const writev = stream._writev.bind(stream);
+  stream._write = (chunk, encoding, done) => {
+    writes.push(1);
+    write(chunk, encoding, done);
+  };
+  stream._writev = (chunks, done) => {
+    writes.push(chunks.length);
+    writev(chunks, done);
+  };
+  return writes;
+}
+
+describe('commands sent in one tick leave in one write', () => {
+  const clients: [string, (url: string) => IORedisLike][] = [
+    ['ioredis 5', (url) => new IORedis5(url)],
+    ['ioredis 6', (url) => new IORedis6(url) as unknown as IORedisLike],
+    ['iovalkey', (url) => new IOValkey(url) as unknown as IORedisLike],
+  ];
+  for (const [name, open] of clients) {
+    it(name, async () => {
+      const client = open(fixture().redis.urls[0] as string);
+      const node = new IORedisConnection(client);
+      await node.send('PING', [], 1_000); // connected
+      const writes = watchWrites(client);
+      const replies = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => node.send('SET', [`batch:${i}`, i], 1_000)),
+      );
+      expect(replies).toEqual(Array(20).fill('OK'));
+      // Before: twenty writes, one per command (one system call each).
+      expect(writes).toEqual([20]);
+      // A command alone is not held back for company: it leaves in this tick too.
+      expect(await node.send('GET', ['batch:7'], 1_000)).toBe('7');
+      expect(writes).toEqual([20, 1]);
+      client.disconnect();
+    });
+  }
+});
