@@ -19,12 +19,7 @@ const rw = readWriteKeys(READ_WRITE);
 const lines = [...LOCKS, SEMAPHORE, READ_WRITE].map((key) => queueKeys(key));
 
 /** The keys the scripts keep strings in (and one of nobody's). */
-export const STRING_KEYS = [
-  ...LOCKS,
-  ...LOCKS.map(fenceKey),
-  rw.writer,
-  'x',
-];
+export const STRING_KEYS = [...LOCKS, ...LOCKS.map(fenceKey), rw.writer, 'x'];
 /** ... sorted sets */
 export const ZSET_KEYS = [
   SEMAPHORE,
