@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
+import { BARGE_WINDOW_MS } from '../../src/kinds/mutex/lua/lock-line.js';
 import { useLockers, useRedis } from '../support/redis.js';
 
 const fixture = useRedis(3);
@@ -30,6 +31,9 @@ describe('a release hands the lock to the first waiter', () => {
         waits.push(
           lock.then(async (l) => {
             order.push(i);
+            // Held past the barging window, which each hand-over starts: a release right
+            // away would let anyone take the lock, the releaser below too.
+            await delay(10 * BARGE_WINDOW_MS);
             await l.release();
           }),
         );

@@ -39,12 +39,14 @@ if held ~= attempt and not (announce and held == 0) then
   return 0
 end
 if announce and redis.call('EXISTS', queue) == 1 then
-  local now = serverMs()
-  dropGone(now)
-  if mayBarge(now) then
-    redis.call('DEL', lockKey)
-    wakeWaiter(firstWaiter())
-    return 1
+  if not inTurn() then
+    local now = serverMs()
+    dropGone(now)
+    if mayBarge(now) then
+      redis.call('DEL', lockKey)
+      wakeWaiter(firstWaiter())
+      return 1
+    end
   end
   if handOver(lockKey) then
     return 1
