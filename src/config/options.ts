@@ -92,8 +92,8 @@ export interface AcquireOptions {
    * it free for whoever asks first (the releaser asking again, a newcomer, or the first
    * waiter, who is woken): a holder that works in a loop keeps going without a hand-off, and
    * the first waiter still gets the lock within those 10 ms plus one hold. Once a fair waiter
-   * joins a line, every release hands over until the line is empty. A waiter that gave up leaves the line, one that died
-   * is dropped after max(1 s, 5 × retryDelayMs).
+   * joins a line, every release hands over until the line is empty. A waiter that gave up
+   * leaves the line, one that died is dropped after max(1 s, 5 × retryDelayMs).
    * @default false
    */
   fair?: boolean;

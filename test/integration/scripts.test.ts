@@ -220,6 +220,18 @@ describe('bounded barging: a release may leave the lock free while no fair waite
     await admin.flushall();
   });
 
+  it('hands over in a line without its turn (one an older distlock started), and gives the turn a TTL', async () => {
+    const admin = fixture().admin[0] as Redis;
+    const node = new IORedisConnection(admin);
+    await heldWithTwoWaiting(admin, node);
+    await admin.del('k:queue-turn');
+    expect(await releaseScript.run(node, release, 1_000)).toBe(1);
+    expect(await admin.get('k')).toBe('first');
+    // Before: the hand-over made the turn again with no expiry, left behind if the line died.
+    expect(await admin.pttl('k:queue-turn')).toBeGreaterThan(0);
+    await admin.flushall();
+  });
+
   it('keeps no key once the line is empty', async () => {
     const admin = fixture().admin[0] as Redis;
     const node = new IORedisConnection(admin);

@@ -18,8 +18,8 @@ export interface LineAcquisition {
 
 /**
  * acquire-in-line — take the lock, or wait for it in line. A release hands the lock to the
- * first waiter in line (see `handOver`), or leaves it free for a while if every waiter is plain
- * (see LOCK_LINE); a handed-over waiter's next call here confirms it.
+ * first waiter in line (see `handOver`), or leaves it free for a while if no fair waiter
+ * joined the line (see LOCK_LINE); a handed-over waiter's next call here confirms it.
  *
  * KEYS[1]  lock key
  * KEYS[2]  queue: sorted set of waiting tokens, scored by ticket (arrival order)
@@ -44,8 +44,8 @@ export interface LineAcquisition {
  * Otherwise drops waiters whose deadline passed and, when the lock is held by another,
  * (re)joins the line at the caller's ticket and renews its deadline. A free lock goes to the
  * caller unless it must go in line order (the caller is fair, or a fair waiter joined the
- * line) and another waiter is first. The line's keys expire (never sooner than any waiter's deadline),
- * so a line whose waiters all died leaves nothing behind.
+ * line) and another waiter is first. The line's keys expire (never sooner than any waiter's
+ * deadline), so a line whose waiters all died leaves nothing behind.
  *
  * Returns { state, fence }: state 0 when the lock is ours (and the caller left the line), the
  * holder's remaining TTL in ms (> 0) when held, -1 when held without expiry, -2 when free but
@@ -102,7 +102,7 @@ if ordered then
 end
 local first = firstWaiter()
 if first == token then
-  startTurn(now)
+  startTurn(now, patience)
 elseif first and ordered then
   wakeWaiter(first)
   return {-2, ''}

@@ -2,7 +2,8 @@ import { WAITING_LINE } from '../../../lua/fragments.js';
 
 /**
  * How long after the lock last went to the front of its line a release may still leave it
- * free for anyone, rather than hand it over, while every waiter is plain (see {@link LOCK_LINE}).
+ * free for anyone, rather than hand it over, while no fair waiter joined the line (see
+ * {@link LOCK_LINE}).
  */
 export const BARGE_WINDOW_MS = 10;
 
@@ -23,7 +24,8 @@ export const BARGE_WINDOW_MS = 10;
  * - `joinLockLine(waiter, ticket, channel, patience, now, fair)`: `joinLine`; a waiter joining
  *   an empty line starts its turn;
  * - `inTurn()`: whether a fair waiter joined the line (then a free lock goes in line order);
- * - `startTurn(now)`: the lock goes to the front now (call it only while the line exists);
+ * - `startTurn(now, ms)`: the lock goes to the front now; the hash then lives `ms` at least
+ *   (call it only while the line exists);
  * - `mayBarge(now)`: whether a release may leave the lock free;
  * - `handOver(lockKey)`: passes the lock on (see `passOn`), set to expire at the waiter's
  *   deadline (a waiter that died blocks the lock no longer than it would keep its place). The
@@ -37,12 +39,13 @@ whenLeaving = function()
     redis.call('DEL', turn)
   end
 end
-local function startTurn(now)
+local function startTurn(now, ms)
   redis.call('HSET', turn, 'since', now)
+  keepAtLeast(turn, ms)
 end
 local function joinLockLine(waiter, ticket, channel, patience, now, fair)
   if redis.call('EXISTS', queue) == 0 then
-    startTurn(now)
+    startTurn(now, patience)
   end
   joinLine(waiter, ticket, channel, patience, now)
   if fair then
@@ -64,7 +67,7 @@ local function handOver(lockKey)
   return passOn(function(waiter, ms, now)
     redis.call('SET', lockKey, waiter, 'PX', ms)
     if redis.call('EXISTS', queue) == 1 then
-      startTurn(now)
+      startTurn(now, ms)
     end
   end)
 end

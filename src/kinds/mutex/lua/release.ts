@@ -6,10 +6,10 @@ import { LOCK_LINE } from './lock-line.js';
 /**
  * release — compare-and-delete, or hand over: when the lock key still holds our hold and
  * someone waits in line (see acquire-in-line), the lock goes straight to the first waiter,
- * who alone is woken (no thundering herd), unless every waiter is plain and the front's turn
- * is young: then the key is deleted and the first waiter woken, and whoever asks first takes
- * it, the releaser too (bounded barging, see LOCK_LINE). Without
- * waiters the key is deleted. Undoing a failed attempt is silent (a plain delete): the node
+ * who alone is woken (no thundering herd), unless no fair waiter joined the line and the
+ * front's turn is young: then the key is deleted and the first waiter woken, and whoever asks
+ * first takes it, the releaser too (bounded barging, see LOCK_LINE). Without waiters the key
+ * is deleted. Undoing a failed attempt is silent (a plain delete): the node
  * goes back to how it was, and handing over there would split the line's order across nodes.
  *
  * KEYS[1]  lock key
