@@ -88,7 +88,10 @@ const baseline: ContenderSpec[] = [];
 if (BASELINE) {
   const url = pathToFileURL(resolve(BASELINE, 'dist/esm/index.js')).href;
   const { Locker: BaselineLocker } = (await import(url)) as { Locker: typeof Locker };
-  baseline.push(distlockSpec('distlock baseline', false, BaselineLocker));
+  baseline.push(
+    distlockSpec('distlock baseline', false, BaselineLocker),
+    distlockSpec('distlock baseline fair', true, BaselineLocker),
+  );
 }
 
 function redlockLike(name: string, Impl: typeof NodeRedlock | typeof SesameRedlock): ContenderSpec {
