@@ -16,7 +16,7 @@ describe('acquisition scripts, when an earlier attempt with the same token alrea
     const admin = fixture().admin[0] as Redis;
     await admin.set('k', 'tok:1', 'PX', 300);
     await delay(200);
-    const node = new IORedisConnection(admin);
+    const node = IORedisConnection.of(admin);
     const reply = await acquireFencedScript.run(
       node,
       { key: 'k', token: 'tok', attempt: 2, ttlMs: 10_000 },
@@ -31,7 +31,7 @@ describe('acquisition scripts, when an earlier attempt with the same token alrea
     const admin = fixture().admin[0] as Redis;
     await admin.set('k', 'tok:1', 'PX', 300);
     await delay(200);
-    const node = new IORedisConnection(admin);
+    const node = IORedisConnection.of(admin);
     // KEYS: k, k:queue, k:queue-deadlines, k:fence; channel k:released.
     const acquisition = { key: 'k', token: 'tok', attempt: 2, ttlMs: 10_000, fencing: false };
     const line = { ticket: 1, waiterTimeoutMs: 1_000, fair: true, wakeChannel: 'w' };
@@ -47,7 +47,7 @@ describe('acquisition scripts, when an earlier attempt with the same token alrea
 describe('requests of an earlier attempt that arrive after a later one', () => {
   it("an undo leaves the later attempt's hold alone", async () => {
     const admin = fixture().admin[0] as Redis;
-    const node = new IORedisConnection(admin);
+    const node = IORedisConnection.of(admin);
     await admin.set('k', 'tok:2', 'PX', 10_000);
     const undo = { key: 'k', token: 'tok', attempt: 1, announce: false };
     expect(await releaseScript.run(node, undo, 1_000)).toBe(0);
@@ -58,7 +58,7 @@ describe('requests of an earlier attempt that arrive after a later one', () => {
 
   it('a take changes nothing, and says a later attempt holds it', async () => {
     const admin = fixture().admin[0] as Redis;
-    const node = new IORedisConnection(admin);
+    const node = IORedisConnection.of(admin);
     await admin.set('k', 'tok:2', 'PX', 10_000);
     const late = { key: 'k', token: 'tok', attempt: 1, ttlMs: 500 };
     expect((await acquireFencedScript.run(node, late, 1_000)).state).toBe(-3);
@@ -92,7 +92,7 @@ describe('the waiting line', () => {
 
   it('release hands the lock to the first waiter, for no longer than its deadline', async () => {
     const admin = fixture().admin[0] as Redis;
-    const node = new IORedisConnection(admin);
+    const node = IORedisConnection.of(admin);
     await admin.set('k', 'holder:1', 'PX', 10_000);
     for (const [token, ticket] of [
       ['second', 2],
@@ -115,7 +115,7 @@ describe('the waiting line', () => {
 
   it('a waiter that leaves after the lock was handed to it passes it on', async () => {
     const admin = fixture().admin[0] as Redis;
-    const node = new IORedisConnection(admin);
+    const node = IORedisConnection.of(admin);
     await admin.set('k', 'holder:1', 'PX', 10_000);
     await acquireInLineScript.run(node, request('first', 1), 1_000);
     await acquireInLineScript.run(node, request('second', 2), 1_000);
@@ -132,7 +132,7 @@ describe('the waiting line', () => {
 
   it('an undo deletes silently: it hands nothing over', async () => {
     const admin = fixture().admin[0] as Redis;
-    const node = new IORedisConnection(admin);
+    const node = IORedisConnection.of(admin);
     await admin.set('k', 'holder:1', 'PX', 10_000);
     await acquireInLineScript.run(node, request('first', 1), 1_000);
     await releaseScript.run(node, holder(false), 1_000);
@@ -174,7 +174,7 @@ describe('bounded barging: a release may leave the lock free while no fair waite
 
   it('within the window: deletes the key, wakes the first waiter, and the releaser may take it back', async () => {
     const admin = fixture().admin[0] as Redis;
-    const node = new IORedisConnection(admin);
+    const node = IORedisConnection.of(admin);
     const listener = admin.duplicate();
     const woken: string[] = [];
     listener.on('message', (_channel: string, ticket: string) => woken.push(ticket));
@@ -196,7 +196,7 @@ describe('bounded barging: a release may leave the lock free while no fair waite
 
   it('once the window has passed: hands over to the first waiter and starts its turn', async () => {
     const admin = fixture().admin[0] as Redis;
-    const node = new IORedisConnection(admin);
+    const node = IORedisConnection.of(admin);
     await heldWithTwoWaiting(admin, node);
     const now = await turnStarted(admin, BARGE_WINDOW_MS);
     expect(await releaseScript.run(node, release, 1_000)).toBe(1);
@@ -207,7 +207,7 @@ describe('bounded barging: a release may leave the lock free while no fair waite
 
   it('never while a fair waiter is in line: a release hands over, and a plain newcomer waits its turn', async () => {
     const admin = fixture().admin[0] as Redis;
-    const node = new IORedisConnection(admin);
+    const node = IORedisConnection.of(admin);
     await heldWithTwoWaiting(admin, node, true);
     await turnStarted(admin, -60_000);
     expect(await releaseScript.run(node, release, 1_000)).toBe(1);
@@ -222,7 +222,7 @@ describe('bounded barging: a release may leave the lock free while no fair waite
 
   it('hands over in a line without its turn (one an older distlock started), and gives the turn a TTL', async () => {
     const admin = fixture().admin[0] as Redis;
-    const node = new IORedisConnection(admin);
+    const node = IORedisConnection.of(admin);
     await heldWithTwoWaiting(admin, node);
     await admin.del('k:queue-turn');
     expect(await releaseScript.run(node, release, 1_000)).toBe(1);
@@ -234,7 +234,7 @@ describe('bounded barging: a release may leave the lock free while no fair waite
 
   it('keeps no key once the line is empty', async () => {
     const admin = fixture().admin[0] as Redis;
-    const node = new IORedisConnection(admin);
+    const node = IORedisConnection.of(admin);
     await heldWithTwoWaiting(admin, node);
     for (const token of ['first', 'second']) {
       await leaveQueueScript.run(node, { key: 'k', token, granted: false }, 1_000);
@@ -248,7 +248,7 @@ describe('running a script', () => {
   it('keeps the commands sent behind its first call on a connection in order', async () => {
     const admin = fixture().admin[0] as Redis;
     await admin.set('k', 'tok:1');
-    const node = new IORedisConnection(admin);
+    const node = IORedisConnection.of(admin);
     const undo = { key: 'k', token: 'tok', attempt: 1, announce: false };
     const releasing = releaseScript.run(node, undo, 1_000);
     const taking = node.send('SET', ['k', 'next', 'NX'], 1_000);
