@@ -71,22 +71,23 @@ describe('requests of an earlier attempt that arrive after a later one', () => {
   });
 });
 
-describe('the waiting line', () => {
-  const line = (ticket: number, fair: boolean) => ({
-    ticket,
-    waiterTimeoutMs: 1_000,
-    fair,
-    wakeChannel: 'w',
-  });
-  /** A fair waiter unless `fair` is false: a release always hands the lock over to it. */
-  const request = (token: string, ticket: number, fair = true) => ({
+/**
+ * An acquire-in-line request for the lock at 'k', by `token` at `ticket` in line: fair unless
+ * `fair` is false (a release always hands the lock over to a fair waiter).
+ */
+function inLine(token: string, ticket: number, { fair = true, attempt = 1 } = {}) {
+  return {
     key: 'k',
     token,
-    attempt: 1,
+    attempt,
     ttlMs: 10_000,
     fencing: false,
-    line: line(ticket, fair),
-  });
+    line: { ticket, waiterTimeoutMs: 1_000, fair, wakeChannel: 'w' },
+  };
+}
+
+describe('the waiting line', () => {
+  const request = (token: string, ticket: number) => inLine(token, ticket);
   /** The holder's release (`announce`), or an undo of its attempt. */
   const holder = (announce: boolean) => ({ key: 'k', token: 'holder', attempt: 1, announce });
 
@@ -143,14 +144,8 @@ describe('the waiting line', () => {
 });
 
 describe('bounded barging: a release may leave the lock free while no fair waiter is in line', () => {
-  const plain = (token: string, ticket: number, attempt = 1) => ({
-    key: 'k',
-    token,
-    attempt,
-    ttlMs: 10_000,
-    fencing: false,
-    line: { ticket, waiterTimeoutMs: 1_000, fair: false, wakeChannel: 'w' },
-  });
+  const plain = (token: string, ticket: number, attempt = 1) =>
+    inLine(token, ticket, { fair: false, attempt });
   const release = { key: 'k', token: 'holder', attempt: 1, announce: true };
 
   /** Sets when the lock last went to the front: `ageMs` before the server's now. */
@@ -166,9 +161,7 @@ describe('bounded barging: a release may leave the lock free while no fair waite
     expect((await acquireInLineScript.run(node, plain('first', 1), 1_000)).state).toBeGreaterThan(
       0,
     );
-    const second = secondFair
-      ? { ...plain('second', 2), line: { ...plain('second', 2).line, fair: true } }
-      : plain('second', 2);
+    const second = inLine('second', 2, { fair: secondFair });
     expect((await acquireInLineScript.run(node, second, 1_000)).state).toBeGreaterThan(0);
   }
 
