@@ -26,7 +26,8 @@ export const BARGE_WINDOW_MS = 10;
  * - `inTurn()`: whether a fair waiter joined the line (then a free lock goes in line order);
  * - `startTurn(now, ms)`: the lock goes to the front now; the hash then lives `ms` at least
  *   (call it only while the line exists);
- * - `mayBarge(now)`: whether a release may leave the lock free;
+ * - `mayBarge(now)`: whether a release may leave the lock free, once `inTurn()` said no and
+ *   the gone were dropped: someone still waits, and the front's turn is young;
  * - `handOver(lockKey)`: passes the lock on (see `passOn`), set to expire at the waiter's
  *   deadline (a waiter that died blocks the lock no longer than it would keep its place). The
  *   waiter then confirms with a request of its own, which renews the key to its TTL: its
@@ -57,7 +58,7 @@ local function inTurn()
   return redis.call('HGET', turn, 'fair') ~= false
 end
 local function mayBarge(now)
-  if redis.call('EXISTS', queue) == 0 or inTurn() then
+  if redis.call('EXISTS', queue) == 0 then
     return false
   end
   local since = tonumber(redis.call('HGET', turn, 'since'))
