@@ -118,7 +118,8 @@ export class WakeUps {
     let channel = this.#bySlot.get(slot);
     if (channel) return channel;
     const first = this.#shardedSubscribers === undefined;
-    const subscribers = (this.#shardedSubscribers ??= this.#openSubscribers('sharded'));
+    this.#shardedSubscribers ??= this.#openSubscribers('sharded');
+    const subscribers = this.#shardedSubscribers;
     const name = this.#shardedName(slot);
     channel = new WakeChannel(name, 'SPUBLISH', subscribers, this.#nodes.length, (error) =>
       this.#refused('SSUBSCRIBE', error),
@@ -130,7 +131,8 @@ export class WakeUps {
 
   #openedPlain(): WakeChannel {
     if (this.#plain) return this.#plain;
-    const subscribers = (this.#plainSubscribers ??= this.#openSubscribers('plain'));
+    this.#plainSubscribers ??= this.#openSubscribers('plain');
+    const subscribers = this.#plainSubscribers;
     this.#plain = new WakeChannel(
       this.#plainName,
       'PUBLISH',
