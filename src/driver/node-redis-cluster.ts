@@ -100,6 +100,11 @@ interface OwnedCluster extends NodeRedisClusterLike {
   };
   subscribe(channel: string, listener: (message: string, channel: string) => void): Promise<void>;
   unsubscribe(channel: string, listener: (message: string, channel: string) => void): Promise<void>;
+  sSubscribe(channel: string, listener: (message: string, channel: string) => void): Promise<void>;
+  sUnsubscribe(
+    channel: string,
+    listener: (message: string, channel: string) => void,
+  ): Promise<void>;
 }
 
 /** True when `value` looks like a node-redis cluster (`createCluster()`). */
@@ -249,7 +254,18 @@ export class NodeRedisClusterConnection implements RedisConnection {
     onMessage: (channel: string, message?: string) => void,
     onReady?: () => void,
   ): Subscriber {
-    return new NodeRedisClusterSubscriber(this.#caller, onMessage, onReady);
+    return new NodeRedisClusterSubscriber(this.#caller, 'plain', onMessage, onReady);
+  }
+
+  /**
+   * The same, for sharded channels (`sSubscribe`, node-redis 5+): node-redis subscribes on
+   * the master of each channel's slot, and follows the slot when the server says it moved.
+   */
+  openShardedSubscriber(
+    onMessage: (channel: string, message?: string) => void,
+    onReady?: () => void,
+  ): Subscriber {
+    return new NodeRedisClusterSubscriber(this.#caller, 'sharded', onMessage, onReady);
   }
 
   /** Lets the masters answer pending commands, but never waits on a stuck one for long. */
@@ -413,15 +429,18 @@ class NodeRedisClusterSubscriber implements Subscriber {
   readonly #cluster: OwnedCluster;
   readonly #listener: (message: string, channel: string) => void;
   readonly #onReady: (() => void) | undefined;
+  readonly #sharded: boolean;
   #opening: Promise<void> | undefined;
   #reopen: NodeJS.Timeout | undefined;
   #closed = false;
 
   constructor(
     caller: NodeRedisClusterLike,
+    mode: 'plain' | 'sharded',
     onMessage: (channel: string, message?: string) => void,
     onReady?: () => void,
   ) {
+    this.#sharded = mode === 'sharded';
     // Only the pub/sub connection: no connection to each master.
     this.#cluster = caller.duplicate({ minimizeConnections: true }) as OwnedCluster;
     this.#cluster.on('error', () => {}); // a lost subscriber only means waiters poll
@@ -431,11 +450,19 @@ class NodeRedisClusterSubscriber implements Subscriber {
   }
 
   subscribe(channel: string): Promise<unknown> {
-    return this.#opened().then(() => this.#cluster.subscribe(channel, this.#listener));
+    return this.#opened().then(() =>
+      this.#sharded
+        ? this.#cluster.sSubscribe(channel, this.#listener)
+        : this.#cluster.subscribe(channel, this.#listener),
+    );
   }
 
   unsubscribe(channel: string): Promise<unknown> {
-    return this.#opened().then(() => this.#cluster.unsubscribe(channel, this.#listener));
+    return this.#opened().then(() =>
+      this.#sharded
+        ? this.#cluster.sUnsubscribe(channel, this.#listener)
+        : this.#cluster.unsubscribe(channel, this.#listener),
+    );
   }
 
   async close(): Promise<void> {
