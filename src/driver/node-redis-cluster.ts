@@ -424,12 +424,24 @@ export class NodeRedisClusterConnection implements RedisConnection {
   }
 }
 
+/** A master as node-redis keeps it, with its sharded pub/sub client (internal to node-redis). */
+interface ShardedMaster extends MasterNode {
+  readonly pubSub?: {
+    readonly client?: {
+      readonly options?: object;
+      on(event: string, listener: () => void): unknown;
+    };
+  };
+}
+
 /** A subscriber cluster, opened again after a pause while no root node answers, until closed. */
 class NodeRedisClusterSubscriber implements Subscriber {
   readonly #cluster: OwnedCluster;
   readonly #listener: (message: string, channel: string) => void;
   readonly #onReady: (() => void) | undefined;
   readonly #sharded: boolean;
+  /** Pub/sub clients of masters whose slot moves are watched (see `#watchMoves`). */
+  readonly #watched = new WeakSet<object>();
   #opening: Promise<void> | undefined;
   #reopen: NodeJS.Timeout | undefined;
   #closed = false;
@@ -450,11 +462,38 @@ class NodeRedisClusterSubscriber implements Subscriber {
   }
 
   subscribe(channel: string): Promise<unknown> {
-    return this.#opened().then(() =>
-      this.#sharded
-        ? this.#cluster.sSubscribe(channel, this.#listener)
-        : this.#cluster.subscribe(channel, this.#listener),
-    );
+    if (!this.#sharded) {
+      return this.#opened().then(() => this.#cluster.subscribe(channel, this.#listener));
+    }
+    return this.#opened()
+      .then(() => this.#cluster.sSubscribe(channel, this.#listener))
+      .then(() => this.#watchMoves());
+  }
+
+  /**
+   * node-redis (5.12, 6.3) reads a slot's move from its clients' `server-sunsubscribe` event,
+   * which they emit as `sharded-channel-moved`: it never subscribes such a channel again by
+   * itself. So each master's pub/sub client (internal to node-redis) is watched here: after a
+   * move, the slot table is read again and `onReady` has every channel subscribed anew.
+   */
+  #watchMoves(): void {
+    for (const master of this.#cluster.masters as readonly ShardedMaster[]) {
+      const client = master.pubSub?.client;
+      if (!client || this.#watched.has(client)) continue;
+      this.#watched.add(client);
+      client.on('sharded-channel-moved', () => {
+        const rediscover = this.#cluster._slots?.rediscover;
+        const reread =
+          typeof rediscover === 'function'
+            ? rediscover.call(this.#cluster._slots, client)
+            : undefined;
+        void Promise.resolve(reread)
+          .catch(() => undefined)
+          .then(() => {
+            if (!this.#closed) this.#onReady?.();
+          });
+      });
+    }
   }
 
   unsubscribe(channel: string): Promise<unknown> {

@@ -1,7 +1,10 @@
+import calculateSlot from 'cluster-key-slot';
 import { Cluster, Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { CONNECT_WAIT_MS } from '../../src/driver/connection.js';
 import { Locker, type LockerOptions, type RedisClient } from '../../src/index.js';
 import { type RedisCluster, type RedisServer, startRedisCluster } from '../../src/testing/index.js';
+import { until } from '../../src/testing/until.js';
 import { clusterClientKinds } from '../support/cluster-clients.js';
 
 /**
@@ -46,7 +49,9 @@ async function busMessages(masters: readonly RedisServer[]): Promise<number[]> {
         const info = String(await admin.call('CLUSTER', 'INFO'));
         const count = (name: string) =>
           Number(new RegExp(`${name}_received:(\\d+)`).exec(info)?.[1] ?? 0);
-        return count('cluster_stats_messages_publish') + count('cluster_stats_messages_publishshard');
+        return (
+          count('cluster_stats_messages_publish') + count('cluster_stats_messages_publishshard')
+        );
       } finally {
         admin.disconnect();
       }
@@ -74,6 +79,16 @@ async function handOff(holder: Locker, waiter: Locker, resource: string): Promis
   waiter.events.removeAllListeners('retry');
   await lock.release();
   return tookMs;
+}
+
+/** The sharded channels `master` has subscribers on. */
+async function shardChannels(master: RedisServer): Promise<string[]> {
+  const admin = new Redis(master.port);
+  try {
+    return (await admin.call('PUBSUB', 'SHARDCHANNELS', 'distlock:*')) as string[];
+  } finally {
+    admin.disconnect();
+  }
 }
 
 /** A resource whose lock key `master` serves. */
@@ -110,10 +125,70 @@ describe('wake-ups on a Redis Cluster', () => {
       const holder = lockerOn(await kind.open());
       const waiter = lockerOn(await kind.open());
       expect(await handOff(holder, waiter, resource)).toBeLessThan(RETRY_DELAY_MS / 2);
-      const admin = new Redis(second.port);
-      const channels = await admin.call('PUBSUB', 'SHARDCHANNELS', 'distlock:*');
-      admin.disconnect();
-      expect(channels).toHaveLength(1); // the waiter's, on the slot's master
+      expect(await shardChannels(second)).toHaveLength(1); // the waiter's, on the slot's master
     },
   );
+
+  it.each(clients.kinds.filter(({ name }) => /^(ioredis|node-redis 5)$/.test(name)))(
+    'follow a slot that moves to another master ($name)',
+    async (kind) => {
+      const [from, to] = (await cluster.masters()) as [RedisServer, RedisServer];
+      const resource = await resourceOn(from, `moving-${kind.name.replace(/\W+/g, '-')}`);
+      const holder = lockerOn(await kind.open());
+      const waiter = lockerOn(await kind.open());
+      await handOff(holder, waiter, resource); // subscribed on `from`
+      await cluster.moveSlot(calculateSlot(`distlock:{${resource}}`), to);
+      // The server ends the subscription as the slot leaves; the subscriber reads the slot
+      // table again and subscribes on `to` (a subscribe that gets no answer gives up after
+      // CONNECT_WAIT_MS, and tries again).
+      await until(
+        'the wake-up channel subscribed on the new master',
+        async () =>
+          (await shardChannels(to)).length > 0 ? { done: true } : { reason: 'not there' },
+        3 * CONNECT_WAIT_MS,
+      );
+      expect(await shardChannels(from)).toEqual([]);
+      // Before: the waiter was never woken again, and polled.
+      expect(await handOff(holder, waiter, resource)).toBeLessThan(RETRY_DELAY_MS / 2);
+    },
+  );
+
+  it.each([
+    ['SSUBSCRIBE', '-ssubscribe'],
+    ['SPUBLISH', '-spublish'],
+  ])('fall back to PUBLISH for an ACL user without %s, and say so once', async (command, rule) => {
+    const user = `no-${command.toLowerCase()}`;
+    for (const node of cluster.nodes) {
+      const admin = new Redis(node.port);
+      await admin.call(
+        'ACL',
+        'SETUSER',
+        user,
+        'on',
+        '>pw',
+        '~distlock:*',
+        '&distlock:*',
+        '+@all',
+        rule,
+      );
+      admin.disconnect();
+    }
+    const open = () =>
+      new Cluster([...cluster.startupNodes], { redisOptions: { username: user, password: 'pw' } });
+    const holder = lockerOn(open());
+    const waiter = lockerOn(open());
+    const warnings: string[] = [];
+    waiter.events.on('warning', ({ code, message }) => warnings.push(`${code}: ${message}`));
+    const [home] = (await cluster.masters()) as [RedisServer];
+    const resource = await resourceOn(home, `acl-${command}`);
+    await handOff(holder, waiter, resource); // the refusal seen; from now on, PUBLISH
+    expect(warnings).toEqual([
+      expect.stringMatching(
+        new RegExp(`^SHARDED_PUBSUB_UNAVAILABLE: .*refused ${command} .*NOPERM`),
+      ),
+    ]);
+    // Before: sharded pub/sub stayed on, and the waiter was never woken.
+    expect(await handOff(holder, waiter, resource)).toBeLessThan(RETRY_DELAY_MS / 2);
+    expect(warnings).toHaveLength(1);
+  });
 });
