@@ -4,7 +4,7 @@
  * which hold within a run, rather than absolute numbers, which drift on shared machines.
  *
  *   npm run bench                              every scenario
- *   npm run bench -- --scenario uncontended    one scenario (uncontended|contention|faults|memory|waiters|nodes|semaphore)
+ *   npm run bench -- --scenario uncontended    one scenario (uncontended|contention|faults|memory|waiters|nodes|semaphore|cluster-wake-ups)
  *   npm run bench -- --seconds 1 --reps 3      shorter or longer runs
  *   npm run bench -- --contender distlock --contender floor    some contenders only
  *   DISTLOCK_BASELINE=../other-checkout npm run bench          adds that build as "distlock baseline"
@@ -12,6 +12,7 @@
 import { execFileSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import { startRedis } from '../src/testing/index.js';
+import { clusterWakeUps } from './cluster-wake-ups.js';
 import type { ContenderSpec } from './contenders.js';
 import { contention } from './contention.js';
 import { faults } from './faults.js';
@@ -39,6 +40,7 @@ const scenarios = new Set(
     'waiters',
     'nodes',
     'semaphore',
+    'cluster-wake-ups',
   ],
 );
 const seconds = Number(values.seconds);
@@ -79,6 +81,7 @@ try {
   if (scenarios.has('nodes')) results.nodes = await nodes(redis, { seconds, reps });
   if (scenarios.has('semaphore'))
     results.semaphore = await semaphore(redis, { seconds, reps, ...(only ? { only } : {}) });
+  if (scenarios.has('cluster-wake-ups')) results.clusterWakeUps = await clusterWakeUps();
   const durationS = Math.round((performance.now() - startedAt) / 1_000);
   const sourceAtEnd = sourceState();
   const source =

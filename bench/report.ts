@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
+import { type ClusterWakeUpsRow, clusterWakeUpsTable } from './cluster-wake-ups.js';
 import type { ContentionRow } from './contention.js';
 import type { FaultRow } from './faults.js';
 import type { MemoryRow } from './memory.js';
@@ -38,6 +39,9 @@ export async function report(
   if (results.waiters) sections.push(waitersTable(results.waiters as WaitersRow[]));
   if (results.nodes) sections.push(nodesTable(results.nodes as NodesRow[]));
   if (results.semaphore) sections.push(semaphoreTable(results.semaphore as SemaphoreRow[]));
+  if (results.clusterWakeUps) {
+    sections.push(clusterWakeUpsTable(results.clusterWakeUps as ClusterWakeUpsRow[]));
+  }
   const markdown = `${sections.join('\n\n')}\n`;
   console.log(`\n${markdown}`);
   mkdirSync('bench/results', { recursive: true });

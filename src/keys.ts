@@ -80,3 +80,13 @@ export function mutexLineKeys(key: string): string[] {
 export function fenceKey(key: string): string {
   return `${key}:fence`;
 }
+
+/**
+ * The sharded pub/sub channel (Redis Cluster, `SSUBSCRIBE`) on which one locker hears of the
+ * hand-offs of the locks in one hash slot: `<prefix>wake:<id>:{<tag>}`, `tag` being a string
+ * of that slot (see `slotTag`), so that a release script, which runs on the slot's master,
+ * may `SPUBLISH` to it there and nowhere else.
+ */
+export function shardedWakeChannel(prefix: string, id: string, tag: string): string {
+  return `${wakeChannel(prefix, id)}:{${tag}}`;
+}

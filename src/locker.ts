@@ -23,7 +23,6 @@ import { BusyKeys } from './engine/waiting-line.js';
 import { WakeUps } from './engine/wake-ups.js';
 import { withLock } from './engine/with-lock.js';
 import { InvalidArgumentError, LockBusyError } from './errors.js';
-import { wakeChannel } from './keys.js';
 import { acquireAll } from './kinds/mutex/acquire-all.js';
 import type { MultiLock } from './kinds/mutex/multi-lock.js';
 import { lockTarget } from './kinds/mutex/mutex-kind.js';
@@ -63,7 +62,11 @@ export class Locker {
     const { connections, owned } = resolveNodes(options.nodes, options.tls, settings.replicaAcks);
     const nodes = connections.map((connection) => new StallGuard(connection, monotonicClock));
     const nodeName = (index: number) => nodes[index]?.name ?? '';
-    const wakeUps = new WakeUps(connections, wakeChannel(settings.prefix, newLockerId()));
+    const wakeUps = new WakeUps(connections, {
+      prefix: settings.prefix,
+      id: newLockerId(),
+      warn: (code, message) => warn(this.events, nodeName(0), code, message),
+    });
     let connecting: Promise<void> | undefined;
     let isConnected = false;
     // Once settled, the hot path skips even the await of a resolved promise.

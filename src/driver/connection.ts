@@ -11,7 +11,7 @@ export const CONNECT_WAIT_MS = 2_000;
  * their clients as nodes); implement this interface to use any other client.
  *
  * **Commands.** distlock sends `SET key token PX ttl NX`, `EVALSHA`/`EVAL` (its Lua scripts,
- * which also `PUBLISH` releases), `INFO`, `WAIT`, `PTTL`, `GET` and `HMGET`, with string and
+ * which also `PUBLISH`, or on a Cluster `SPUBLISH`, releases), `INFO`, `WAIT`, `PTTL`, `GET` and `HMGET`, with string and
  * integer arguments; arguments are Redis bulk strings, so a number may be sent as its decimal
  * string.
  *
@@ -74,6 +74,20 @@ export interface RedisConnection {
    * whose node is down keeps trying in the background until closed.
    */
   openSubscriber?(
+    onMessage: (channel: string, message?: string) => void,
+    onReady?: () => void,
+  ): Subscriber;
+  /**
+   * Optional, for a Redis Cluster: like {@link RedisConnection.openSubscriber}, for sharded
+   * channels. `subscribe` sends `SSUBSCRIBE` to the master that serves the channel's slot and
+   * rejects with the server's error line when it refuses (`ERR unknown command` before Redis
+   * 7, `NOPERM` for an ACL user without `+ssubscribe`): distlock then wakes waiters with plain
+   * `PUBLISH` instead. A slot that moves to another master takes its subscriptions along: the
+   * server ends them (a `sunsubscribe` push); the subscriber then either subscribes again at
+   * the new master itself, or calls `onReady` once its slot table is read again, and distlock
+   * subscribes again to every channel it wants. `onMessage` gets `smessage`s.
+   */
+  openShardedSubscriber?(
     onMessage: (channel: string, message?: string) => void,
     onReady?: () => void,
   ): Subscriber;

@@ -14,6 +14,7 @@ import {
   type Subscriber,
 } from './connection.js';
 import { IORedisConnection, type IORedisLike, OWNED_CLIENT_OPTIONS } from './ioredis.js';
+import { IORedisShardedSubscriber } from './ioredis-sharded-subscriber.js';
 
 /** A startup node as ioredis takes it: a port, `host:port`, or `{ host, port }`. */
 type StartupNode = number | string | { host?: string | undefined; port?: number | undefined };
@@ -150,8 +151,9 @@ export class IORedisClusterConnection implements RedisConnection {
   }
 
   /**
-   * A second cluster connection in subscriber mode: a release published on any master
-   * reaches subscribers on every node of the cluster.
+   * A second cluster connection in subscriber mode, for plain channels: a release published
+   * with `PUBLISH` on any master reaches subscribers on every node of the cluster (used when
+   * the cluster refuses sharded pub/sub).
    */
   openSubscriber(
     onMessage: (channel: string, message?: string) => void,
@@ -164,6 +166,17 @@ export class IORedisClusterConnection implements RedisConnection {
       onMessage,
       onReady,
     );
+  }
+
+  /**
+   * Sharded subscriptions (see {@link IORedisShardedSubscriber}): a release's `SPUBLISH`
+   * reaches only the master of its slot (and that master's replicas).
+   */
+  openShardedSubscriber(
+    onMessage: (channel: string, message?: string) => void,
+    onReady?: () => void,
+  ): Subscriber {
+    return new IORedisShardedSubscriber(this.#cluster, onMessage, onReady);
   }
 
   async close(): Promise<void> {

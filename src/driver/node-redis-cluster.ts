@@ -100,6 +100,11 @@ interface OwnedCluster extends NodeRedisClusterLike {
   };
   subscribe(channel: string, listener: (message: string, channel: string) => void): Promise<void>;
   unsubscribe(channel: string, listener: (message: string, channel: string) => void): Promise<void>;
+  sSubscribe(channel: string, listener: (message: string, channel: string) => void): Promise<void>;
+  sUnsubscribe(
+    channel: string,
+    listener: (message: string, channel: string) => void,
+  ): Promise<void>;
 }
 
 /** True when `value` looks like a node-redis cluster (`createCluster()`). */
@@ -249,7 +254,18 @@ export class NodeRedisClusterConnection implements RedisConnection {
     onMessage: (channel: string, message?: string) => void,
     onReady?: () => void,
   ): Subscriber {
-    return new NodeRedisClusterSubscriber(this.#caller, onMessage, onReady);
+    return new NodeRedisClusterSubscriber(this.#caller, 'plain', onMessage, onReady);
+  }
+
+  /**
+   * The same, for sharded channels (`sSubscribe`, node-redis 5+): node-redis subscribes on
+   * the master of each channel's slot, and follows the slot when the server says it moved.
+   */
+  openShardedSubscriber(
+    onMessage: (channel: string, message?: string) => void,
+    onReady?: () => void,
+  ): Subscriber {
+    return new NodeRedisClusterSubscriber(this.#caller, 'sharded', onMessage, onReady);
   }
 
   /** Lets the masters answer pending commands, but never waits on a stuck one for long. */
@@ -408,20 +424,35 @@ export class NodeRedisClusterConnection implements RedisConnection {
   }
 }
 
+/** A master as node-redis keeps it, with its sharded pub/sub client (internal to node-redis). */
+interface ShardedMaster extends MasterNode {
+  readonly pubSub?: {
+    readonly client?: {
+      readonly options?: object;
+      on(event: string, listener: () => void): unknown;
+    };
+  };
+}
+
 /** A subscriber cluster, opened again after a pause while no root node answers, until closed. */
 class NodeRedisClusterSubscriber implements Subscriber {
   readonly #cluster: OwnedCluster;
   readonly #listener: (message: string, channel: string) => void;
   readonly #onReady: (() => void) | undefined;
+  readonly #sharded: boolean;
+  /** Pub/sub clients of masters whose slot moves are watched (see `#watchMoves`). */
+  readonly #watched = new WeakSet<object>();
   #opening: Promise<void> | undefined;
   #reopen: NodeJS.Timeout | undefined;
   #closed = false;
 
   constructor(
     caller: NodeRedisClusterLike,
+    mode: 'plain' | 'sharded',
     onMessage: (channel: string, message?: string) => void,
     onReady?: () => void,
   ) {
+    this.#sharded = mode === 'sharded';
     // Only the pub/sub connection: no connection to each master.
     this.#cluster = caller.duplicate({ minimizeConnections: true }) as OwnedCluster;
     this.#cluster.on('error', () => {}); // a lost subscriber only means waiters poll
@@ -431,11 +462,46 @@ class NodeRedisClusterSubscriber implements Subscriber {
   }
 
   subscribe(channel: string): Promise<unknown> {
-    return this.#opened().then(() => this.#cluster.subscribe(channel, this.#listener));
+    if (!this.#sharded) {
+      return this.#opened().then(() => this.#cluster.subscribe(channel, this.#listener));
+    }
+    return this.#opened()
+      .then(() => this.#cluster.sSubscribe(channel, this.#listener))
+      .then(() => this.#watchMoves());
+  }
+
+  /**
+   * node-redis (5.12, 6.3) reads a slot's move from its clients' `server-sunsubscribe` event,
+   * which they emit as `sharded-channel-moved`: it never subscribes such a channel again by
+   * itself. So each master's pub/sub client (internal to node-redis) is watched here: after a
+   * move, the slot table is read again and `onReady` has every channel subscribed anew.
+   */
+  #watchMoves(): void {
+    for (const master of this.#cluster.masters as readonly ShardedMaster[]) {
+      const client = master.pubSub?.client;
+      if (!client || this.#watched.has(client)) continue;
+      this.#watched.add(client);
+      client.on('sharded-channel-moved', () => {
+        const rediscover = this.#cluster._slots?.rediscover;
+        const reread =
+          typeof rediscover === 'function'
+            ? rediscover.call(this.#cluster._slots, client)
+            : undefined;
+        void Promise.resolve(reread)
+          .catch(() => undefined)
+          .then(() => {
+            if (!this.#closed) this.#onReady?.();
+          });
+      });
+    }
   }
 
   unsubscribe(channel: string): Promise<unknown> {
-    return this.#opened().then(() => this.#cluster.unsubscribe(channel, this.#listener));
+    return this.#opened().then(() =>
+      this.#sharded
+        ? this.#cluster.sUnsubscribe(channel, this.#listener)
+        : this.#cluster.unsubscribe(channel, this.#listener),
+    );
   }
 
   async close(): Promise<void> {

@@ -98,6 +98,11 @@ export class GlideClusterConnection implements RedisConnection {
     onMessage: (channel: string, message?: string) => void,
     onReady?: () => void,
   ) => Subscriber;
+  /** Sharded subscribers, as for the caller's client (see `GlideConnection`). */
+  readonly openShardedSubscriber?: (
+    onMessage: (channel: string, message?: string) => void,
+    onReady?: () => void,
+  ) => Subscriber;
   readonly #open: () => Promise<GlideClusterClientLike>;
   /** The client once opened; `undefined` before, and after `close()`. */
   #client: GlideClusterClientLike | undefined;
@@ -131,10 +136,14 @@ export class GlideClusterConnection implements RedisConnection {
         lazyConnect: false,
       });
     };
-    // A second client with the caller's settings, as for a standalone client: a release
-    // published on any master reaches subscribers on every node.
-    const { openSubscriber } = new GlideConnection(caller as unknown as GlideClientLike);
-    if (openSubscriber) this.openSubscriber = openSubscriber;
+    // A second client with the caller's settings, as for a standalone client: sharded
+    // (SSUBSCRIBE) when valkey-glide can add sharded subscriptions to a client it opened;
+    // plain (a release published on any master reaches every node) as the fallback.
+    const subscribers = new GlideConnection(caller as unknown as GlideClientLike);
+    if (subscribers.openSubscriber) this.openSubscriber = subscribers.openSubscriber;
+    if (subscribers.openShardedSubscriber) {
+      this.openShardedSubscriber = subscribers.openShardedSubscriber;
+    }
     void this.#opening();
   }
 

@@ -23,6 +23,10 @@ export interface GlideClientLike {
   subscribe?(channels: string[], timeoutMs: number): Promise<unknown>;
   /** Unsubscribes without waiting for the server; from every channel without `channels`. */
   unsubscribeLazy?(channels?: string[]): Promise<unknown>;
+  /** A `GlideClusterClient`'s sharded subscribe, confirmed by the server (valkey-glide 2.3+). */
+  ssubscribe?(channels: string[], timeoutMs: number): Promise<unknown>;
+  /** Its sharded unsubscribe, not waiting; from every sharded channel without `channels`. */
+  sunsubscribeLazy?(channels?: string[]): Promise<unknown>;
   close(errorMessage?: string): void;
   /** A `GlideClusterClient` has it; a Cluster is not one node. */
   readonly pubsubShardChannels?: never;
@@ -88,6 +92,15 @@ export class GlideConnection implements RedisConnection {
     onMessage: (channel: string, message?: string) => void,
     onReady?: () => void,
   ) => Subscriber;
+  /**
+   * Sharded subscribers, for a `GlideClusterClient` (valkey-glide 2.3+): `SSUBSCRIBE` added
+   * to a client of their own, which valkey-glide keeps on the master of each channel's slot,
+   * also when the slot moves.
+   */
+  readonly openShardedSubscriber?: (
+    onMessage: (channel: string, message?: string) => void,
+    onReady?: () => void,
+  ) => Subscriber;
   readonly #client: GlideClientLike;
   /** Why the connection is thought down: set by a failure, cleared by any answer. */
   #lost: Error | undefined;
@@ -107,21 +120,24 @@ export class GlideConnection implements RedisConnection {
       typeof createClient === 'function' &&
       typeof client.subscribe === 'function'
     ) {
-      this.openSubscriber = (onMessage, onReady) => {
-        const open = () =>
-          createClient.call(client.constructor, {
-            ...settings(),
-            protocol: RESP3,
-            defaultDecoder: AS_STRINGS.decoder,
-            lazyConnect: false,
-            pubsubSubscriptions: {
-              channelsAndPatterns: {},
-              callback: (message: GlideMessage) =>
-                onMessage(String(message.channel), String(message.message)),
-            },
-          });
-        return new GlideSubscriber(open, onReady);
-      };
+      const opener = (onMessage: (channel: string, message?: string) => void) => () =>
+        createClient.call(client.constructor, {
+          ...settings(),
+          protocol: RESP3,
+          defaultDecoder: AS_STRINGS.decoder,
+          lazyConnect: false,
+          pubsubSubscriptions: {
+            channelsAndPatterns: {},
+            callback: (message: GlideMessage) =>
+              onMessage(String(message.channel), String(message.message)),
+          },
+        });
+      this.openSubscriber = (onMessage, onReady) =>
+        new GlideSubscriber(opener(onMessage), 'plain', onReady);
+      if (typeof client.ssubscribe === 'function') {
+        this.openShardedSubscriber = (onMessage, onReady) =>
+          new GlideSubscriber(opener(onMessage), 'sharded', onReady);
+      }
     }
   }
 
@@ -212,23 +228,37 @@ export class GlideConnection implements RedisConnection {
 class GlideSubscriber implements Subscriber {
   readonly #open: () => Promise<GlideClientLike>;
   readonly #onReady: (() => void) | undefined;
+  readonly #sharded: boolean;
   #client: GlideClientLike | undefined;
   #opening: Promise<GlideClientLike> | undefined;
   #reopen: NodeJS.Timeout | undefined;
   #closed = false;
 
-  constructor(open: () => Promise<GlideClientLike>, onReady?: () => void) {
+  /** `mode` sharded: `SSUBSCRIBE` (on a `GlideClusterClient`), else `SUBSCRIBE`. */
+  constructor(
+    open: () => Promise<GlideClientLike>,
+    mode: 'plain' | 'sharded',
+    onReady?: () => void,
+  ) {
     this.#open = open;
+    this.#sharded = mode === 'sharded';
     this.#onReady = onReady;
     this.#connected().catch(() => undefined); // retried after a pause
   }
 
   subscribe(channel: string): Promise<unknown> {
-    return this.#connected().then((client) => client.subscribe?.([channel], SUBSCRIBE_TIMEOUT_MS));
+    return this.#connected().then((client) =>
+      this.#sharded
+        ? client.ssubscribe?.([channel], SUBSCRIBE_TIMEOUT_MS)
+        : client.subscribe?.([channel], SUBSCRIBE_TIMEOUT_MS),
+    );
   }
 
   async unsubscribe(channel: string): Promise<unknown> {
-    return this.#client?.unsubscribeLazy?.([channel]);
+    const client = this.#client;
+    return this.#sharded
+      ? client?.sunsubscribeLazy?.([channel])
+      : client?.unsubscribeLazy?.([channel]);
   }
 
   /**
@@ -240,7 +270,8 @@ class GlideSubscriber implements Subscriber {
     clearTimeout(this.#reopen);
     const client = this.#client;
     this.#client = undefined;
-    await client?.unsubscribeLazy?.().catch(() => undefined);
+    const unsubscribed = this.#sharded ? client?.sunsubscribeLazy?.() : client?.unsubscribeLazy?.();
+    await unsubscribed?.catch(() => undefined);
     client?.close();
   }
 

@@ -100,7 +100,7 @@ class Acquisition {
         this.#beginAttempt();
         const identifying = context.identities.check(context, this.settings.ttlMs); // no server counts twice
         if (identifying) await identifying;
-        this.#subscribed = context.wakeUps.subscribed;
+        this.#subscribed = context.wakeUps.subscribed(this.target.key);
         const attempt = await attemptAcquire(context, this.#request);
         this.observe?.(attempt);
         if (attempt.kind !== 'acquired') {
@@ -173,7 +173,7 @@ class Acquisition {
     const line = this.#line;
     if (reason === 'busy' && line && !this.#waiter) {
       // From now on the release that hands us the lock wakes us at once (see WakeUps).
-      this.#waiter = new Waiter(context.wakeUps, line.ticket);
+      this.#waiter = new Waiter(context.wakeUps, line.ticket, target.key);
       const subscribing = this.#waiter.listen();
       if (!this.#subscribed) {
         // The locker's first wait: a hand-off may have come before the subscription did,

@@ -38,7 +38,9 @@ export interface LockerEvents {
    * policy cannot be read (INFO denied); `NODE_IDENTITY_CHANGED`: it is another server than
    * before (its `run_id` changed: a restart, a failover, a re-pointed name), which may have
    * lost the locks it held; `NODE_DUPLICATE`: it now reaches the same server as another node,
-   * and does not vote while that lasts.
+   * and does not vote while that lasts; `SHARDED_PUBSUB_UNAVAILABLE`: a Redis Cluster refused
+   * `SSUBSCRIBE` or `SPUBLISH` (a server before Redis 7, an ACL user without them), so releases
+   * wake waiters with `PUBLISH`, which every node of the cluster receives.
    */
   warning: [{ node: string; code: WarningCode; message: string }];
 }
@@ -48,7 +50,8 @@ export type WarningCode =
   | 'EVICTION_RISK'
   | 'EVICTION_UNCHECKED'
   | 'NODE_IDENTITY_CHANGED'
-  | 'NODE_DUPLICATE';
+  | 'NODE_DUPLICATE'
+  | 'SHARDED_PUBSUB_UNAVAILABLE';
 
 /**
  * Reports a warning: a `warning` event, or, when nobody listens, a process warning

@@ -15,7 +15,7 @@ export function pollingMs(
   line: PlaceInLine | undefined,
 ): number {
   const { retryDelayMs } = context.settings;
-  if (!line?.joined || !context.wakeUps.listening) return retryDelayMs;
+  if (!line?.joined || !context.wakeUps.listening(line.key)) return retryDelayMs;
   return Math.max(retryDelayMs, line.waiterTimeoutMs / 4);
 }
 

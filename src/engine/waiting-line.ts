@@ -78,7 +78,6 @@ function leaveQueue(
 export class PlaceInLine implements LineTicket, LinePass {
   readonly ticket = newTicket();
   readonly waiterTimeoutMs: number;
-  readonly wakeChannel: string;
   /** Whether an attempt may have put this acquisition in line on some node. */
   joined: boolean;
   /** The acquisition got the lock or gave up: no request may join the line any more. */
@@ -95,8 +94,17 @@ export class PlaceInLine implements LineTicket, LinePass {
     readonly fair: boolean,
   ) {
     this.waiterTimeoutMs = waiterTimeoutMs(context);
-    this.wakeChannel = context.wakeUps.channel;
     this.joined = fair || context.busyKeys.has(request.key);
+  }
+
+  /** The lock whose line this is. */
+  get key(): string {
+    return this.request.key;
+  }
+
+  /** How a release wakes this waiter (read anew for each request: a Cluster may fall back). */
+  get wakeChannel(): string {
+    return this.context.wakeUps.wakeFor(this.request.key);
   }
 
   /** The ticket for a request that may join the line: from now on the line must be left. */

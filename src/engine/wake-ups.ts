@@ -1,94 +1,50 @@
-import type { RedisConnection, Subscriber } from '../driver/connection.js';
+import { CONNECT_WAIT_MS, type RedisConnection, type Subscriber } from '../driver/connection.js';
+import { shardedWakeChannel, wakeChannel } from '../keys.js';
+import type { WarningCode } from './events.js';
+import { slotOf, slotTag } from './slot-tags.js';
+import { POLLING_ONLY, TicketWatch, type Watch } from './ticket-watch.js';
+import { WakeChannel } from './wake-channel.js';
 
-/** A waiter's interest in the wake-ups for its ticket. */
-export interface Watch {
-  /** Resolves once the locker's channel is subscribed on every node that could be (or failed). */
-  readonly ready: Promise<void>;
-  /** Wake-ups seen so far for the ticket. */
-  seen(): number;
-  /** Resolves when more than `seen` wake-ups came; `cancel` drops the interest. */
-  next(seen: number): { wake: Promise<void>; cancel: () => void };
-  /** Ends the interest. */
-  dispose(): void;
-}
+export type { Watch } from './ticket-watch.js';
 
-/** After close: no subscription, waiters just poll. */
-const POLLING_ONLY: Watch = {
-  ready: Promise.resolve(),
-  seen: () => 0,
-  next: () => ({ wake: new Promise<void>(() => {}), cancel: () => {} }),
-  dispose: () => {},
-};
+/** A refusal that no retry changes: a server before Redis 7, an ACL user without the command. */
+const REFUSED = /unknown command|NOPERM|no permissions/i;
 
-const WOKEN = { wake: Promise.resolve(), cancel: () => {} };
-
-/**
- * One waiter's watch on its ticket: the wake-ups it got, and the pause that the next one ends.
- * A class rather than closures: thousands of waiters each keep one.
- */
-class TicketWatch implements Watch {
-  /** Wake-ups seen so far. */
-  #wakes: number;
-  /** Resolves the current pause's `wake`; a waiter pauses once at a time. */
-  #waker: (() => void) | undefined;
-  #disposed = false;
-  readonly #cancel = () => {
-    this.#waker = undefined;
-  };
-
-  /** `watching`: the locker's watches by ticket, which this one leaves when disposed. */
-  constructor(
-    readonly ready: Promise<void>,
-    wakes: number,
-    private readonly ticket: string,
-    private readonly watching: Map<string, TicketWatch>,
-  ) {
-    this.#wakes = wakes;
-  }
-
-  seen(): number {
-    return this.#wakes;
-  }
-
-  next(seen: number): { wake: Promise<void>; cancel: () => void } {
-    if (this.#wakes > seen) return WOKEN;
-    const wake = new Promise<void>((resolve) => {
-      this.#waker = resolve;
-    });
-    return { wake, cancel: this.#cancel };
-  }
-
-  /** A release named this ticket. */
-  wakeUp(): void {
-    this.#wakes++;
-    const waker = this.#waker;
-    this.#waker = undefined;
-    waker?.();
-  }
-
-  dispose(): void {
-    if (this.#disposed) return;
-    this.#disposed = true;
-    if (this.watching.get(this.ticket) === this) this.watching.delete(this.ticket);
-  }
+/** What {@link WakeUps} needs of its locker. */
+export interface WakeUpOptions {
+  /** The locker's key prefix: every channel starts with it. */
+  readonly prefix: string;
+  /** The locker's own random id (see `newLockerId`). */
+  readonly id: string;
+  /** Reports a warning (once per locker) of the whole cluster, not of one node. */
+  warn(code: WarningCode, message: string): void;
 }
 
 /**
  * Wakes a waiting acquirer the moment a release hands it the lock, instead of letting it
- * sleep out its retry delay. The locker has one channel of its own (see `wakeChannel`),
- * subscribed on one subscriber connection per node when it first waits and renewed whenever
- * a subscriber reconnects; each message names the waiter by its ticket, so no subscription
- * is made or dropped per wait. A missed message costs at most the polling delay, which never
- * exceeds the holder's lease.
+ * sleep out its retry delay. Each message names the waiter by its ticket, on a channel of the
+ * locker's own, subscribed once and renewed whenever a subscriber reconnects, so no
+ * subscription is made or dropped per wait:
+ * - on single servers (and Redlock), one channel per locker (`wakeChannel`), subscribed on one
+ *   subscriber connection per node, and published with `PUBLISH`;
+ * - on a Redis Cluster, where `PUBLISH` reaches every node of the cluster, one sharded channel
+ *   per hash slot the locker waits in (`shardedWakeChannel`), subscribed with `SSUBSCRIBE` on
+ *   the slot's master only and published with `SPUBLISH`, which stays within the slot's shard.
+ *   A cluster that refuses either (before Redis 7, an ACL user without them) falls back to the
+ *   first way, with a `SHARDED_PUBSUB_UNAVAILABLE` warning.
+ * A missed message costs at most the polling delay, which never exceeds the holder's lease.
  */
 export class WakeUps {
   readonly #nodes: readonly RedisConnection[];
-  readonly #channel: string;
-  #subscribers: Subscriber[] | undefined;
-  #ready: Promise<void> | undefined;
-  /** Subscribers whose last subscribe succeeded. */
-  readonly #listeningOn = new Set<Subscriber>();
-  #subscribed = false;
+  readonly #options: WakeUpOptions;
+  readonly #plainName: string;
+  /** Whether hand-offs are published on sharded channels (until a node refuses them). */
+  #sharded: boolean;
+  #plain: WakeChannel | undefined;
+  #plainSubscribers: Subscriber[] | undefined;
+  #shardedSubscribers: Subscriber[] | undefined;
+  /** The sharded channel of each slot the locker waited in. */
+  readonly #bySlot = new Map<number, WakeChannel>();
   readonly #tickets = new Map<string, TicketWatch>();
   /**
    * Tickets woken before their waiter started watching: the hand-off can overtake the reply
@@ -97,97 +53,149 @@ export class WakeUps {
   readonly #unclaimed = new Set<string>();
   #closed = false;
 
-  /** `channel`: the locker's own wake-up channel. */
-  constructor(nodes: readonly RedisConnection[], channel: string) {
+  constructor(nodes: readonly RedisConnection[], options: WakeUpOptions) {
     this.#nodes = nodes;
-    this.#channel = channel;
-  }
-
-  /** The channel a release names to wake this locker's waiters. */
-  get channel(): string {
-    return this.#channel;
-  }
-
-  /**
-   * Whether the channel was subscribed on every node: a hand-off from now on reaches a waiter
-   * that watches its ticket, even one that starts watching only after the hand-off. (A
-   * subscriber that drops later loses the messages sent until it is back: a waiter's polling
-   * covers those.)
-   */
-  get listening(): boolean {
-    const all = this.#subscribers?.length ?? 0;
-    return all === this.#nodes.length && this.#listeningOn.size === all;
+    this.#options = options;
+    this.#plainName = wakeChannel(options.prefix, options.id);
+    this.#sharded =
+      nodes.length > 0 &&
+      nodes.every((node) => node.openShardedSubscriber) &&
+      slotOf(this.#shardedName(0)) === 0; // a prefix with a `{` of its own would move it
   }
 
   /**
-   * Whether the first subscription round is over, subscribed or not: from then on, a waiter
-   * that starts watching cannot have missed a message that the subscription would bring.
+   * What a waiter for `key` leaves in the line for a release to wake it: the command and the
+   * channel, `SPUBLISH <channel of key's slot>` on a Cluster, else `PUBLISH <channel>`.
    */
-  get subscribed(): boolean {
-    return this.#subscribed;
+  wakeFor(key: string): string {
+    return this.#sharded
+      ? `SPUBLISH ${this.#shardedName(slotOf(key))}`
+      : `PUBLISH ${this.#plainName}`;
   }
 
-  watch(ticket: number): Watch {
+  /** Whether the channel that wakes waiters for `key` is subscribed on every node. */
+  listening(key: string): boolean {
+    return this.#channelOf(key)?.listening ?? false;
+  }
+
+  /** Whether the first subscription of the channel that wakes waiters for `key` is over. */
+  subscribed(key: string): boolean {
+    return this.#channelOf(key)?.subscribed ?? false;
+  }
+
+  /** Watches for the wake-ups of `ticket`, a waiter for `key`, subscribing first if need be. */
+  watch(ticket: number, key: string): Watch {
     if (this.#closed) return POLLING_ONLY;
     const name = String(ticket); // as Redis prints a score below 2^53
     const wakes = this.#unclaimed.delete(name) ? 1 : 0;
-    const watch = new TicketWatch(this.#opened(), wakes, name, this.#tickets);
+    const watch = new TicketWatch(this.#opened(key).ready, wakes, name, this.#tickets);
     this.#tickets.set(name, watch);
     return watch;
   }
 
   async close(): Promise<void> {
     this.#closed = true;
-    const subscribers = this.#subscribers ?? [];
-    this.#subscribers = undefined;
+    const subscribers = [...(this.#plainSubscribers ?? []), ...(this.#shardedSubscribers ?? [])];
+    this.#plainSubscribers = undefined;
+    this.#shardedSubscribers = undefined;
     this.#tickets.clear();
     this.#unclaimed.clear();
-    this.#listeningOn.clear();
+    this.#bySlot.clear();
     await Promise.all(subscribers.map((subscriber) => subscriber.close()));
   }
 
-  #opened(): Promise<void> {
-    if (this.#ready) return this.#ready;
-    this.#subscribers = this.#nodes.flatMap((node) => {
-      if (!node.openSubscriber) return [];
-      const subscriber = node.openSubscriber(
+  #shardedName(slot: number): string {
+    return shardedWakeChannel(this.#options.prefix, this.#options.id, slotTag(slot));
+  }
+
+  #channelOf(key: string): WakeChannel | undefined {
+    return this.#sharded ? this.#bySlot.get(slotOf(key)) : this.#plain;
+  }
+
+  #opened(key: string): WakeChannel {
+    if (!this.#sharded) return this.#openedPlain();
+    const slot = slotOf(key);
+    let channel = this.#bySlot.get(slot);
+    if (channel) return channel;
+    const first = this.#shardedSubscribers === undefined;
+    this.#shardedSubscribers ??= this.#openSubscribers('sharded');
+    const subscribers = this.#shardedSubscribers;
+    const name = this.#shardedName(slot);
+    channel = new WakeChannel(name, 'SPUBLISH', subscribers, this.#nodes.length, (error) =>
+      this.#refused('SSUBSCRIBE', error),
+    );
+    this.#bySlot.set(slot, channel);
+    if (first) this.#probePublish(name);
+    return channel;
+  }
+
+  #openedPlain(): WakeChannel {
+    if (this.#plain) return this.#plain;
+    this.#plainSubscribers ??= this.#openSubscribers('plain');
+    const subscribers = this.#plainSubscribers;
+    this.#plain = new WakeChannel(
+      this.#plainName,
+      'PUBLISH',
+      subscribers,
+      this.#nodes.length,
+      () => {},
+    );
+    return this.#plain;
+  }
+
+  /** One subscriber per node that can open one, each resubscribing its channels when ready. */
+  #openSubscribers(kind: 'plain' | 'sharded'): Subscriber[] {
+    return this.#nodes.flatMap((node) => {
+      const open = kind === 'plain' ? node.openSubscriber : node.openShardedSubscriber;
+      if (!open) return [];
+      const subscriber: Subscriber = open.call(
+        node,
         (channel, message) => this.#announce(channel, message),
-        () => this.#resubscribe(subscriber),
+        () => this.#resubscribe(kind, subscriber),
       );
       return [subscriber];
     });
-    const subscribing = this.#subscribers.map((s) => this.#subscribe(s));
-    this.#ready = Promise.allSettled(subscribing).then(() => {
-      this.#subscribed = true;
-    });
-    return this.#ready;
+  }
+
+  #resubscribe(kind: 'plain' | 'sharded', subscriber: Subscriber): void {
+    if (this.#closed) return;
+    const channels = kind === 'plain' ? [this.#plain] : [...this.#bySlot.values()];
+    for (const channel of channels) channel?.resubscribe(subscriber);
   }
 
   /**
-   * Subscribes a (re)connected subscriber to the locker's channel, also when its subscribe
-   * failed while it was down. A channel subscribed twice is harmless.
+   * A script's `SPUBLISH` fails silently (it must not fail the release), so whether the
+   * server and the user allow it is asked once, with an empty message (which wakes nobody).
    */
-  #resubscribe(subscriber: Subscriber): void {
-    if (this.#closed) return;
-    this.#subscribe(subscriber).catch(() => undefined); // retried at the next reconnect
+  #probePublish(channel: string): void {
+    for (const node of this.#nodes) {
+      node
+        .send('SPUBLISH', [channel, ''], CONNECT_WAIT_MS)
+        .catch((error: unknown) => this.#refused('SPUBLISH', error));
+    }
   }
 
-  #subscribe(subscriber: Subscriber): Promise<unknown> {
-    return subscriber.subscribe(this.#channel).then(
-      (reply) => {
-        this.#listeningOn.add(subscriber);
-        return reply;
-      },
-      (error: unknown) => {
-        this.#listeningOn.delete(subscriber);
-        throw error;
-      },
+  /** After a refusal of `command`, hand-offs wake waiters by `PUBLISH`, from the next attempt. */
+  #refused(command: 'SSUBSCRIBE' | 'SPUBLISH', error: unknown): void {
+    const reply = error instanceof Error ? error.message : String(error);
+    if (!this.#sharded || this.#closed || !REFUSED.test(reply)) return;
+    this.#sharded = false;
+    this.#options.warn(
+      'SHARDED_PUBSUB_UNAVAILABLE',
+      `the cluster refused ${command} (${reply}): releases wake waiters with PUBLISH, ` +
+        'which every node of the cluster receives',
     );
+    this.#openedPlain(); // the waiters of today ask again with PUBLISH
+    const sharded = this.#shardedSubscribers ?? [];
+    this.#shardedSubscribers = undefined;
+    this.#bySlot.clear();
+    for (const subscriber of sharded) void subscriber.close();
   }
 
   /** Wakes the waiter named by `message`; every waiter when the adapter gives no payload. */
   #announce(channel: string, message: string | undefined): void {
-    if (channel !== this.#channel) return;
+    if (channel !== this.#plainName && !channel.startsWith(`${this.#plainName}:{`)) return;
+    if (message === '') return; // the probe
     const named = message === undefined ? undefined : this.#tickets.get(message);
     if (message !== undefined && !named) {
       this.#keepUnclaimed(message);
@@ -215,13 +223,15 @@ const UNCLAIMED_KEPT = 256;
 export class Waiter {
   readonly #wakeUps: WakeUps;
   readonly #ticket: number;
+  readonly #key: string;
   #watch: Watch | undefined;
   #seen = 0;
 
-  /** `ticket`: the acquisition's place in line, which wake-up messages name. */
-  constructor(wakeUps: WakeUps, ticket: number) {
+  /** `ticket`: the acquisition's place in line, which wake-up messages name; `key`: its lock. */
+  constructor(wakeUps: WakeUps, ticket: number, key: string) {
     this.#wakeUps = wakeUps;
     this.#ticket = ticket;
+    this.#key = key;
   }
 
   /** Call as an attempt begins: a wake-up from now on cuts the next pause short. */
@@ -231,7 +241,7 @@ export class Waiter {
 
   /** Starts listening; resolves once subscribed (or subscribing failed). */
   listen(): Promise<void> {
-    this.#watch ??= this.#wakeUps.watch(this.#ticket);
+    this.#watch ??= this.#wakeUps.watch(this.#ticket, this.#key);
     return this.#watch.ready;
   }
 

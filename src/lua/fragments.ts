@@ -110,7 +110,8 @@ end
  * The waiting line of a lock (see acquire-in-line), in three keys: `queue` (waiting tokens
  * scored by ticket, the arrival order), `deadlines` (the same tokens scored by when they
  * count as gone) and `channels` (each waiting token's ticket, as its client wrote it, and
- * wake-up channel, its locker's: `<ticket> <channel>`), as
+ * how its locker hears of a hand-off: `<ticket> PUBLISH <channel>`, or on a Redis Cluster
+ * `<ticket> SPUBLISH <channel>`, a sharded channel of the line's own slot), as
  * local functions:
  * - `serverMs()`: the server's clock in ms (waiter deadlines never use a client's clock);
  * - `joinLine(waiter, ticket, channel, patience, now)`: (re)joins at `ticket` (a waiter keeps
@@ -121,7 +122,8 @@ end
  *   `leave`, `leaveLine` unless given); a kind that keeps more about its waiters sets
  *   `whenLeaving(waiter)`, which `leaveLine` then calls too;
  * - `firstWaiter()`: the first waiter's token and ticket, or nil;
- * - `wakeWaiter(waiter)`: tells the waiter on its channel, naming its ticket;
+ * - `wakeWaiter(waiter)`: tells the waiter on its channel, naming its ticket, by the command
+ *   its entry names (only PUBLISH or SPUBLISH);
  * - `passOn(give)`: calls `give(waiter, ms, now)` for the first waiter whose deadline has not
  *   passed (dropping those ahead of it whose deadline passed), `ms` being the time to that
  *   deadline, takes it out of the line and wakes it; false when nobody waits.
@@ -164,9 +166,9 @@ local function firstWaiter()
 end
 local function wakeWaiter(waiter)
   local entry = redis.call('HGET', channels, waiter)
-  local ticket, channel = string.match(entry or '', '^(%S+) (.+)$')
+  local ticket, publish, channel = string.match(entry or '', '^(%S+) (S?PUBLISH) (.+)$')
   if channel then
-    redis.pcall('PUBLISH', channel, ticket)
+    redis.pcall(publish, channel, ticket)
   end
 end
 local function passOn(give)

@@ -9,7 +9,10 @@ export interface WaitingPlace {
   readonly ticket: number;
   /** How long a waiter that stopped asking keeps its place (ms). */
   readonly waiterTimeoutMs: number;
-  /** The channel on which the waiter's locker hears that it was handed the lock. */
+  /**
+   * How the waiter's locker hears that it was handed the lock: the publishing command and the
+   * channel, `PUBLISH <channel>` or (Redis Cluster) `SPUBLISH <channel>` (see `WakeUps.wakeFor`).
+   */
   readonly wakeChannel: string;
 }
 

@@ -130,7 +130,7 @@ describe('release never fails silently (ACL users)', () => {
 /** The least each feature needs, as docs/deployments.md lists it under "ACL users". */
 const ACL = {
   base:
-    '+set +get +del +pttl +pexpire +eval +evalsha +publish +subscribe ' +
+    '+set +get +del +pttl +pexpire +eval +evalsha +publish +subscribe +spublish +ssubscribe ' +
     '+zadd +zrem +zrange +zrangebyscore +zscore +time +exists +hset +hget +hdel',
   fencing: '+incr',
   semaphores: '+zremrangebyscore +zcard +zrank',

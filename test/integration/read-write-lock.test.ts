@@ -160,7 +160,7 @@ describe('the read-write line', () => {
           unanswered: [],
           ttlMs: 10_000,
           mode,
-          line: { ticket, waiterTimeoutMs: 5_000, wakeChannel: 'w' },
+          line: { ticket, waiterTimeoutMs: 5_000, wakeChannel: 'PUBLISH w' },
         },
         1_000,
       );

@@ -34,7 +34,7 @@ describe('acquisition scripts, when an earlier attempt with the same token alrea
     const node = IORedisConnection.of(admin);
     // KEYS: k, k:queue, k:queue-deadlines, k:fence; channel k:released.
     const acquisition = { key: 'k', token: 'tok', attempt: 2, ttlMs: 10_000, fencing: false };
-    const line = { ticket: 1, waiterTimeoutMs: 1_000, fair: true, wakeChannel: 'w' };
+    const line = { ticket: 1, waiterTimeoutMs: 1_000, fair: true, wakeChannel: 'PUBLISH w' };
     const reply = await acquireInLineScript.run(node, { ...acquisition, line }, 1_000);
     expect(reply.state).toBe(0);
     expect(await admin.get('k')).toBe('tok:2');
@@ -62,7 +62,7 @@ describe('requests of an earlier attempt that arrive after a later one', () => {
     await admin.set('k', 'tok:2', 'PX', 10_000);
     const late = { key: 'k', token: 'tok', attempt: 1, ttlMs: 500 };
     expect((await acquireFencedScript.run(node, late, 1_000)).state).toBe(-3);
-    const line = { ticket: 1, waiterTimeoutMs: 1_000, fair: false, wakeChannel: 'w' };
+    const line = { ticket: 1, waiterTimeoutMs: 1_000, fair: false, wakeChannel: 'PUBLISH w' };
     const inLine = { ...late, fencing: false, line };
     expect((await acquireInLineScript.run(node, inLine, 1_000)).state).toBe(-3);
     expect(await admin.get('k')).toBe('tok:2');
@@ -82,7 +82,7 @@ function inLine(token: string, ticket: number, { fair = true, attempt = 1 } = {}
     attempt,
     ttlMs: 10_000,
     fencing: false,
-    line: { ticket, waiterTimeoutMs: 1_000, fair, wakeChannel: 'w' },
+    line: { ticket, waiterTimeoutMs: 1_000, fair, wakeChannel: 'PUBLISH w' },
   };
 }
 

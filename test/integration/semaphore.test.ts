@@ -78,7 +78,7 @@ describe('a semaphore', () => {
           unanswered: [],
           ttlMs: 10_000,
           permits: 1,
-          line: { ticket, waiterTimeoutMs: 5_000, wakeChannel: 'w', fair: false },
+          line: { ticket, waiterTimeoutMs: 5_000, wakeChannel: 'PUBLISH w', fair: false },
         },
         1_000,
       );
@@ -104,7 +104,7 @@ describe('a semaphore', () => {
     // that this node's line matches the others'. Before, it was missing here, and this node
     // handed its next permit to another waiter than the rest did.
     expect(await take('waiter', 5)).toBe(0);
-    const line = { ticket: 5, waiterTimeoutMs: 5_000, wakeChannel: 'w' };
+    const line = { ticket: 5, waiterTimeoutMs: 5_000, wakeChannel: 'PUBLISH w' };
     expect(
       await semaphoreReleaseScript.run(
         node,

@@ -94,9 +94,11 @@ const SNIPPETS: [string, number, (r: Random) => string[]][] = [
     () => [],
   ],
   [
-    "local entry = ARGV[1] return {string.match(entry, '^(%S+) (.+)$')}",
+    "local entry = ARGV[1] return {string.match(entry, '^(%S+) (S?PUBLISH) (.+)$')}",
     0,
-    (r) => [r.pick(['3 wake:1', '3', ' x', bytesOf('4 é')])],
+    (r) => [
+      r.pick(['3 PUBLISH wake:1', '3 SPUBLISH w', '3 wake:1', '3', ' x', bytesOf('4 PUBLISH é')]),
+    ],
   ],
   [
     "return #ARGV[1] .. ' ' .. string.sub(ARGV[1], 2) .. ' ' .. string.rep('a', 2)",

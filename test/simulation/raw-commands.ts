@@ -26,7 +26,7 @@ const VALUES = [
   't1:1',
   't2',
   '',
-  '1 wake:1',
+  '1 PUBLISH wake:1',
   bytesOf('é'),
 ];
 const SCORES = [

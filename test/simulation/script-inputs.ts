@@ -59,7 +59,7 @@ const unanswered = (r: Random) => [1, 2].filter(() => r.chance(0.3));
 const line = (r: Random) => ({
   ticket: r.int(1, 6),
   waiterTimeoutMs: ms(r),
-  wakeChannel: r.pick(CHANNELS),
+  wakeChannel: `PUBLISH ${r.pick(CHANNELS)}`,
   fair: r.chance(0.5),
 });
 const lock = (r: Random) => ({

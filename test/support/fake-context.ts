@@ -34,7 +34,7 @@ export function fakeContext(
     settings,
     clock,
     events: new LockerEmitter(),
-    wakeUps: new WakeUps([], 'distlock:wake:test'),
+    wakeUps: new WakeUps([], { prefix: 'distlock:', id: 'test', warn: () => {} }),
     busyKeys: new BusyKeys(() => clock.now()),
     shutdown: new Shutdown(),
     identities: new NodeIdentities(connections.length),

@@ -1,0 +1,118 @@
+import calculateSlot from 'cluster-key-slot';
+import { CONNECT_WAIT_MS, type Subscriber } from './connection.js';
+import { IORedisConnection, type IORedisLike } from './ioredis.js';
+import type { IORedisClusterLike } from './ioredis-cluster.js';
+
+/** A client of one master in sharded subscriber mode (ioredis 5.2+, 6, iovalkey). */
+interface ShardSubscriberLike extends IORedisLike {
+  on(event: 'error', listener: (error: Error) => void): unknown;
+  on(event: 'ready', listener: () => void): unknown;
+  on(event: 'smessage', listener: (channel: string, message: string) => void): unknown;
+  ssubscribe(channel: string): Promise<unknown>;
+  sunsubscribe(channel: string): Promise<unknown>;
+}
+
+/**
+ * The `sunsubscribe` a master pushes when the slot of a channel moves away, which ioredis
+ * does not expect and reports as an error ("Command queue state error ... Last reply:
+ * sunsubscribe,<channel>,<count>").
+ */
+const ENDED_BY_SERVER = /Last reply: sunsubscribe,/;
+
+/**
+ * Sharded subscriptions over an ioredis Cluster (the same for ioredis 5 and 6 and iovalkey,
+ * whose Cluster clients differ there): one subscriber client per master, opened from the
+ * cluster's own client of that master, and `SSUBSCRIBE` of each channel on the master that
+ * its slot table says serves the channel's slot. When a slot moves, its master ends the
+ * subscription (a `sunsubscribe` push); the slot table is then read again and `onReady`
+ * called, so that every channel is subscribed anew where it now lives. A subscribe that gets
+ * no answer (ioredis leaves an `SSUBSCRIBE` answered by MOVED pending) fails after
+ * {@link CONNECT_WAIT_MS} and reads the slot table again too.
+ */
+export class IORedisShardedSubscriber implements Subscriber {
+  readonly #cluster: IORedisClusterLike;
+  readonly #onMessage: (channel: string, message?: string) => void;
+  readonly #onReady: (() => void) | undefined;
+  /** The subscriber client of each master, by `host:port`. */
+  readonly #shards = new Map<string, ShardSubscriberLike>();
+  #refreshing = false;
+  #closed = false;
+
+  constructor(
+    cluster: IORedisClusterLike,
+    onMessage: (channel: string, message?: string) => void,
+    onReady?: () => void,
+  ) {
+    this.#cluster = cluster;
+    this.#onMessage = onMessage;
+    this.#onReady = onReady;
+  }
+
+  subscribe(channel: string): Promise<unknown> {
+    const shard = this.#shardOf(channel);
+    if (!shard) {
+      this.#slotsMoved();
+      return Promise.reject(new Error(`no master known for the slot of ${channel}`));
+    }
+    return this.#bounded(shard.ssubscribe(channel));
+  }
+
+  unsubscribe(channel: string): Promise<unknown> {
+    const shard = this.#shardOf(channel);
+    return shard ? this.#bounded(shard.sunsubscribe(channel)) : Promise.resolve(0);
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    const shards = [...this.#shards.values()];
+    this.#shards.clear();
+    await Promise.all(shards.map((shard) => new IORedisConnection(shard, 'subscriber').close()));
+  }
+
+  /** The subscriber client of the master serving `channel`'s slot, opened if need be. */
+  #shardOf(channel: string): ShardSubscriberLike | undefined {
+    if (this.#closed) return undefined;
+    const address = this.#cluster.slots[calculateSlot(channel)]?.[0];
+    const master = this.#cluster
+      .nodes('master')
+      .find((node) => `${node.options.host}:${node.options.port}` === address);
+    if (address === undefined || master === undefined) return undefined;
+    let shard = this.#shards.get(address);
+    if (!shard) {
+      shard = master.duplicate({
+        enableOfflineQueue: true,
+        autoResubscribe: false,
+      }) as unknown as ShardSubscriberLike;
+      shard.on('error', (error) => {
+        if (ENDED_BY_SERVER.test(error.message)) this.#slotsMoved();
+      });
+      shard.on('smessage', (ch: string, message: string) => this.#onMessage(ch, message));
+      shard.on('ready', () => this.#onReady?.()); // a reconnect lost its subscriptions
+      this.#shards.set(address, shard);
+    }
+    return shard;
+  }
+
+  /** Fails after {@link CONNECT_WAIT_MS} without an answer (and reads the slot table again). */
+  #bounded(reply: Promise<unknown>): Promise<unknown> {
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        this.#slotsMoved();
+        reject(new Error(`no answer to a sharded subscribe within ${CONNECT_WAIT_MS} ms`));
+      }, CONNECT_WAIT_MS);
+      timer.unref();
+    });
+    return Promise.race([reply, timedOut]).finally(() => clearTimeout(timer));
+  }
+
+  /** Reads the slot table again, then has every channel subscribed where it lives now. */
+  #slotsMoved(): void {
+    if (this.#refreshing || this.#closed) return;
+    this.#refreshing = true;
+    this.#cluster.refreshSlotsCache(() => {
+      this.#refreshing = false;
+      if (!this.#closed) this.#onReady?.();
+    });
+  }
+}
