@@ -1,0 +1,57 @@
+import type { LockContext } from '../../engine/context.js';
+import type { ReleaseResult } from '../../engine/contract.js';
+import type { ForcedAction, ForceReleaseResult, NodeForceRelease } from '../../engine/events.js';
+import { NoReplyError } from '../../errors.js';
+import { lockKey } from '../../keys.js';
+import { fanOut } from '../../quorum/fan-out.js';
+import { quorumOf } from '../../quorum/tally.js';
+import { FORCED, forceReleaseScript } from './lua/force-release.js';
+
+const ACTIONS: Readonly<Record<number, ForcedAction>> = {
+  [FORCED.absent]: 'absent',
+  [FORCED.deleted]: 'deleted',
+  [FORCED.handedOver]: 'handed-over',
+};
+
+/**
+ * Deletes the lock on `resource` on every node, whoever holds it, handing it to the first
+ * waiter in line where one waits; each node gets at most `timeoutMs`. Reports a
+ * `forceReleased` event. Never rejects: a node that fails is reported as `failed`.
+ */
+export async function forceReleaseLock(
+  context: Pick<LockContext, 'nodes' | 'settings' | 'clock' | 'events'>,
+  resource: string,
+  timeoutMs: number,
+): Promise<ForceReleaseResult> {
+  const key = lockKey(context.settings.prefix, resource);
+  const replies: number[] = [];
+  const round = fanOut(context.nodes, {
+    timeoutMs,
+    clock: context.clock,
+    run: async (node, index) => {
+      replies[index] = await forceReleaseScript.run(node, { key }, timeoutMs);
+    },
+    judge: () => ({ vote: 'yes' }),
+    onTimeout: (node) => node.markStalled(),
+  });
+  const nodes = (await round.settled).map((result, index): NodeForceRelease => {
+    const reply = replies[index];
+    const action = reply === undefined ? undefined : ACTIONS[reply];
+    if (result.outcome === 'yes' && action) return { node: result.node, action };
+    const error =
+      result.outcome === 'error'
+        ? result.error
+        : result.outcome === 'yes'
+          ? new Error(`unexpected reply from script force-release: ${reply}`)
+          : new NoReplyError(result.node, `the forced release of "${resource}"`, timeoutMs);
+    return { node: result.node, action: 'failed', error };
+  });
+  const answered = nodes.filter((n) => n.action !== 'failed');
+  const found = answered.some((n) => n.action !== 'absent');
+  const result: ReleaseResult =
+    answered.length < quorumOf(nodes.length) ? 'failed' : found ? 'released' : 'not-held';
+  const handedOver = nodes.some((n) => n.action === 'handed-over');
+  const done: ForceReleaseResult = { resource, result, handedOver, nodes };
+  context.events.report('forceReleased', () => done);
+  return done;
+}
