@@ -1,9 +1,8 @@
 import type { LockContext } from '../../engine/context.js';
 import type { ReleaseResult } from '../../engine/contract.js';
 import type { ForcedAction, ForceReleaseResult, NodeForceRelease } from '../../engine/events.js';
-import { NoReplyError } from '../../errors.js';
+import { replyOfEveryNode } from '../../engine/node-replies.js';
 import { lockKey } from '../../keys.js';
-import { fanOut } from '../../quorum/fan-out.js';
 import { quorumOf } from '../../quorum/tally.js';
 import { FORCED, forceReleaseScript } from './lua/force-release.js';
 
@@ -24,27 +23,19 @@ export async function forceReleaseLock(
   timeoutMs: number,
 ): Promise<ForceReleaseResult> {
   const key = lockKey(context.settings.prefix, resource);
-  const replies: number[] = [];
-  const round = fanOut(context.nodes, {
+  const replies = await replyOfEveryNode(
+    context,
     timeoutMs,
-    clock: context.clock,
-    run: async (node, index) => {
-      replies[index] = await forceReleaseScript.run(node, { key }, timeoutMs);
-    },
-    judge: () => ({ vote: 'yes' }),
-    onTimeout: (node) => node.markStalled(),
-  });
-  const nodes = (await round.settled).map((result, index): NodeForceRelease => {
-    const reply = replies[index];
-    const action = reply === undefined ? undefined : ACTIONS[reply];
-    if (result.outcome === 'yes' && action) return { node: result.node, action };
-    const error =
-      result.outcome === 'error'
-        ? result.error
-        : result.outcome === 'yes'
-          ? new Error(`unexpected reply from script force-release: ${reply}`)
-          : new NoReplyError(result.node, `the forced release of "${resource}"`, timeoutMs);
-    return { node: result.node, action: 'failed', error };
+    `the forced release of "${resource}"`,
+    (node, nodeTimeoutMs) => forceReleaseScript.run(node, { key }, nodeTimeoutMs),
+  );
+  const nodes = replies.map((answer): NodeForceRelease => {
+    const { node } = answer;
+    if (!('reply' in answer)) return { node, action: 'failed', error: answer.error };
+    const action = ACTIONS[answer.reply];
+    if (action) return { node, action };
+    const error = new Error(`unexpected reply from script force-release: ${answer.reply}`);
+    return { node, action: 'failed', error };
   });
   const answered = nodes.filter((n) => n.action !== 'failed');
   const found = answered.some((n) => n.action !== 'absent');

@@ -1,7 +1,6 @@
 import type { NodeSet } from '../../engine/context.js';
-import { NoReplyError } from '../../errors.js';
+import { replyOfEveryNode } from '../../engine/node-replies.js';
 import { lockKey } from '../../keys.js';
-import { fanOut } from '../../quorum/fan-out.js';
 import { quorumOf } from '../../quorum/tally.js';
 import { inspectLockScript, type LockOnNode } from './lua/inspect-lock.js';
 
@@ -54,9 +53,8 @@ export interface LockInspection {
 }
 
 /**
- * Reads the lock on `resource` on every node at once, each given at most `timeoutMs` (a node
- * that lets the read outlive it gets no new work until it answers, as for any request).
- * Never rejects: a node that fails is reported as unreachable, with its cause.
+ * Reads the lock on `resource` on every node at once, each given at most `timeoutMs`. Never
+ * rejects: a node that fails is reported as unreachable, with its cause.
  */
 export async function inspectLock(
   context: NodeSet,
@@ -64,26 +62,17 @@ export async function inspectLock(
   timeoutMs: number,
 ): Promise<LockInspection> {
   const key = lockKey(context.settings.prefix, resource);
-  const replies: (LockOnNode | undefined)[] = [];
-  const round = fanOut(context.nodes, {
+  const replies = await replyOfEveryNode(
+    context,
     timeoutMs,
-    clock: context.clock,
-    run: async (node, index) => {
-      replies[index] = await inspectLockScript.run(node, { key }, timeoutMs);
-    },
-    judge: () => ({ vote: 'yes' }),
-    onTimeout: (node) => node.markStalled(),
-  });
-  const results = await round.settled;
-  const nodes = results.map((result, index): NodeInspection => {
-    const reply = replies[index];
-    if (result.outcome === 'yes' && reply) return nodeView(result.node, reply);
-    const error =
-      result.outcome === 'error'
-        ? result.error
-        : new NoReplyError(result.node, `the inspection of "${resource}"`, timeoutMs);
-    return { node: result.node, reachable: false, error, ...UNREAD };
-  });
+    `the inspection of "${resource}"`,
+    (node, nodeTimeoutMs) => inspectLockScript.run(node, { key }, nodeTimeoutMs),
+  );
+  const nodes = replies.map((answer) =>
+    'reply' in answer
+      ? nodeView(answer.node, answer.reply)
+      : { node: answer.node, reachable: false, error: answer.error, ...UNREAD },
+  );
   return summary(resource, nodes);
 }
 
