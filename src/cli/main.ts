@@ -15,7 +15,7 @@ import { withNodeOptions } from './node-options.js';
 import { requireCommandAfterDashes, runTarget } from './run-arguments.js';
 import { runUnderLock } from './run-command.js';
 import { formatStatus, type LockState, lockStatus, STATUS_TIMEOUT_MS } from './status-command.js';
-import { hints } from './unreachable.js';
+import { hints, unreadNodes } from './unreachable.js';
 import { packageVersion } from './version.js';
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -145,10 +145,7 @@ withNodeOptions(status).action((key: string, opts, self: Command) =>
       process.stdout.write(
         opts.json ? `${JSON.stringify(found)}\n` : `${formatStatus(found).join('\n')}\n`,
       );
-      const failed = found.nodes.flatMap(({ node, problem }) =>
-        problem ? [{ node, problem }] : [],
-      );
-      for (const hint of hints(failed, nodes.from)) log(`distlock: ${hint}`);
+      for (const hint of hints(unreadNodes(found.nodes), nodes.from)) log(`distlock: ${hint}`);
       return STATUS_EXIT[found.state];
     },
   ),
@@ -174,7 +171,7 @@ const breakCommand = program
     '\nThe holder is not stopped: it learns that the lock is gone at its next extension (a\n' +
       '`distlock run` holder then stops its command), so until then it may still act.\n' +
       '\nExit status: 0 broken, 1 nothing to break (not held), 69 too few nodes answered,\n' +
-      '2 bad arguments or no --yes (nothing was done).',
+      '2 bad arguments or no --yes (nothing was done; 69 if the lock could not be read).',
   );
 withNodeOptions(breakCommand).action((key: string, opts, self: Command) =>
   act(
@@ -191,8 +188,9 @@ withNodeOptions(breakCommand).action((key: string, opts, self: Command) =>
         process.stdout.write(
           opts.json ? `${JSON.stringify(found)}\n` : `${formatStatus(found).join('\n')}\n`,
         );
+        for (const hint of hints(unreadNodes(found.nodes), nodes.from)) log(`distlock: ${hint}`);
         log(`distlock: ${plannedBreak(found)}. Nothing done: add --yes to break it.`);
-        return EXIT.usage;
+        return found.state === 'unknown' ? EXIT.unavailable : EXIT.usage;
       }
       const report = await withLocker(
         nodes,
@@ -202,10 +200,7 @@ withNodeOptions(breakCommand).action((key: string, opts, self: Command) =>
       process.stdout.write(
         opts.json ? `${JSON.stringify(report)}\n` : `${formatBreak(report).join('\n')}\n`,
       );
-      const failed = report.nodes.flatMap(({ node, problem }) =>
-        problem ? [{ node, problem }] : [],
-      );
-      for (const hint of hints(failed, nodes.from)) log(`distlock: ${hint}`);
+      for (const hint of hints(unreadNodes(report.nodes), nodes.from)) log(`distlock: ${hint}`);
       return BREAK_EXIT[report.result];
     },
   ),
