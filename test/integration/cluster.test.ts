@@ -251,7 +251,12 @@ describe('inspecting and breaking a lock on a Redis Cluster', () => {
     });
     const subscribed = async () => {
       const found = await Promise.all(
-        client.nodes('master').map((node) => node.pubsub('CHANNELS', 'distlock:wake:*')),
+        client
+          .nodes('master')
+          .flatMap((node) => [
+            node.pubsub('CHANNELS', 'distlock:*'),
+            node.call('PUBSUB', 'SHARDCHANNELS', 'distlock:*'),
+          ]),
       );
       return found.some((channels) => (channels as string[]).length > 0);
     };
