@@ -138,7 +138,8 @@ export class LockerClosedError extends LockError {
 /**
  * A command got no reply in time (a fenced read or write, whose wait distlock bounds: a
  * connection that silently stopped answering would otherwise hold its caller for ever). The
- * command may or may not have run on the server: read before writing again.
+ * command may or may not have run on the server: read before writing again. Also the `error`
+ * of a silent node in the result of `Locker.inspect` or `Locker.forceRelease`.
  */
 export class NoReplyError extends LockError {
   readonly node: string;

@@ -1,3 +1,4 @@
+export type { ForceReleaseOptions, InspectOptions } from './config/inspect-options.js';
 export type { NodeSpec, TlsOptions } from './config/node-specs.js';
 export { type AcquireOptions, DEFAULTS, type LockerOptions } from './config/options.js';
 export type {
@@ -11,7 +12,13 @@ export { NotSentError, type RedisConnection } from './driver/connection.js';
 export { IORedisConnection, type IORedisLike } from './driver/ioredis.js';
 export { Acquirer, type HoldOptions } from './engine/acquirer.js';
 export type { ReleaseResult } from './engine/contract.js';
-export type { LockerEvents, WarningCode } from './engine/events.js';
+export type {
+  ForcedAction,
+  ForceReleaseResult,
+  LockerEvents,
+  NodeForceRelease,
+  WarningCode,
+} from './engine/events.js';
 export { Lock } from './engine/lock.js';
 export {
   AbortedError,
@@ -35,6 +42,7 @@ export {
   fencedWrite,
   readFenced,
 } from './fencing/fenced-data.js';
+export type { LockInspection, LockState, NodeInspection } from './kinds/mutex/inspect.js';
 export { MultiLock } from './kinds/mutex/multi-lock.js';
 export { ReadWriteLock } from './kinds/rwlock/read-write-lock.js';
 export {

@@ -1,5 +1,10 @@
 import { monotonicClock } from './clock.js';
 import { acquireSettings } from './config/acquire-settings.js';
+import {
+  type ForceReleaseOptions,
+  type InspectOptions,
+  operatorTimeout,
+} from './config/inspect-options.js';
 import { resolveNodes } from './config/node-specs.js';
 import { namesOf, rejectUnknownOptions } from './config/option-names.js';
 import {
@@ -13,6 +18,7 @@ import { CONNECT_WAIT_MS } from './driver/connection.js';
 import { StallGuard } from './driver/stall-guard.js';
 import { acquireLock } from './engine/acquire.js';
 import type { LockContext } from './engine/context.js';
+import type { ForceReleaseResult } from './engine/events.js';
 import { LockerEmitter, warn } from './engine/events.js';
 import { evictionCheck } from './engine/eviction.js';
 import type { Lock } from './engine/lock.js';
@@ -22,8 +28,10 @@ import { newLockerId } from './engine/token.js';
 import { BusyKeys } from './engine/waiting-line.js';
 import { WakeUps } from './engine/wake-ups.js';
 import { withLock } from './engine/with-lock.js';
-import { InvalidArgumentError, LockBusyError } from './errors.js';
+import { InvalidArgumentError, LockBusyError, LockerClosedError } from './errors.js';
 import { acquireAll } from './kinds/mutex/acquire-all.js';
+import { forceReleaseLock } from './kinds/mutex/force-release.js';
+import { inspectLock, type LockInspection } from './kinds/mutex/inspect.js';
 import type { MultiLock } from './kinds/mutex/multi-lock.js';
 import { lockTarget } from './kinds/mutex/mutex-kind.js';
 import { ReadWriteLock } from './kinds/rwlock/read-write-lock.js';
@@ -47,7 +55,8 @@ import { Semaphore, type SemaphoreOptions } from './kinds/semaphore/semaphore.js
 export class Locker {
   /**
    * Lifecycle events: `acquired`, `retry`, `extended`, `released`, `lost`, each with the
-   * resource, timings and per-node results (never the token); and `warning`, when a node
+   * resource, timings and per-node results (never the token); `forceReleased`, after
+   * {@link Locker.forceRelease}; and `warning`, when a node
    * puts locks at risk: its eviction policy, a restart or failover (another `run_id`), or an
    * address that now reaches the same server as another node.
    */
@@ -214,6 +223,50 @@ export class Locker {
   readWriteLock(name: string): ReadWriteLock {
     validateResource(name, 'name');
     return new ReadWriteLock(this.#context, name);
+  }
+
+  /**
+   * Reads the lock on `resource` on every node, without taking it: held or free, for how
+   * long, its fence counter and how many wait in line, per node and in summary; never the
+   * holder's token. Each node gets at most `timeoutMs`; one that fails or stays silent is
+   * reported with its cause, so this never rejects for a node. Locks only: a semaphore or
+   * read-write lock of the same name has keys of its own, which this does not read.
+   *
+   * @example
+   * ```ts
+   * const { state, remainingMs, waiters } = await locker.inspect('report');
+   * ```
+   */
+  inspect(resource: string, options?: InspectOptions): Promise<LockInspection> {
+    validateResource(resource, 'resource');
+    const timeoutMs = operatorTimeout(options, 'inspect');
+    if (this.#context.shutdown.closed) {
+      return Promise.reject(new LockerClosedError(`Inspecting "${resource}"`));
+    }
+    return inspectLock(this.#context, resource, timeoutMs);
+  }
+
+  /**
+   * For operators: ends the lock on `resource` on every node, whoever holds it (a holder that
+   * hangs, a lease far too long). Where waiters are in line the lock goes at once to the
+   * first of them, otherwise it is deleted. The old holder is not told: its next `extend()`
+   * (or auto-extension) rejects with `LockLostError` and its `signal` fires, its `release()`
+   * resolves `'not-held'`; until then it may still believe it holds the lock, so use this
+   * only on a holder known to be stuck, or with fencing. Emits `forceReleased`. Never rejects
+   * for a node: each node's part is in the result.
+   *
+   * @example
+   * ```ts
+   * const { result } = await locker.forceRelease('report'); // 'released' or 'not-held'
+   * ```
+   */
+  forceRelease(resource: string, options?: ForceReleaseOptions): Promise<ForceReleaseResult> {
+    validateResource(resource, 'resource');
+    const timeoutMs = operatorTimeout(options, 'forceRelease');
+    if (this.#context.shutdown.closed) {
+      return Promise.reject(new LockerClosedError(`Force-releasing "${resource}"`));
+    }
+    return forceReleaseLock(this.#context, resource, timeoutMs);
   }
 
   /**

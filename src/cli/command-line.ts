@@ -58,12 +58,17 @@ export async function act(
   }
 }
 
-/** Runs `use` with a locker on `nodes`, and closes it after. */
-export async function withLocker(
+/** Runs `use` with a locker on `nodes` (and the key `prefix` if given), and closes it after. */
+export async function withLocker<T>(
   nodes: NodeOptions,
-  use: (locker: Locker) => Promise<number>,
-): Promise<number> {
-  const locker = new Locker({ nodes: nodes.nodes, ...(nodes.tls ? { tls: nodes.tls } : {}) });
+  use: (locker: Locker) => Promise<T>,
+  { prefix }: { prefix?: string } = {},
+): Promise<T> {
+  const locker = new Locker({
+    nodes: nodes.nodes,
+    ...(nodes.tls ? { tls: nodes.tls } : {}),
+    ...(prefix === undefined ? {} : { prefix }),
+  });
   try {
     return await use(locker);
   } finally {

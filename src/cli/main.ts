@@ -1,11 +1,12 @@
 #!/usr/bin/env node
 /**
- * The `distlock` command: `run` (flock across machines), `status`, and `cron` (one run per
- * tick across a fleet). Exit codes are in exit-codes.ts and docs/cli.md.
+ * The `distlock` command: `run` (flock across machines), `status`, `break` (an operator's
+ * forced release), and `cron` (one run per tick across a fleet). Exit codes are in exit-codes.ts and docs/cli.md.
  */
 import { Command, CommanderError, Option } from 'commander';
 import { lockerSettings, validateResource, validateTtl } from '../config/options.js';
 import { tickResource } from '../schedule/schedule.js';
+import { BREAK_EXIT, breakLock, formatBreak, plannedBreak } from './break-command.js';
 import { act, durationOption, exitCode, withLocker } from './command-line.js';
 import { cronUnderLock } from './cron-command.js';
 import { DURATION_FORMS, formatDuration } from './duration.js';
@@ -13,8 +14,8 @@ import { EXIT } from './exit-codes.js';
 import { withNodeOptions } from './node-options.js';
 import { requireCommandAfterDashes, runTarget } from './run-arguments.js';
 import { runUnderLock } from './run-command.js';
-import { formatStatus, type LockState, lockStatus } from './status-command.js';
-import { hints } from './unreachable.js';
+import { formatStatus, type LockState, lockStatus, STATUS_TIMEOUT_MS } from './status-command.js';
+import { hints, unreadNodes } from './unreachable.js';
 import { packageVersion } from './version.js';
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -144,11 +145,63 @@ withNodeOptions(status).action((key: string, opts, self: Command) =>
       process.stdout.write(
         opts.json ? `${JSON.stringify(found)}\n` : `${formatStatus(found).join('\n')}\n`,
       );
-      const failed = found.nodes.flatMap(({ node, problem }) =>
-        problem ? [{ node, problem }] : [],
-      );
-      for (const hint of hints(failed, nodes.from)) log(`distlock: ${hint}`);
+      for (const hint of hints(unreadNodes(found.nodes), nodes.from)) log(`distlock: ${hint}`);
       return STATUS_EXIT[found.state];
+    },
+  ),
+);
+
+const breakCommand = program
+  .command('break')
+  .description(
+    'delete a lock whoever holds it (a stuck holder), handing it to the first waiter; ' +
+      'without --yes, only say what it would do',
+  )
+  .argument('<key>', 'the resource (with --cron: the name of the cron job)')
+  .option('--yes', 'do it (without it, distlock shows the lock and what it would do)')
+  .option('--cron', 'break the lock of the running tick of the cron job named <key>')
+  .option(
+    '--prefix <prefix>',
+    'the key prefix of the lockers that take it (their `prefix`)',
+    'distlock:',
+  )
+  .option('--json', 'print JSON')
+  .addHelpText(
+    'after',
+    '\nThe holder is not stopped: it learns that the lock is gone at its next extension (a\n' +
+      '`distlock run` holder then stops its command), so until then it may still act.\n' +
+      '\nExit status: 0 broken, 1 nothing to break (not held), 69 too few nodes answered,\n' +
+      '2 bad arguments or no --yes (nothing was done; 69 if the lock could not be read).',
+  );
+withNodeOptions(breakCommand).action((key: string, opts, self: Command) =>
+  act(
+    self,
+    {
+      key: { name: '<key>', given: JSON.stringify(key) },
+      prefix: { name: '--prefix', given: JSON.stringify(opts.prefix) },
+    },
+    async (nodes) => {
+      validateResource(key, 'key');
+      const resource = opts.cron === true ? tickResource(key) : key;
+      if (opts.yes !== true) {
+        const found = await lockStatus(nodes, resource, { prefix: opts.prefix });
+        process.stdout.write(
+          opts.json ? `${JSON.stringify(found)}\n` : `${formatStatus(found).join('\n')}\n`,
+        );
+        for (const hint of hints(unreadNodes(found.nodes), nodes.from)) log(`distlock: ${hint}`);
+        log(`distlock: ${plannedBreak(found)}. Nothing done: add --yes to break it.`);
+        return found.state === 'unknown' ? EXIT.unavailable : EXIT.usage;
+      }
+      const report = await withLocker(
+        nodes,
+        (locker) => breakLock(locker, resource, STATUS_TIMEOUT_MS),
+        { prefix: opts.prefix },
+      );
+      process.stdout.write(
+        opts.json ? `${JSON.stringify(report)}\n` : `${formatBreak(report).join('\n')}\n`,
+      );
+      for (const hint of hints(unreadNodes(report.nodes), nodes.from)) log(`distlock: ${hint}`);
+      return BREAK_EXIT[report.result];
     },
   ),
 );

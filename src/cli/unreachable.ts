@@ -53,6 +53,13 @@ export function giveUpWhenDown(
   return { signal: controller.signal, dispose: () => locker.events.off('retry', onRetry) };
 }
 
+/** The nodes of a report that had a problem, for {@link hints}. */
+export function unreadNodes(
+  nodes: readonly { node: string; problem?: NodeProblem }[],
+): { node: string; problem: NodeProblem }[] {
+  return nodes.flatMap(({ node, problem }) => (problem ? [{ node, problem }] : []));
+}
+
 /** What to check, one line per kind of problem that the nodes had. */
 export function hints(
   failed: readonly { node: string; problem: NodeProblem }[],

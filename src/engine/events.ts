@@ -34,6 +34,18 @@ export interface LockerEvents {
   /** A held lock can no longer be proven valid. */
   lost: [{ resource: string; error: LockLostError; heldMs: number }];
   /**
+   * `Locker.forceRelease` deleted a lock whoever held it (an operator's action), or tried to:
+   * what it did on each node (what `forceRelease` resolves, see {@link ForceReleaseResult}).
+   */
+  forceReleased: [
+    {
+      resource: string;
+      result: ReleaseResult;
+      handedOver: boolean;
+      nodes: readonly NodeForceRelease[];
+    },
+  ];
+  /**
    * A node puts locks at risk. `EVICTION_RISK`: its eviction policy; `EVICTION_UNCHECKED`: its
    * policy cannot be read (INFO denied); `NODE_IDENTITY_CHANGED`: it is another server than
    * before (its `run_id` changed: a restart, a failover, a re-pointed name), which may have
@@ -43,6 +55,36 @@ export interface LockerEvents {
    * wake waiters with `PUBLISH`, which every node of the cluster receives.
    */
   warning: [{ node: string; code: WarningCode; message: string }];
+}
+
+/**
+ * What a forced release did on one node: `deleted` the lock (nobody waited), deleted it and
+ * `handed-over` the lock to the first waiter in line (woken at once), found it `absent`, or
+ * `failed` (then `error` says why; the node may still apply it later, see the docs).
+ */
+export type ForcedAction = 'deleted' | 'handed-over' | 'absent' | 'failed';
+
+/** One node's part in {@link ForceReleaseResult}. */
+export interface NodeForceRelease {
+  readonly node: string;
+  readonly action: ForcedAction;
+  /** Why the node failed: its error, or a `NoReplyError` when it was silent. */
+  readonly error?: Error;
+}
+
+/** What `Locker.forceRelease` did, also the payload of the `forceReleased` event. */
+export interface ForceReleaseResult {
+  readonly resource: string;
+  /**
+   * `released`: a quorum of nodes answered and at least one had the lock (it is no longer
+   * held, or is now the first waiter's); `not-held`: a quorum answered and none had it;
+   * `failed`: too few nodes answered to tell, and the lock may still be held.
+   */
+  readonly result: ReleaseResult;
+  /** Whether the lock went to a waiter in line (on at least one node). */
+  readonly handedOver: boolean;
+  /** Each node's part, in the order the nodes were given. */
+  readonly nodes: readonly NodeForceRelease[];
 }
 
 /** What a `warning` event is about (see {@link LockerEvents}). */

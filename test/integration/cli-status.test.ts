@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { distlock, lockHeld, redisArgs } from '../support/cli.js';
+import { distlock, lockHeld, nodesWith, redisArgs } from '../support/cli.js';
 import { useLockers, useRedis } from '../support/redis.js';
 
 const fixture = useRedis(3);
@@ -97,5 +97,27 @@ describe('distlock status', () => {
     expect((await cron.done).code).toBe(143);
     const after = await distlock(['status', '--cron', 'report', ...nodes()]).done;
     expect(after.code).toBe(1); // released when the job was stopped (--at-least 0)
+  });
+});
+
+describe('distlock break', () => {
+  it('without --yes only says what it would do (exit 2); with it breaks the lock (0, then 1)', async () => {
+    const lock = await locker().acquire('report', { ttlMs: 10_000 });
+    const dryRun = await distlock(['break', 'report', ...nodes()]).done;
+    expect(dryRun.code).toBe(2);
+    expect(dryRun.stdout).toMatch(/^report: held \(locked on 3 of 3 node\(s\)\)/);
+    expect(dryRun.stderr).toMatch(/would delete the lock on "report" from the 3 of 3 node\(s\)/);
+    expect(dryRun.stderr).toMatch(/Nothing done: add --yes/);
+    expect(await nodesWith(fixture(), 'distlock:{report}')).toBe(3);
+
+    const broken = await distlock(['break', 'report', '--yes', ...nodes()]).done;
+    expect(broken.stdout).toMatch(/^report: broken \(deleted on 3 of 3 node\(s\)\)/);
+    expect(broken.code).toBe(0);
+    expect(await nodesWith(fixture(), 'distlock:{report}')).toBe(0);
+    await expect(lock.extend()).rejects.toMatchObject({ code: 'LOCK_LOST' });
+
+    const again = await distlock(['break', 'report', '--yes', '--json', ...nodes()]).done;
+    expect(again.code).toBe(1);
+    expect(JSON.parse(again.stdout)).toMatchObject({ resource: 'report', result: 'not-held' });
   });
 });

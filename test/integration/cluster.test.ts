@@ -238,3 +238,39 @@ describe('a Redis Cluster as one lock node', () => {
     }
   });
 });
+
+describe('inspecting and breaking a lock on a Redis Cluster', () => {
+  it('reads the lock on its shard, and a forced release hands it to the waiter at once', async () => {
+    const client = clusterClient();
+    const operator = lockerOn(client);
+    const holder = await lockerOn(client).acquire('break', { ttlMs: 10_000, fencing: true });
+    const retryDelayMs = 3_000; // without a wake-up, the waiter sleeps 1.5 s at least
+    const waiting = lockerOn(client, { retryDelayMs }).acquire('break', {
+      ttlMs: 10_000,
+      waitMs: 10_000,
+    });
+    const subscribed = async () => {
+      const found = await Promise.all(
+        client
+          .nodes('master')
+          .flatMap((node) => [
+            node.pubsub('CHANNELS', 'distlock:*'),
+            node.call('PUBSUB', 'SHARDCHANNELS', 'distlock:*'),
+          ]),
+      );
+      return found.some((channels) => (channels as string[]).length > 0);
+    };
+    while ((await operator.inspect('break')).waiters === 0 || !(await subscribed())) {
+      await delay(10);
+    }
+    const seen = await operator.inspect('break');
+    expect(seen).toMatchObject({ state: 'held', heldOn: 1, quorum: 1, fence: 1n, waiters: 1 });
+    const startedAt = performance.now();
+    const done = await operator.forceRelease('break');
+    const next = await waiting;
+    expect(performance.now() - startedAt).toBeLessThan(retryDelayMs / 4);
+    expect(done).toMatchObject({ result: 'released', handedOver: true });
+    await expect(holder.extend()).rejects.toMatchObject({ code: 'LOCK_LOST' });
+    await next.release();
+  });
+});

@@ -134,6 +134,7 @@ const ACL = {
     '+zadd +zrem +zrange +zrangebyscore +zscore +time +exists +hset +hget +hdel',
   fencing: '+incr',
   semaphores: '+zremrangebyscore +zcard +zrank',
+  inspect: '+zcount',
 } as const;
 
 describe('the documented minimal ACL', () => {
@@ -191,6 +192,17 @@ describe('the documented minimal ACL', () => {
       .acquire({ ttlMs: 10_000 })
       .catch((e: unknown) => e);
     expect((error as Error).message).toMatch(/ZREMRANGEBYSCORE: grant \+zremrangebyscore/);
+  });
+
+  it('is enough, with +zcount, to inspect a lock, and as it is to break one', async () => {
+    const holder = await lockerAs('acl-h', `&distlock:* ${ACL.base}`);
+    const lock = await holder.acquire('acl-break', { ttlMs: 10_000 });
+    const operator = await lockerAs('acl-o', `&distlock:* ${ACL.base} ${ACL.inspect}`);
+    expect(await operator.inspect('acl-break')).toMatchObject({ state: 'held', heldOn: 1 });
+    const [unread] = (await holder.inspect('acl-break')).nodes; // no +zcount
+    expect(unread?.error?.message).toMatch(/ZCOUNT: grant \+zcount/);
+    expect(await holder.forceRelease('acl-break')).toMatchObject({ result: 'released' });
+    expect(await lock.release()).toBe('not-held');
   });
 
   it('names the command that is missing', async () => {

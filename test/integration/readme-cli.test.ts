@@ -55,9 +55,9 @@ function runFor(args: string[], env: NodeJS.ProcessEnv, ms: number) {
 describe('the distlock command lines of the README and docs/', () => {
   const lines = documentationPages().flatMap(commandLines);
 
-  it('are found (run, status and cron), in the README and in docs/cli.md', () => {
+  it('are found (run, status, break and cron), in the README and in docs/cli.md', () => {
     const subcommands = new Set(lines.map(({ words }) => words[1]));
-    expect([...subcommands].sort()).toEqual(['cron', 'run', 'status']);
+    expect([...subcommands].sort()).toEqual(['break', 'cron', 'run', 'status']);
     const pages = new Set(lines.map(({ source }) => source.split(':')[0]));
     expect([...pages]).toEqual(expect.arrayContaining(['README.md', 'docs/cli.md']));
   });

@@ -134,6 +134,7 @@ const COMMANDS: [number, (r: Random) => string[]][] = [
     ],
   ],
   [2, (r) => ['ZREMRANGEBYSCORE', zset(r), r.pick(BOUNDS), r.pick(BOUNDS)]],
+  [1, (r) => ['ZCOUNT', zset(r), r.pick(BOUNDS), r.pick(BOUNDS)]],
   [
     3,
     (r) => [

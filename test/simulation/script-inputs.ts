@@ -80,6 +80,8 @@ export const INPUTS: Record<string, (r: Random) => unknown> = {
   release: (r) => ({ ...lock(r), announce: r.chance(0.6) }),
   'leave-queue': (r) => ({ key: r.pick(LOCKS), token: r.pick(TOKENS), granted: r.chance(0.3) }),
   'raise-fence': (r) => ({ ...lock(r), fence: fence(r) }),
+  'inspect-lock': (r) => ({ key: r.pick(LOCKS) }),
+  'force-release': (r) => ({ key: r.pick(LOCKS) }),
   'fenced-read': (r) => ({ key: r.pick(RESOURCES), fence: fence(r) }),
   'fenced-write': (r) => ({ key: r.pick(RESOURCES), fence: fence(r), value: r.pick(['v1', 'v2']) }),
   'semaphore-take': (r) => ({

@@ -1,6 +1,6 @@
 /**
  * Sorted set commands: ZADD (NX, XX, GT, LT, CH), ZREM, ZSCORE, ZCARD, ZRANK, ZRANGE by rank
- * and ZRANGEBYSCORE (WITHSCORES), ZREMRANGEBYSCORE.
+ * and ZRANGEBYSCORE (WITHSCORES), ZCOUNT, ZREMRANGEBYSCORE.
  */
 import { formatDouble, parseScore, parseScoreBound } from '../numbers.js';
 import {
@@ -163,6 +163,15 @@ const zrangebyscore: Command = {
   },
 };
 
+const zcount: Command = {
+  name: 'zcount',
+  arity: 4,
+  run({ keyspace }, [key, min, max]) {
+    const range = scoreRange(min as string, max as string);
+    return integer(keyspace.zset(key as string)?.byScore(...range).length ?? 0);
+  },
+};
+
 const zremrangebyscore: Command = {
   name: 'zremrangebyscore',
   arity: 4,
@@ -184,5 +193,6 @@ export const SORTED_SET_COMMANDS: readonly Command[] = [
   zrank,
   zrange,
   zrangebyscore,
+  zcount,
   zremrangebyscore,
 ];

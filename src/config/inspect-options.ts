@@ -1,0 +1,30 @@
+import { InvalidArgumentError } from '../errors.js';
+import { namesOf, rejectUnknownOptions } from './option-names.js';
+import { validateDuration } from './options.js';
+
+/** Options of `Locker.inspect`. */
+export interface InspectOptions {
+  /**
+   * How long each node gets to answer, connecting included (ms): a node silent for longer is
+   * reported as unreachable, not waited for. Minimum 1. @default 2_000
+   */
+  timeoutMs?: number;
+}
+
+/** Options of `Locker.forceRelease`. */
+export type ForceReleaseOptions = InspectOptions;
+
+/** The per-node timeout of an inspection or a forced release, unless told. */
+export const INSPECT_TIMEOUT_MS = 2_000;
+
+/** Validates the options of `method` (`inspect`, `forceRelease`): its per-node timeout. */
+export function operatorTimeout(options: unknown, method: string): number {
+  if (options === undefined) return INSPECT_TIMEOUT_MS;
+  if (typeof options !== 'object' || options === null) {
+    throw new InvalidArgumentError('options', 'an object', options);
+  }
+  rejectUnknownOptions(options, namesOf<InspectOptions>({ timeoutMs: true }), method);
+  const { timeoutMs = INSPECT_TIMEOUT_MS } = options as InspectOptions;
+  validateDuration('timeoutMs', timeoutMs);
+  return timeoutMs;
+}

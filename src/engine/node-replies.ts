@@ -1,0 +1,48 @@
+import type { StallGuard } from '../driver/stall-guard.js';
+import { NoReplyError } from '../errors.js';
+import { fanOut } from '../quorum/fan-out.js';
+import type { NodeSet } from './context.js';
+
+/** One node's reply to {@link replyOfEveryNode}, or why it has none. */
+export type NodeReply<T> =
+  | { readonly node: string; readonly reply: T }
+  | { readonly node: string; readonly error: Error };
+
+/**
+ * How much longer than the fan-out's timer a request's own wait may run (for a connection
+ * still being opened), so that a node that stays silent counts as silent (a `NoReplyError`)
+ * rather than as not connected; a request still unsent by then never is.
+ */
+const OWN_WAIT_MARGIN_MS = 50;
+
+/**
+ * Sends `request` to every node at once and resolves each node's reply, for operations that
+ * want what every node says rather than a vote (an inspection, a forced release). Each node
+ * gets at most `timeoutMs`, connecting included; one silent for longer gets a
+ * `NoReplyError` naming `what`, and no new work until it answers. Never rejects.
+ */
+export async function replyOfEveryNode<T>(
+  context: NodeSet,
+  timeoutMs: number,
+  what: string,
+  request: (node: StallGuard, timeoutMs: number) => Promise<T>,
+): Promise<NodeReply<T>[]> {
+  const replies: T[] = [];
+  const round = fanOut(context.nodes, {
+    timeoutMs,
+    clock: context.clock,
+    run: async (node, index) => {
+      replies[index] = await request(node, timeoutMs + OWN_WAIT_MARGIN_MS);
+    },
+    judge: () => YES,
+    onTimeout: (node) => node.markStalled(),
+  });
+  return (await round.settled).map((result, index): NodeReply<T> => {
+    const { node } = result;
+    if (result.outcome === 'yes') return { node, reply: replies[index] as T };
+    if (result.outcome === 'error') return { node, error: result.error };
+    return { node, error: new NoReplyError(node, what, timeoutMs) };
+  });
+}
+
+const YES = Object.freeze({ vote: 'yes' as const });

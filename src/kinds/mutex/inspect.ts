@@ -1,0 +1,122 @@
+import type { NodeSet } from '../../engine/context.js';
+import { replyOfEveryNode } from '../../engine/node-replies.js';
+import { lockKey } from '../../keys.js';
+import { quorumOf } from '../../quorum/tally.js';
+import { inspectLockScript, type LockOnNode } from './lua/inspect-lock.js';
+
+/**
+ * Whether a lock is held: by a quorum of the nodes (`held`), certainly not (`free`), or the
+ * nodes that could not be read decide it (`unknown`: too many unreachable to tell).
+ */
+export type LockState = 'held' | 'free' | 'unknown';
+
+/** One node's view of a lock, as {@link Locker.inspect} reports it. Never the token. */
+export interface NodeInspection {
+  /** The node's name (`host:port`, `cluster ...`). */
+  readonly node: string;
+  /** Whether the node answered; when not, `error` says why and the fields below say nothing. */
+  readonly reachable: boolean;
+  /** Why the node could not be read: its error, or a `NoReplyError` when it was silent. */
+  readonly error?: Error;
+  /** Whether the lock key exists there (also when just handed to a waiter). */
+  readonly held: boolean;
+  /** How long the key still lives there (its PTTL, ms); `null` when absent or without expiry. */
+  readonly remainingMs: number | null;
+  /** The node's fence counter: the last fence drawn there; `null` when none ever was. */
+  readonly fence: bigint | null;
+  /** Waiters in the lock's line there whose deadline has not passed. */
+  readonly waiters: number;
+}
+
+/** What {@link Locker.inspect} reports: a summary, then each node's view. */
+export interface LockInspection {
+  readonly resource: string;
+  readonly state: LockState;
+  /** `state === 'held'`. */
+  readonly held: boolean;
+  /** On how many nodes the lock key exists. */
+  readonly heldOn: number;
+  /** How many nodes must hold the key for the lock to be held (a majority). */
+  readonly quorum: number;
+  /**
+   * For how long at least a quorum of nodes keeps the key if the holder neither extends nor
+   * releases it: the quorum-th longest `remainingMs`. `null` unless held. An estimate for
+   * humans: the holder's own validity is shorter (it also subtracts its clock drift).
+   */
+  readonly remainingMs: number | null;
+  /** The largest fence counter among the nodes read: the fence of the last fenced holder. */
+  readonly fence: bigint | null;
+  /** The most waiters any node read has in line (each waiter joins the line on every node). */
+  readonly waiters: number;
+  /** Each node's view, in the order the nodes were given. */
+  readonly nodes: readonly NodeInspection[];
+}
+
+/**
+ * Reads the lock on `resource` on every node at once, each given at most `timeoutMs`. Never
+ * rejects: a node that fails is reported as unreachable, with its cause.
+ */
+export async function inspectLock(
+  context: NodeSet,
+  resource: string,
+  timeoutMs: number,
+): Promise<LockInspection> {
+  const key = lockKey(context.settings.prefix, resource);
+  const replies = await replyOfEveryNode(
+    context,
+    timeoutMs,
+    `the inspection of "${resource}"`,
+    (node, nodeTimeoutMs) => inspectLockScript.run(node, { key }, nodeTimeoutMs),
+  );
+  const nodes = replies.map((answer) =>
+    'reply' in answer
+      ? nodeView(answer.node, answer.reply)
+      : { node: answer.node, reachable: false, error: answer.error, ...UNREAD },
+  );
+  return summary(resource, nodes);
+}
+
+const UNREAD = { held: false, remainingMs: null, fence: null, waiters: 0 } as const;
+
+function nodeView(node: string, { pttl, fence, waiters }: LockOnNode): NodeInspection {
+  return {
+    node,
+    reachable: true,
+    held: pttl !== -2,
+    remainingMs: pttl >= 0 ? pttl : null,
+    fence: fence === null ? null : BigInt(fence),
+    waiters,
+  };
+}
+
+/** The verdict over every node's view (a pure function of them). */
+export function summary(resource: string, nodes: readonly NodeInspection[]): LockInspection {
+  const quorum = quorumOf(nodes.length);
+  const holding = nodes.filter((n) => n.held);
+  const heldOn = holding.length;
+  const unread = nodes.filter((n) => !n.reachable).length;
+  const state: LockState =
+    heldOn >= quorum ? 'held' : heldOn + unread >= quorum ? 'unknown' : 'free';
+  // A key without expiry outlives every other: it sorts first.
+  const lives = holding.map((n) => n.remainingMs ?? Number.POSITIVE_INFINITY).sort((a, b) => b - a);
+  const quorumLives = lives[quorum - 1];
+  const remainingMs =
+    state === 'held' && quorumLives !== undefined && Number.isFinite(quorumLives)
+      ? quorumLives
+      : null;
+  let fence: bigint | null = null;
+  for (const n of nodes)
+    if (n.fence !== null && (fence === null || n.fence > fence)) fence = n.fence;
+  const waiters = Math.max(0, ...nodes.map((n) => n.waiters));
+  return {
+    resource,
+    state,
+    held: state === 'held',
+    heldOn,
+    quorum,
+    remainingMs,
+    fence,
+    waiters,
+    nodes,
+  };
+}

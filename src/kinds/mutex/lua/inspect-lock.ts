@@ -1,0 +1,46 @@
+import { fenceKey, queueKeys } from '../../../keys.js';
+import { SERVER_TIME } from '../../../lua/fragments.js';
+import { defineScript } from '../../../lua/script.js';
+
+/** What one node says about a lock: never whose it is. */
+export interface LockOnNode {
+  /** The key's PTTL: -2 absent, -1 no expiry, else ms left. */
+  readonly pttl: number;
+  /** The fence counter as an exact decimal, or `null` when no fence was ever drawn here. */
+  readonly fence: string | null;
+  /** Waiters in line whose deadline has not passed. */
+  readonly waiters: number;
+}
+
+/**
+ * inspect-lock — read a lock's state in one step: how long its key lives, its fence counter
+ * and how many waiters are in line. Reads only; the holder's value (its token) never leaves
+ * the server.
+ *
+ * KEYS[1]  lock key
+ * KEYS[2]  fence counter
+ * KEYS[3]  waiter deadlines (see acquire-in-line)
+ *
+ * Returns { PTTL of the lock key, fence counter or '', waiters whose deadline is still ahead
+ * by the server's clock (those past it count as gone, as the line's scripts drop them) }.
+ */
+export const inspectLockScript = defineScript({
+  name: 'inspect-lock',
+  keys: ({ key }: { key: string }) => [key, fenceKey(key), queueKeys(key).deadlines],
+  args: () => [],
+  parse: (reply: unknown): LockOnNode => {
+    const [pttl, fence, waiters] = Array.isArray(reply) ? reply : [];
+    if (typeof pttl !== 'number' || typeof fence !== 'string' || typeof waiters !== 'number') {
+      throw new Error(`unexpected reply from script inspect-lock: ${String(reply)}`);
+    }
+    return { pttl, fence: fence === '' ? null : fence, waiters };
+  },
+  lua: `${SERVER_TIME}
+local lockKey, fenceCounter, deadlines = KEYS[1], KEYS[2], KEYS[3]
+
+local pttl = redis.call('PTTL', lockKey)
+local fence = redis.call('GET', fenceCounter) or ''
+local waiters = redis.call('ZCOUNT', deadlines, '(' .. serverMs(), '+inf')
+return {pttl, fence, waiters}
+`,
+});
