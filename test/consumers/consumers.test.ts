@@ -1,7 +1,8 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RedisNodes, startRedis } from '../../src/testing/index.js';
@@ -12,6 +13,7 @@ import {
   IOREDIS_5,
   IOREDIS_6,
   IOREDIS_OLDEST,
+  installTarball,
   packFreshCheckout,
 } from './project.js';
 import {
@@ -26,40 +28,109 @@ import {
  * consumer projects (ESM and CommonJS, TypeScript `node16` and `bundler`) with ioredis 5 and
  * 6, where the examples of the README, docs/ and bench/README.md type-check and the runnable
  * ones run.
+ *
+ * Packing, installing and type-checking take most of this file's time and are CPU work for
+ * separate processes: the projects' dependencies install while distlock is packed, and the
+ * nine type checks run in the background as soon as their project is ready, a few at a time,
+ * each test awaiting its own. Nothing runs an example before every check is over, so that the
+ * examples and the bin run on an otherwise idle machine, as before.
  */
 const dir = mkdtempSync(join(tmpdir(), 'distlock-consumers-'));
 const examples = documentationExamples();
+const PROJECTS = [
+  ['ioredis 5', IOREDIS_5],
+  ['ioredis 6', IOREDIS_6],
+  ['ioredis 5.3', IOREDIS_OLDEST],
+] as const;
+const CONFIGS = ['tsconfig.node16.json', 'tsconfig.bundler.json', 'tsconfig.node10.json'] as const;
+const projectDir = (label: string) => join(dir, label.replaceAll(' ', '-'));
 let packed: { tarball: string; files: string[] };
 let redis: RedisNodes;
 let admin: Redis;
 
+/** A tsc that has not finished in this long hangs (a check takes 5 to 15 s of CPU). */
+const TSC_LIMIT_MS = 180_000;
+/** A test that awaits a check may wait for the ones queued before it. */
+const CHECK_TEST_MS = 600_000;
+
 /**
- * Type-checks `project` with `config`; throws with the compiler's messages, each example's
+ * Type-checks `project` with `config`; rejects with the compiler's messages, each example's
  * position followed by the page and line it stands for (`[docs/cli.md:45]`).
  */
-function tsc(project: string, config: string): void {
+async function tsc(project: string, config: string): Promise<void> {
   try {
-    execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', config], {
+    await promisify(execFile)(process.execPath, ['node_modules/typescript/bin/tsc', '-p', config], {
       cwd: project,
       encoding: 'utf8',
+      timeout: TSC_LIMIT_MS,
+      maxBuffer: 16 * 1024 * 1024,
     });
   } catch (error) {
-    const output = withSources(String((error as { stdout?: string }).stdout), examples);
-    throw new Error(`tsc -p ${config}:\n${output}`);
+    const { stdout, killed } = error as { stdout?: string; killed?: boolean };
+    const output = withSources(String(stdout), examples);
+    const why = killed ? ` (killed: still running after ${TSC_LIMIT_MS / 1000} s)` : '';
+    throw new Error(`tsc -p ${config}${why}:\n${output}`);
   }
 }
+
+/** Runs the tasks given to it `limit` at a time, in the order given. */
+function queue(limit: number): <T>(task: () => Promise<T>) => Promise<T> {
+  let active = 0;
+  const waiting: (() => void)[] = [];
+  return (task) =>
+    new Promise((resolve, reject) => {
+      const start = () => {
+        active++;
+        task()
+          .then(resolve, reject)
+          .finally(() => {
+            active--;
+            waiting.shift()?.();
+          });
+      };
+      if (active < limit) start();
+      else waiting.push(start);
+    });
+}
+
+/** Each project's type checks by config; a check's failure is its own test's. */
+const checks = new Map<string, Map<string, Promise<void>>>();
+/** Settles when every type check started so far has. */
+const checked = () =>
+  Promise.allSettled([...checks.values()].flatMap((byConfig) => [...byConfig.values()]));
 
 beforeAll(async () => {
   redis = await startRedis();
   admin = new Redis(redis.urls[0] as string);
-  packed = packFreshCheckout(dir);
-}, 120_000);
+  const packing = packFreshCheckout(dir);
+  // Each project's dependencies meanwhile, one project after another.
+  const projects = (async () => {
+    for (const [label, ioredis] of PROJECTS) await consumerProject(projectDir(label), ioredis);
+  })();
+  // Let neither reject unobserved while the other is awaited.
+  await Promise.all([packing, projects]);
+  packed = await packing;
+  // Two tsc processes fill a two-core machine; each holds about 350 MB.
+  const typeCheck = queue(Math.max(1, Math.min(availableParallelism(), 4)));
+  for (const [label] of PROJECTS) {
+    const project = projectDir(label);
+    await installTarball(project, packed.tarball);
+    const byConfig = new Map<string, Promise<void>>();
+    for (const config of CONFIGS) {
+      const check = typeCheck(() => tsc(project, config));
+      check.catch(() => {}); // observed by its test
+      byConfig.set(config, check);
+    }
+    checks.set(label, byConfig);
+  }
+}, 300_000);
 
 afterAll(async () => {
+  await checked(); // no tsc left writing into the directory removed below
   admin?.disconnect();
   await redis?.stop();
   rmSync(dir, { recursive: true, force: true });
-});
+}, CHECK_TEST_MS);
 
 describe('npm pack from a fresh checkout', () => {
   it('builds before packing, and ships the licence, the sources of its maps and node10 types', () => {
@@ -101,15 +172,14 @@ describe('the README, docs/ and bench/README.md', () => {
   });
 });
 
-for (const [label, ioredis] of [
-  ['ioredis 5', IOREDIS_5],
-  ['ioredis 6', IOREDIS_6],
-  ['ioredis 5.3', IOREDIS_OLDEST],
-] as const) {
+for (const [label, ioredis] of PROJECTS) {
   describe(`a consumer project with ${label} (${ioredis})`, () => {
-    const project = join(dir, label.replaceAll(' ', '-'));
-
-    beforeAll(() => consumerProject(project, packed.tarball, ioredis), 120_000);
+    const project = projectDir(label);
+    const check = (config: (typeof CONFIGS)[number]) => {
+      const started = checks.get(label)?.get(config);
+      if (!started) throw new Error(`${label}: no ${config} check started`);
+      return started; // rejects with the compiler's errors
+    };
 
     it("installs one copy of ioredis: the project's own", () => {
       const version = (path: string) =>
@@ -122,37 +192,54 @@ for (const [label, ioredis] of [
       expect(existsSync(join(project, 'node_modules/distlock/node_modules/ioredis'))).toBe(false);
     });
 
-    it('type-checks the documented examples and a CommonJS consumer (node16, strictest options)', () => {
-      tsc(project, 'tsconfig.node16.json'); // throws with the compiler's errors
-    }, 60_000);
+    it(
+      'type-checks the documented examples and a CommonJS consumer (node16, strictest options)',
+      async () => {
+        await check('tsconfig.node16.json');
+      },
+      CHECK_TEST_MS,
+    );
 
-    it('type-checks the documented examples with moduleResolution bundler', () => {
-      tsc(project, 'tsconfig.bundler.json');
-    }, 60_000);
+    it(
+      'type-checks the documented examples with moduleResolution bundler',
+      async () => {
+        await check('tsconfig.bundler.json');
+      },
+      CHECK_TEST_MS,
+    );
 
-    it('type-checks the CommonJS consumer with module commonjs and node10 resolution', () => {
-      tsc(project, 'tsconfig.node10.json');
-    }, 60_000);
+    it(
+      'type-checks the CommonJS consumer with module commonjs and node10 resolution',
+      async () => {
+        await check('tsconfig.node10.json');
+      },
+      CHECK_TEST_MS,
+    );
 
-    it('runs the runnable examples: they exit, and leave no key behind', async () => {
-      for (const example of examples.filter((e) => e.runs)) {
-        const compiled = join(project, 'out', exampleFile(example).replace(/\.ts$/, '.js'));
-        let output: string;
-        try {
-          output = execFileSync(process.execPath, [compiled], {
-            cwd: project,
-            encoding: 'utf8',
-            timeout: 20_000, // an example that never exits fails here
-            env: { ...process.env, REDIS_URL: redis.urls[0] },
-          });
-        } catch (error) {
-          const { stderr } = error as { stderr?: string };
-          throw new Error(`${exampleSource(example)} failed: ${stderr ?? String(error)}`);
+    it(
+      'runs the runnable examples: they exit, and leave no key behind',
+      async () => {
+        await checked(); // the node16 check emits them; the others must not compete with them
+        for (const example of examples.filter((e) => e.runs)) {
+          const compiled = join(project, 'out', exampleFile(example).replace(/\.ts$/, '.js'));
+          let output: string;
+          try {
+            output = execFileSync(process.execPath, [compiled], {
+              cwd: project,
+              encoding: 'utf8',
+              timeout: 20_000, // an example that never exits fails here
+              env: { ...process.env, REDIS_URL: redis.urls[0] },
+            });
+          } catch (error) {
+            const { stderr } = error as { stderr?: string };
+            throw new Error(`${exampleSource(example)} failed: ${stderr ?? String(error)}`);
+          }
+          expect(output, exampleSource(example)).not.toContain('Error');
         }
-        expect(output, exampleSource(example)).not.toContain('Error');
-      }
-      expect(await admin.dbsize()).toBe(0);
-    }, 60_000);
+        expect(await admin.dbsize()).toBe(0);
+      },
+      CHECK_TEST_MS,
+    );
 
     it('runs as CommonJS: require() loads the CJS build and its testing kit', () => {
       const output = execFileSync(process.execPath, ['out/consumer.cjs'], {

@@ -1,6 +1,7 @@
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { documentationExamples, exampleFile } from './readme-examples.js';
 
 const REPO = new URL('../..', import.meta.url).pathname;
@@ -14,18 +15,26 @@ const installed = (name: string) =>
     }
   ).version;
 
-const npm = (cwd: string, args: string[]) =>
-  execFileSync('npm', [...args, '--no-audit', '--no-fund', '--loglevel=error'], {
+const run = promisify(execFile);
+
+/** Runs npm in `cwd` (asynchronously, so that packing, installs and type checks overlap). */
+async function npm(cwd: string, args: string[]): Promise<string> {
+  const { stdout } = await run('npm', [...args, '--no-audit', '--no-fund', '--loglevel=error'], {
     cwd,
     encoding: 'utf8',
+    maxBuffer: 16 * 1024 * 1024,
   });
+  return stdout;
+}
 
 /**
  * Packs distlock the way a fresh clone publishes it: in a copy of the sources without dist/,
- * so that only `prepack` can build what the tarball holds. Returns the tarball's path and
- * the files it lists.
+ * so that only `prepack` can build what the tarball holds. Resolves to the tarball's path
+ * and the files it lists.
  */
-export function packFreshCheckout(dir: string): { tarball: string; files: string[] } {
+export async function packFreshCheckout(
+  dir: string,
+): Promise<{ tarball: string; files: string[] }> {
   const checkout = join(dir, 'checkout');
   mkdirSync(checkout);
   const copied = [
@@ -44,7 +53,9 @@ export function packFreshCheckout(dir: string): { tarball: string; files: string
     cpSync(join(REPO, entry), join(checkout, entry));
   }
   symlinkSync(join(REPO, 'node_modules'), join(checkout, 'node_modules'));
-  const [packed] = JSON.parse(npm(checkout, ['pack', '--json', '--pack-destination', dir])) as {
+  const [packed] = JSON.parse(
+    await npm(checkout, ['pack', '--json', '--pack-destination', dir]),
+  ) as {
     filename: string;
     files: { path: string }[];
   }[];
@@ -53,21 +64,21 @@ export function packFreshCheckout(dir: string): { tarball: string; files: string
 }
 
 /**
- * A consumer project in `dir` that installs the tarball with ioredis `ioredisVersion` (and
- * node-redis, valkey-glide and the OpenTelemetry API, which the documented examples use), holding
- * the examples of the README, docs/ and bench/README.md under readme/ and the fixtures of
- * test/consumers.
+ * The first half of a consumer project in `dir`, which needs no tarball (so it can be set up
+ * while distlock is being packed): a project with ioredis `ioredisVersion` (and node-redis,
+ * valkey-glide and the OpenTelemetry API, which the documented examples use), as a service
+ * that already has its Redis client and adds distlock, holding the examples of the README,
+ * docs/ and bench/README.md under readme/ and the fixtures of test/consumers.
  */
-export function consumerProject(dir: string, tarball: string, ioredisVersion: string): void {
+export async function consumerProject(dir: string, ioredisVersion: string): Promise<void> {
   mkdirSync(join(dir, 'readme'), { recursive: true });
   writeFileSync(
     join(dir, 'package.json'),
     `${JSON.stringify({ name: 'consumer', private: true, type: 'module' }, null, 2)}\n`,
   );
-  npm(dir, [
+  await npm(dir, [
     'install',
     '--prefer-offline',
-    tarball,
     `ioredis@${ioredisVersion}`,
     `redis@${installed('redis')}`,
     `@valkey/valkey-glide@${installed('@valkey/valkey-glide')}`,
@@ -88,6 +99,11 @@ export function consumerProject(dir: string, tarball: string, ioredisVersion: st
     // `export {}` makes each block a module of its own (top-level await, no shared names).
     writeFileSync(join(dir, exampleFile(example)), `${example.code}\nexport {};\n`);
   }
+}
+
+/** The second half: installs distlock from `tarball` into the project `consumerProject` made. */
+export async function installTarball(dir: string, tarball: string): Promise<void> {
+  await npm(dir, ['install', '--prefer-offline', tarball]);
 }
 
 /** The ioredis version the repository tests as "ioredis 6" (its `ioredis6` alias). */

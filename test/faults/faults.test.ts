@@ -5,6 +5,9 @@
  * the ones the negative controls provoke. `npm run test:faults` runs it longer
  * (FAULT_SECONDS, default 3 per scenario in `npm test`).
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,7 +17,7 @@ import {
   type RedisNodes,
   startRedis,
 } from '../../src/testing/index.js';
-import { RESOURCE, runScenario, type Targets } from './scenario.js';
+import { bundleWorker, RESOURCE, runScenario, type Targets } from './scenario.js';
 
 const SECONDS = Number(process.env.FAULT_SECONDS ?? 3);
 const TTL_MS = 400;
@@ -22,15 +25,22 @@ let lockNodes: RedisNodes;
 let storeNode: RedisNodes;
 let proxies: FaultProxy[] = [];
 const summary: string[] = [];
+const workerDir = mkdtempSync(join(tmpdir(), 'distlock-fault-worker-'));
+let worker: string;
 
 beforeAll(async () => {
-  [lockNodes, storeNode] = await Promise.all([startRedis({ nodes: 5 }), startRedis()]);
+  [lockNodes, storeNode, worker] = await Promise.all([
+    startRedis({ nodes: 5 }),
+    startRedis(),
+    bundleWorker(workerDir),
+  ]);
   proxies = await Promise.all(lockNodes.nodes.map((n) => FaultProxy.start(n.port)));
 });
 
 afterAll(async () => {
   await Promise.all(proxies.map((p) => p.close()));
   await Promise.all([lockNodes?.stop(), storeNode?.stop()]);
+  rmSync(workerDir, { recursive: true, force: true });
   console.log(
     [
       `fault suite, ${SECONDS} s per scenario:`,
@@ -60,6 +70,7 @@ async function scenario(
     }
   };
   const report = await runScenario({
+    worker,
     lockUrls: proxies.map((p) => p.url),
     nodeUrls: lockNodes.urls,
     storeUrl: storeNode.urls[0] as string,
