@@ -146,6 +146,21 @@ export function isErrorReply(error: unknown): boolean {
 }
 
 /**
+ * How a "not connected" error quotes the client's last error: `": <message>"` on one line
+ * (OpenSSL's alert texts carry a newline), or nothing. A `NOAUTH` also says what it means,
+ * since clients word it differently (ioredis 6 sends `HELLO` first and gets "NOAUTH HELLO must
+ * be called with the client already authenticated...").
+ */
+export function lastErrorText(cause: Error | undefined): string {
+  if (!cause) return '';
+  const message = cause.message.replace(/\s*\n\s*/g, ' ').trim();
+  const meaning = /^NOAUTH\b/.test(message)
+    ? ' (the server requires a password: none was sent)'
+    : '';
+  return `: ${message}${meaning}`;
+}
+
+/**
  * OpenSSL failures that retrying cannot fix: the server wants a client certificate or
  * rejects ours, distrusts our CA, or speaks no TLS at all (a plain port). A transient fault
  * (a bad record MAC, an internal error) is not one of them.

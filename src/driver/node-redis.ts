@@ -1,5 +1,6 @@
 import {
   ClusterNodeError,
+  lastErrorText,
   NotSentError,
   onePerClient,
   type RedisConnection,
@@ -217,7 +218,7 @@ export class NodeRedisConnection implements RedisConnection {
 
   #notSent(): NotSentError {
     const cause = this.#lastError;
-    const why = cause ? `: ${cause.message}` : '';
+    const why = lastErrorText(cause);
     const state = this.#client.isOpen ? 'reconnecting' : 'closed';
     return new NotSentError(`not connected to ${this.name} (${state})${why}`, { cause });
   }
