@@ -1,4 +1,5 @@
 import {
+  ClientNotOpenedError,
   ClusterNodeError,
   lastErrorText,
   NotSentError,
@@ -217,6 +218,11 @@ export class NodeRedisConnection implements RedisConnection {
   }
 
   #notSent(): NotSentError {
+    if (!this.#client.isOpen && this.#readies === 0 && !this.#lastError) {
+      const fix = 'call `await client.connect()` before handing it to distlock';
+      const cause = new ClientNotOpenedError(this.name, fix);
+      return new NotSentError(`not connected to ${this.name}: ${cause.message}`, { cause });
+    }
     const cause = this.#lastError;
     const why = lastErrorText(cause);
     const state = this.#client.isOpen ? 'reconnecting' : 'closed';
