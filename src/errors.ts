@@ -10,7 +10,8 @@ export type LockErrorCode =
   | 'ABORTED'
   | 'LOCKER_CLOSED'
   | 'UNSAFE_NODE'
-  | 'NO_REPLY';
+  | 'NO_REPLY'
+  | 'FOREIGN_DATA';
 
 /**
  * Base class of every error distlock throws or rejects with. Switch on `code`, which is
@@ -152,6 +153,24 @@ export class NoReplyError extends LockError {
     );
     this.node = node;
     this.timeoutMs = timeoutMs;
+  }
+}
+
+/**
+ * A fenced read or write found `key` holding something that no fenced write stored there (a
+ * value of another type, or a `fence` field that is not a decimal integer). Nothing was written:
+ * pick a key of its own for the fenced data.
+ */
+export class ForeignDataError extends LockError {
+  readonly key: string;
+
+  /** `found`: what the key holds instead (`a string`, `fence "abc"`). */
+  constructor(key: string, found: string) {
+    super(
+      'FOREIGN_DATA',
+      `Key "${key}" holds ${found}, not fenced data (a hash whose \`fence\` field is a decimal integer): nothing was written.`,
+    );
+    this.key = key;
   }
 }
 

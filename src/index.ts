@@ -23,6 +23,7 @@ export { Lock } from './engine/lock.js';
 export {
   AbortedError,
   AcquireTimeoutError,
+  ForeignDataError,
   InvalidArgumentError,
   LockBusyError,
   LockError,

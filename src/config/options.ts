@@ -15,7 +15,8 @@ export interface LockerOptions {
   /** Clock drift allowed per ms of TTL; validity = ttl - elapsed - (ttl * driftFactor + 2). @default 0.01 */
   driftFactor?: number;
   /**
-   * How long one node may take to answer before it counts as failed (ms).
+   * How long one node may take to answer before it counts as failed (ms). A release claims no
+   * validity, so it waits for each node at least 1 s (at most the TTL) whatever this says.
    * @default 1/200 of the TTL, clamped to [20, 500] ms and to at most half the TTL
    */
   nodeTimeoutMs?: number;

@@ -145,6 +145,18 @@ export class ClusterNodeError extends Error {
 }
 
 /**
+ * A client that the caller passed in but never opened (node-redis's `createClient()` without
+ * `await client.connect()`): distlock never opens a caller's client. A configuration error:
+ * retrying cannot fix it.
+ */
+export class ClientNotOpenedError extends Error {
+  constructor(node: string, fix: string) {
+    super(`the client for ${node} was never connected: ${fix}`);
+    this.name = 'ClientNotOpenedError';
+  }
+}
+
+/**
  * Whether `error` is the server's own error reply (its message starts with a Redis error code:
  * `ERR ...`, `NOSCRIPT ...`, `READONLY ...`), rather than a failure of the connection (a
  * reset, a closed socket, a command not sent): after one of those, the node may be another
@@ -157,6 +169,21 @@ export function isErrorReply(error: unknown): boolean {
     !(error instanceof NotSentError) &&
     /^[A-Z][A-Z_]+( |$)/.test(error.message)
   );
+}
+
+/**
+ * How a "not connected" error quotes the client's last error: `": <message>"` on one line
+ * (OpenSSL's alert texts carry a newline), or nothing. A `NOAUTH` also says what it means,
+ * since clients word it differently (ioredis 6 sends `HELLO` first and gets "NOAUTH HELLO must
+ * be called with the client already authenticated...").
+ */
+export function lastErrorText(cause: Error | undefined): string {
+  if (!cause) return '';
+  const message = cause.message.replace(/\s*\n\s*/g, ' ').trim();
+  const meaning = /^NOAUTH\b/.test(message)
+    ? ' (the server requires a password: none was sent)'
+    : '';
+  return `: ${message}${meaning}`;
 }
 
 /**
@@ -187,7 +214,7 @@ export function isConfigurationError(error: unknown): boolean {
   let cause = error;
   while (cause instanceof NotSentError) cause = cause.cause; // down to the client's own error
   if (!(cause instanceof Error)) return false;
-  if (cause instanceof ClusterNodeError) return true;
+  if (cause instanceof ClusterNodeError || cause instanceof ClientNotOpenedError) return true;
   if (/^(WRONGPASS|NOAUTH|NOPERM)\b/.test(cause.message)) return true;
   // A command an ACL user may not run inside a script ("ERR The user executing the script
   // can't run this command ...", or "... can't access at least one of the keys").

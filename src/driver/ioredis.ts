@@ -3,6 +3,7 @@ import type { ConnectionOptions } from 'node:tls';
 import { Redis, type RedisOptions } from 'ioredis';
 import {
   ClusterNodeError,
+  lastErrorText,
   NotSentError,
   onePerClient,
   type RedisConnection,
@@ -259,7 +260,7 @@ export class IORedisConnection implements RedisConnection {
     const client = this.#client;
     const notSent = () => {
       const cause = this.#lastError;
-      const why = cause ? `: ${cause.message}` : '';
+      const why = lastErrorText(cause);
       return new NotSentError(`not connected to ${this.name} (${client.status})${why}`, { cause });
     };
     // A failed connect surfaces through the events below (or the timeout), not this promise.

@@ -1,5 +1,7 @@
 import {
+  ClientNotOpenedError,
   ClusterNodeError,
+  lastErrorText,
   NotSentError,
   onePerClient,
   type RedisConnection,
@@ -216,8 +218,13 @@ export class NodeRedisConnection implements RedisConnection {
   }
 
   #notSent(): NotSentError {
+    if (!this.#client.isOpen && this.#readies === 0 && !this.#lastError) {
+      const fix = 'call `await client.connect()` before handing it to distlock';
+      const cause = new ClientNotOpenedError(this.name, fix);
+      return new NotSentError(`not connected to ${this.name}: ${cause.message}`, { cause });
+    }
     const cause = this.#lastError;
-    const why = cause ? `: ${cause.message}` : '';
+    const why = lastErrorText(cause);
     const state = this.#client.isOpen ? 'reconnecting' : 'closed';
     return new NotSentError(`not connected to ${this.name} (${state})${why}`, { cause });
   }

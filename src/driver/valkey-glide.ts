@@ -1,5 +1,6 @@
 import {
   ClusterNodeError,
+  lastErrorText,
   NotSentError,
   onePerClient,
   type RedisConnection,
@@ -215,7 +216,7 @@ export class GlideConnection implements RedisConnection {
     return readyWithin(this.#probe, timeoutMs).then((answered) => {
       if (answered) return;
       const cause = this.#lost;
-      const why = cause ? `: ${cause.message}` : '';
+      const why = lastErrorText(cause);
       throw new NotSentError(`not connected to ${this.name}${why}`, { cause });
     });
   }

@@ -62,7 +62,7 @@ export function failure(
     case 'unavailable': {
       const needed = kind.quorum(results.length);
       const hint = misconfigured(attempt, target)
-        ? ' A configuration error (credentials, permissions, TLS, a Cluster node given as one server): retrying cannot fix it.'
+        ? ' A configuration error (credentials, permissions, TLS, a Cluster node given as one server, a client never connected): retrying cannot fix it.'
         : '';
       return new NoQuorumError(
         resource,

@@ -5,7 +5,7 @@ import type { Judgement } from '../quorum/fan-out.js';
 import { validityMs } from '../quorum/validity.js';
 import type { IdentifiedNodes } from './context.js';
 import type { AcquireRequest, TakeReply } from './contract.js';
-import { askEveryNode } from './every-node.js';
+import { askEveryNode, nodeTimeoutFor } from './every-node.js';
 import { establishFence } from './fence.js';
 import { deleteIfOwned } from './release.js';
 import { awaitReplicas } from './replicas.js';
@@ -85,7 +85,7 @@ export async function attemptAcquire(
   const startedAt = clock.now();
   const round = askEveryNode(
     context,
-    ttlMs,
+    nodeTimeoutFor(context, ttlMs),
     (node, timeoutMs, index) =>
       context.identities.known(index)
         ? takeOnNode(context, node, request, timeoutMs)

@@ -19,19 +19,31 @@ export function nodeTimeoutFor(context: NodeSet, ttlMs: number): number {
 type NodeRequest<T> = (node: StallGuard, timeoutMs: number, index: number) => Promise<T>;
 
 /**
- * Sends one request to every node at once, each with the per-node timeout for a lease of
- * `ttlMs`; a node that lets it outlive the timeout gets no new work until it answers. A reply
- * of 1 counts as yes (what the compare-and-act scripts return) unless `judge` says otherwise;
- * `quorum` yes votes decide (a majority unless told).
+ * The per-node timeout of a release: no validity is at stake, only whether the nodes can
+ * tell that they deleted the key, so it is the lease's per-node timeout but at least
+ * {@link RELEASE_NODE_TIMEOUT_MS} (never more than the TTL: by then the key expired anyway).
+ * A node busy with many other requests still answers within it.
+ */
+export function releaseTimeoutFor(context: NodeSet, ttlMs: number): number {
+  return Math.max(nodeTimeoutFor(context, ttlMs), Math.min(RELEASE_NODE_TIMEOUT_MS, ttlMs));
+}
+
+/** The least per-node timeout of a release (see {@link releaseTimeoutFor}). */
+export const RELEASE_NODE_TIMEOUT_MS = 1_000;
+
+/**
+ * Sends one request to every node at once, each with the per-node timeout `timeoutMs` (see
+ * {@link nodeTimeoutFor}); a node that lets it outlive the timeout gets no new work until it
+ * answers. A reply of 1 counts as yes (what the compare-and-act scripts return) unless
+ * `judge` says otherwise; `quorum` yes votes decide (a majority unless told).
  */
 export function askEveryNode<T>(
   context: NodeSet,
-  ttlMs: number,
+  timeoutMs: number,
   request: NodeRequest<T>,
   judge: (reply: T) => Judgement = oneIsYes,
   quorum?: number,
 ): FanOut {
-  const timeoutMs = nodeTimeoutFor(context, ttlMs);
   return fanOut(context.nodes, {
     timeoutMs,
     clock: context.clock,

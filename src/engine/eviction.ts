@@ -23,10 +23,13 @@ export function evictionRisk(info: string): string | undefined {
   );
 }
 
-/** Why a node whose eviction policy cannot be read is a risk too. */
+/** Why a node whose eviction policy cannot be read is a risk too, and what each mode can do. */
 const UNCHECKED =
-  'its eviction policy cannot be read (INFO is renamed or denied), so it may evict lock keys: ' +
-  "grant +info, or use onEvictionRisk: 'warn' to lock anyway";
+  'its eviction policy cannot be read (INFO is renamed or denied), so it may evict lock keys';
+const UNCHECKED_ADVICE = {
+  refuse: `${UNCHECKED}: grant +info, or use onEvictionRisk: 'warn' to lock anyway`,
+  warn: `${UNCHECKED}: grant +info so that it can be checked`,
+};
 
 /**
  * The locker's check of each server's eviction settings: with `'refuse'`, an error that keeps
@@ -39,7 +42,7 @@ export function evictionCheck(
   events: LockerEmitter,
 ): ServerInspection {
   return (index, info) => {
-    const risk = info === undefined ? UNCHECKED : evictionRisk(info);
+    const risk = info === undefined ? UNCHECKED_ADVICE[onEvictionRisk] : evictionRisk(info);
     if (risk === undefined) return undefined;
     const node = nodeName(index);
     if (onEvictionRisk === 'refuse') return new UnsafeNodeError(node, risk);

@@ -4,7 +4,7 @@ import type { NodeResult } from '../node-result.js';
 import { validityMs } from '../quorum/validity.js';
 import type { NodeSet } from './context.js';
 import type { Lease } from './contract.js';
-import { askEveryNode } from './every-node.js';
+import { askEveryNode, nodeTimeoutFor } from './every-node.js';
 import { deleteIfOwned } from './release.js';
 import { awaitReplicas } from './replicas.js';
 
@@ -40,7 +40,13 @@ export async function extendLease(
     return extended;
   };
   const quorum = kind.quorum(context.nodes.length);
-  const round = askEveryNode(context, ttlMs, extendOnNode, undefined, quorum);
+  const round = askEveryNode(
+    context,
+    nodeTimeoutFor(context, ttlMs),
+    extendOnNode,
+    undefined,
+    quorum,
+  );
   const decision = await round.decided;
   const validity = validityMs(ttlMs, startedAt, decision.decidedAt, settings.driftFactor);
   if (lease.status !== 'held') {

@@ -2,7 +2,7 @@ import type { NodeResult } from '../node-result.js';
 import { quorumOf } from '../quorum/tally.js';
 import type { NodeSet } from './context.js';
 import type { HoldKind } from './contract.js';
-import { askEveryNode } from './every-node.js';
+import { askEveryNode, nodeTimeoutFor } from './every-node.js';
 
 /**
  * Settles the fencing token of a fresh majority (see docs/fencing.md): F = the largest counter
@@ -31,7 +31,7 @@ export async function establishFence(
 
   const { raiseFence } = kind;
   if (!raiseFence) return undefined; // a kind that draws fences raises them too
-  const raise = askEveryNode(context, ttlMs, (node, timeoutMs, index) =>
+  const raise = askEveryNode(context, nodeTimeoutFor(context, ttlMs), (node, timeoutMs, index) =>
     fences[index] === undefined
       ? Promise.resolve(0) // the lock is not ours there
       : raiseFence(node, { key, token, attempt, fence }, timeoutMs),

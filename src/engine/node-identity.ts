@@ -4,7 +4,7 @@ import type { StallGuard } from '../driver/stall-guard.js';
 import { InvalidArgumentError } from '../errors.js';
 import { driftMs } from '../quorum/validity.js';
 import type { WarningCode } from './events.js';
-import { askEveryNode, type NodeSet } from './every-node.js';
+import { askEveryNode, type NodeSet, nodeTimeoutFor } from './every-node.js';
 import {
   abstentionReason,
   changeOf,
@@ -242,7 +242,7 @@ export class NodeIdentities {
     const { clock } = context;
     const asking = askEveryNode(
       context,
-      ttlMs,
+      nodeTimeoutFor(context, ttlMs),
       async (node, _timeoutMs, index) => {
         const id = this.#ids[index] as Identity;
         if (!this.#isDue(id, node, clock)) return;

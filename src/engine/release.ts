@@ -1,15 +1,18 @@
 import { NotSentError } from '../driver/connection.js';
 import type { WaitingPlace } from '../lua/waiting-line.js';
 import type { NodeResult } from '../node-result.js';
+import type { FanOut } from '../quorum/fan-out.js';
 import type { NodeSet } from './context.js';
 import type { HoldId, HoldKind, Lease, ReleaseResult } from './contract.js';
-import { askEveryNode } from './every-node.js';
+import { askEveryNode, nodeTimeoutFor, releaseTimeoutFor } from './every-node.js';
 
 /**
  * Deletes the lease's key on every node (compare-and-delete, so another holder's key is never
- * touched), or with `keepMs` sets it to expire that long from now instead. Resolves once every
- * node answered or timed out, so that the key is gone from all reachable nodes; never rejects
- * because the lease had expired.
+ * touched), or with `keepMs` sets it to expire that long from now instead. Never rejects
+ * because the lease had expired. Resolves once every node answered, or once the lease's
+ * per-node timeout has passed with the verdict known (a straggler then counts as timed out);
+ * while the verdict is still open, it waits for each node up to a release's own, longer
+ * timeout (see `releaseTimeoutFor`), so that a busy node's done delete is not reported failed.
  */
 export async function releaseLease(
   context: NodeSet,
@@ -19,14 +22,48 @@ export async function releaseLease(
   if (lease.status === 'released') return { result: 'not-held', nodes: [] };
   const wasHeld = lease.status === 'held';
   lease.status = 'released';
+  const timeoutMs = releaseTimeoutFor(context, lease.ttlMs);
   const ending =
     keepMs === undefined
-      ? deleteIfOwned(context, lease, true)
-      : expireIfOwned(context, lease, keepMs);
-  const results = await ending.settled;
+      ? deleteIfOwned(context, lease, true, timeoutMs)
+      : expireIfOwned(context, lease, keepMs, timeoutMs);
+  const quorum = lease.kind.quorum(context.nodes.length);
+  const results = await verdictKnown(context, ending, nodeTimeoutFor(context, lease.ttlMs), quorum);
   // A lease that had already run out is not held, but nodes that failed still say so.
-  const result = verdict(results, lease.kind.quorum(context.nodes.length));
+  const result = verdict(results, quorum);
   return { result: wasHeld || result === 'failed' ? result : 'not-held', nodes: results };
+}
+
+/**
+ * The release's results: all of them once every node answered, or, from `nodeTimeoutMs` on,
+ * as soon as the answers so far decide the verdict (the nodes still silent count as timed
+ * out after `nodeTimeoutMs`, as they would have in any other request of the lease).
+ */
+function verdictKnown(
+  context: NodeSet,
+  ending: FanOut,
+  nodeTimeoutMs: number,
+  quorum: number,
+): Promise<readonly NodeResult[]> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timedOut = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, nodeTimeoutMs);
+  });
+  const early = Promise.all([timedOut, ending.decided]).then(
+    ([, { results }]) =>
+      new Promise<readonly NodeResult[]>((resolve) => {
+        const sofar = results.map(
+          (result, index): NodeResult =>
+            result ?? {
+              node: context.nodes[index]?.name ?? '',
+              outcome: 'timeout',
+              timeoutMs: nodeTimeoutMs,
+            },
+        );
+        if (verdict(sofar, quorum) !== 'failed') resolve(sofar); // else the settled results
+      }),
+  );
+  return Promise.race([ending.settled, early]).finally(() => clearTimeout(timer));
 }
 
 /**
@@ -67,17 +104,22 @@ export interface DeleteRequest extends HoldId {
  * wakes up. Used by release and to undo failed acquisitions and extensions. `announce`: wake
  * waiters, for a real release (or a lost lease); not when undoing a failed attempt, which
  * leaves every node as it was and must not wake anyone (least of all the attempt's own
- * waiter).
+ * waiter). `timeoutMs`: per node, by default the lease's.
  */
-export function deleteIfOwned(context: NodeSet, request: DeleteRequest, announce: boolean) {
-  const { kind, ttlMs, acquireResults } = request;
+export function deleteIfOwned(
+  context: NodeSet,
+  request: DeleteRequest,
+  announce: boolean,
+  timeoutMs = nodeTimeoutFor(context, request.ttlMs),
+) {
+  const { kind, acquireResults } = request;
   const { key, token, attempt, unanswered, line } = request;
   const hold = line
     ? { key, token, attempt, unanswered, announce, line }
     : { key, token, attempt, unanswered, announce };
-  return askEveryNode(context, ttlMs, (node, timeoutMs, index) =>
+  return askEveryNode(context, timeoutMs, (node, nodeTimeoutMs, index) =>
     mayHoldToken(acquireResults, index)
-      ? kind.release(node.forced, hold, timeoutMs)
+      ? kind.release(node.forced, hold, nodeTimeoutMs)
       : Promise.resolve(0),
   );
 }
@@ -87,11 +129,13 @@ export function deleteIfOwned(context: NodeSet, request: DeleteRequest, announce
  * PEXPIRE). Unlike an extension it claims no validity: the holder is done with the lock, and
  * the key only keeps others out until then.
  */
-function expireIfOwned(context: NodeSet, lease: Lease, keepMs: number) {
-  const { kind, key, token, attempt, unanswered, ttlMs, acquireResults } = lease;
+function expireIfOwned(context: NodeSet, lease: Lease, keepMs: number, timeoutMs: number) {
+  const { kind, key, token, attempt, unanswered, acquireResults } = lease;
   const hold = { key, token, attempt, unanswered, ttlMs: keepMs };
-  return askEveryNode(context, ttlMs, (node, timeoutMs, index) =>
-    mayHoldToken(acquireResults, index) ? kind.extend(node, hold, timeoutMs) : Promise.resolve(0),
+  return askEveryNode(context, timeoutMs, (node, nodeTimeoutMs, index) =>
+    mayHoldToken(acquireResults, index)
+      ? kind.extend(node, hold, nodeTimeoutMs)
+      : Promise.resolve(0),
   );
 }
 

@@ -1,7 +1,7 @@
 import type { LineTicket } from '../lua/waiting-line.js';
 import type { NodeResult } from '../node-result.js';
 import type { HoldId, HoldKind, LinePass } from './contract.js';
-import { askEveryNode, type NodeSet } from './every-node.js';
+import { askEveryNode, type NodeSet, nodeTimeoutFor } from './every-node.js';
 import type { Shutdown } from './shutdown.js';
 import type { WakeUps } from './wake-ups.js';
 
@@ -61,7 +61,7 @@ function leaveQueue(
 ) {
   const granted = acquireResults !== undefined;
   const hold = { key, token, attempt, unanswered, granted };
-  return askEveryNode(context, ttlMs, (node, timeoutMs, index) =>
+  return askEveryNode(context, nodeTimeoutFor(context, ttlMs), (node, timeoutMs, index) =>
     acquireResults?.[index]?.outcome === 'yes'
       ? Promise.resolve(0)
       : kind.leaveLine(node.forced, hold, timeoutMs),

@@ -1,7 +1,7 @@
 import { validateResource } from '../config/options.js';
 import { adaptClient, isRedisConnection, type RedisClient } from '../driver/clients.js';
 import type { RedisConnection } from '../driver/connection.js';
-import { InvalidArgumentError, NoReplyError } from '../errors.js';
+import { ForeignDataError, InvalidArgumentError, NoReplyError } from '../errors.js';
 import { fencedReadScript } from './lua/fenced-read.js';
 import { fencedWriteScript } from './lua/fenced-write.js';
 
@@ -46,8 +46,12 @@ export function fencedWrite(
   if (typeof value !== 'string') throw new InvalidArgumentError('value', 'a string', value);
   const timeoutMs = timeoutOf(options);
   const write = fencedWriteScript.run(connection, { key, fence, value }, timeoutMs);
-  return replyWithin(write, connection, `a fenced write of "${key}"`, timeoutMs).then((applied) =>
-    applied === 1 ? 'applied' : 'stale',
+  return replyWithin(write, connection, `a fenced write of "${key}"`, timeoutMs).then(
+    (result) => {
+      if (typeof result === 'string') return result;
+      throw foreignFence(key, result.foreignFence);
+    },
+    (error: unknown) => rejectForeign(key, error),
   );
 }
 
@@ -68,7 +72,11 @@ export function fencedReadForUpdate(
   const timeoutMs = timeoutOf(options);
   const read = fencedReadScript.run(connection, { key, fence }, timeoutMs);
   return replyWithin(read, connection, `a fenced read of "${key}"`, timeoutMs).then(
-    ({ claimed, value }) => (claimed ? { value } : 'stale'),
+    ({ claimed, value, foreignFence: odd }) => {
+      if (odd !== undefined) throw foreignFence(key, odd);
+      return claimed ? { value } : 'stale';
+    },
+    (error: unknown) => rejectForeign(key, error),
   );
 }
 
@@ -85,10 +93,14 @@ export function fencedPeek(
   validateKey(key);
   const timeoutMs = timeoutOf(options);
   const read = connection.send('HMGET', [key, 'value', 'fence'], timeoutMs);
-  return replyWithin(read, connection, `a read of "${key}"`, timeoutMs).then((reply) => {
-    const [value = null, fence = null] = Array.isArray(reply) ? (reply as (string | null)[]) : [];
-    return { value, fence: fence === null ? null : BigInt(fence) };
-  });
+  return replyWithin(read, connection, `a read of "${key}"`, timeoutMs).then(
+    (reply) => {
+      const [value = null, fence = null] = Array.isArray(reply) ? (reply as (string | null)[]) : [];
+      if (fence !== null && !/^\d+$/.test(fence)) throw foreignFence(key, fence);
+      return { value, fence: fence === null ? null : BigInt(fence) };
+    },
+    (error: unknown) => rejectForeign(key, error),
+  );
 }
 
 /** @deprecated Renamed {@link fencedReadForUpdate}: it claims the key, which a read does not. */
@@ -96,6 +108,18 @@ export const fencedRead = fencedReadForUpdate;
 
 /** @deprecated Renamed {@link fencedPeek}: it only looks. */
 export const readFenced = fencedPeek;
+
+/** Redis refused the command because `key` holds another type than a hash. */
+function rejectForeign(key: string, error: unknown): never {
+  if (error instanceof Error && error.message.includes('WRONGTYPE')) {
+    throw new ForeignDataError(key, 'a value of another type than a hash (WRONGTYPE)');
+  }
+  throw error;
+}
+
+function foreignFence(key: string, fence: string): ForeignDataError {
+  return new ForeignDataError(key, `a hash with fence ${JSON.stringify(fence.slice(0, 40))}`);
+}
 
 function timeoutOf(options: FencedCommandOptions): number {
   const { timeoutMs = FENCED_COMMAND_TIMEOUT_MS } = options ?? {};

@@ -15,6 +15,16 @@ end
 `;
 
 /**
+ * `isFence(s)`: whether a stored `fence` field is what a fenced write stores (a decimal
+ * integer); anything else means another program wrote the key.
+ */
+export const IS_FENCE = `
+local function isFence(s)
+  return string.find(s, '^%d+$') ~= nil
+end
+`;
+
+/**
  * `holderTtl(lockKey)`: the PTTL of a key held by another, never 0. In its last millisecond
  * a key still exists (GET returns it) while PTTL says 0, which the acquisition scripts would
  * otherwise report as "the lock is now ours".

@@ -1,3 +1,6 @@
+// Node's types, kept in the emitted .d.ts: they declare `AsyncDisposable` for the handles
+// below, and TypeScript 6+ no longer loads @types/node unless something asks for it.
+/// <reference types="node" preserve="true" />
 /**
  * distlock/testing: real Redis nodes for tests, and the faults to inject into them.
  *

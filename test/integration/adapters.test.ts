@@ -437,3 +437,23 @@ async function until(done: () => boolean | Promise<boolean>): Promise<void> {
     await delay(20);
   }
 }
+
+describe.each([
+  ['node-redis 5', (url: string): RedisClient => createNodeRedis5({ url })],
+  ['node-redis 6', (url: string): RedisClient => createNodeRedis6({ url })],
+] as const)('a %s client never connected', (_, createClient) => {
+  it('fails at once, naming the fix, instead of after the wait', async () => {
+    const port = fixture().redis.nodes[0]?.port;
+    const client = createClient(`redis://127.0.0.1:${port}`);
+    const locker = new Locker({ nodes: [client] });
+    const waitMs = 5_000;
+    try {
+      const started = performance.now();
+      const error = await locker.acquire('r', { ttlMs: 1_000, waitMs }).catch((e: unknown) => e);
+      expect((error as Error).message).toMatch(/never connected: call `await client.connect\(\)`/);
+      expect(performance.now() - started).toBeLessThan(waitMs / 2); // not retried
+    } finally {
+      await locker.close();
+    }
+  });
+});

@@ -1,4 +1,5 @@
 import { inspect } from 'node:util';
+import { Redis as Redis6 } from 'ioredis6';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Locker, type LockerOptions, NoQuorumError } from '../../src/index.js';
 import { type RedisNodes, startRedis } from '../../src/testing/index.js';
@@ -39,8 +40,23 @@ describe('a failure names its real cause, and a configuration error fails fast',
   it('names NOAUTH when the password is missing, at once instead of after the wait', async () => {
     const { error, ms } = await failing(lockerWith(undefined, undefined, undefined));
     expect(error.message).toMatch(/NOAUTH Authentication required/);
+    expect(error.message).toMatch(/the server requires a password: none was sent/);
     expect(error.message).toMatch(/configuration error/);
     expect(ms).toBeLessThan(2_500); // before: the whole 5 s wait, "not connected (reconnecting)"
+  });
+
+  it('says what NOAUTH means in the words of every client (ioredis 6 sends HELLO first)', async () => {
+    const clients = redis.nodes.map((node) => new Redis6(`redis://127.0.0.1:${node.port}`));
+    const locker = new Locker({ nodes: clients });
+    lockers.push(locker);
+    try {
+      const { error, ms } = await failing(locker);
+      expect(error.message).toMatch(/NOAUTH HELLO must be called/); // ioredis 6's own words
+      expect(error.message).toMatch(/the server requires a password: none was sent/);
+      expect(ms).toBeLessThan(2_500);
+    } finally {
+      for (const client of clients) client.disconnect();
+    }
   });
 
   it('names WRONGPASS when the password is wrong', async () => {

@@ -81,13 +81,17 @@ describe('an eviction policy that may drop lock keys', () => {
     const warned = new Locker({ nodes: [url] });
     const refusing = new Locker({ nodes: [url], onEvictionRisk: 'refuse' });
     try {
-      const warnings: string[] = [];
-      warned.events.on('warning', ({ code }) => warnings.push(code));
+      const warnings: { code: string; message: string }[] = [];
+      warned.events.on('warning', ({ code, message }) => warnings.push({ code, message }));
       await (await warned.acquire('r', { ttlMs: 1_000 })).release();
-      expect(warnings).toEqual(['EVICTION_UNCHECKED']);
+      expect(warnings.map((w) => w.code)).toEqual(['EVICTION_UNCHECKED']);
+      // Each mode's advice is one that locker can follow.
+      expect(warnings[0]?.message).toMatch(/grant \+info/);
+      expect(warnings[0]?.message).not.toMatch(/onEvictionRisk/);
       const error = await refusing.acquire('r', { ttlMs: 1_000 }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(UnsafeNodeError);
       expect((error as Error).message).toMatch(/cannot be read \(INFO is renamed or denied\)/);
+      expect((error as Error).message).toMatch(/onEvictionRisk: 'warn'/);
     } finally {
       await Promise.all([warned.close(), refusing.close()]);
       await admin?.call('ACL', 'DELUSER', 'noinfo');

@@ -2,6 +2,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import {
+  ForeignDataError,
   fencedPeek,
   fencedRead,
   fencedReadForUpdate,
@@ -120,6 +121,36 @@ describe('fenced writes', () => {
     expect(await fencedWrite(client, 'counter', 2n, '11')).toBe('stale'); // older one is locked out
     expect(await fencedReadForUpdate(client, 'counter', 2n)).toBe('stale');
     expect(await fencedWrite(client, 'counter', 3n, '11')).toBe('applied');
+  });
+
+  it('name a key that holds something else, whatever the call', async () => {
+    const [admin] = fixture().admin;
+    const redis = admin as Redis;
+    await redis.set('plain', 'abc');
+    await redis.hset('odd-fence', 'fence', 'abc', 'value', 'x');
+    const calls = {
+      fencedWrite: (key: string) => fencedWrite(redis, key, 1n, 'v'),
+      fencedReadForUpdate: (key: string) => fencedReadForUpdate(redis, key, 1n),
+      fencedPeek: (key: string) => fencedPeek(redis, key),
+    };
+    for (const [name, call] of Object.entries(calls)) {
+      for (const [key, found] of [
+        ['plain', /another type than a hash \(WRONGTYPE\)/],
+        ['odd-fence', /fence "abc"/],
+      ] as const) {
+        const error = await call(key).then(
+          () => new Error(`${name} on ${key} resolved`),
+          (e: unknown) => e,
+        );
+        expect(error, `${name} on ${key}`).toBeInstanceOf(ForeignDataError);
+        expect((error as ForeignDataError).code).toBe('FOREIGN_DATA');
+        expect((error as ForeignDataError).key).toBe(key);
+        expect((error as Error).message).toMatch(found);
+      }
+    }
+    // Nothing was written over the foreign values.
+    expect(await redis.get('plain')).toBe('abc');
+    expect(await redis.hgetall('odd-fence')).toEqual({ fence: 'abc', value: 'x' });
   });
 
   it('reject bad input synchronously', () => {

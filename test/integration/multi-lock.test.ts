@@ -88,6 +88,36 @@ describe('acquireAll', () => {
     await holder.release();
   });
 
+  it('gives back what a round took at once under minHoldMs, and keeps the group for it', async () => {
+    const holder = await locker().acquire('b', { ttlMs: 10_000 });
+    const options = { ttlMs: 10_000, minHoldMs: 5_000, waitMs: 3_000 };
+    const waiting = locker().acquireAll(['a', 'b'], options);
+    await delay(300);
+    expect(await lockedOn(['a'])).toEqual([0, 0, 0, 0, 0]); // a give-back is no hold
+    await holder.release();
+    const both = await waiting; // its own keys no longer block it
+    const releasedAt = performance.now();
+    expect(await both.release()).toBe('released');
+    const keptMs = await Promise.all(
+      fixture().admin.flatMap((a) => [a.pttl('distlock:{a}'), a.pttl('distlock:{b}')]),
+    );
+    const elapsed = performance.now() - releasedAt;
+    for (const ms of keptMs) {
+      expect(ms).toBeGreaterThan(options.minHoldMs - elapsed - 1_000); // kept, not deleted
+      expect(ms).toBeLessThanOrEqual(options.minHoldMs);
+    }
+  });
+
+  it('holds nothing after giving up under minHoldMs', async () => {
+    const holder = await locker().acquire('b', { ttlMs: 10_000 });
+    const error = await locker()
+      .acquireAll(['a', 'b'], { ttlMs: 5_000, minHoldMs: 4_000, waitMs: 300 })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AcquireTimeoutError);
+    expect(await lockedOn(['a'])).toEqual([0, 0, 0, 0, 0]);
+    await holder.release();
+  });
+
   it('fires its signal when any of its locks is lost, and gives each its fence', async () => {
     const all = await locker().acquireAll(['a', 'b'], { ttlMs: 300, fencing: true });
     expect([...all.fences.keys()]).toEqual(['a', 'b']);

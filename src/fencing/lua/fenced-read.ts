@@ -1,4 +1,4 @@
-import { FENCE_BELOW } from '../../lua/fragments.js';
+import { FENCE_BELOW, IS_FENCE } from '../../lua/fragments.js';
 import { defineScript } from '../../lua/script.js';
 
 /**
@@ -9,21 +9,28 @@ import { defineScript } from '../../lua/script.js';
  * KEYS[1]  the protected resource (see fenced-write)
  * ARGV[1]  fence, a decimal integer
  *
- * Returns { 1, value or false } when claimed, { 0, false } when a newer fence already claimed.
+ * Returns { 1, value or false } when claimed, { 0, false } when a newer fence already claimed,
+ * { -1, stored fence } when the stored fence is not a decimal integer (another program wrote
+ * the key).
  */
 export const fencedReadScript = defineScript({
   name: 'fenced-read',
   keys: ({ key }: { key: string; fence: bigint }) => [key],
   args: ({ fence }) => [fence.toString()],
-  parse: (reply: unknown): { claimed: boolean; value: string | null } => {
+  parse: (reply: unknown): { claimed: boolean; value: string | null; foreignFence?: string } => {
     const [claimed, value] = Array.isArray(reply) ? reply : [];
-    return { claimed: claimed === 1, value: typeof value === 'string' ? value : null };
+    const text = typeof value === 'string' ? value : null;
+    if (claimed === -1) return { claimed: false, value: null, foreignFence: text ?? '' };
+    return { claimed: claimed === 1, value: text };
   },
-  lua: `${FENCE_BELOW}
+  lua: `${FENCE_BELOW}${IS_FENCE}
 local resource = KEYS[1]
 local fence = ARGV[1]
 
 local seen = redis.call('HGET', resource, 'fence')
+if seen and not isFence(seen) then
+  return {-1, seen}
+end
 if seen and fenceBelow(fence, seen) then
   return {0, false}
 end

@@ -18,7 +18,8 @@ type Blocked = LockBusyError | NoQuorumError;
  * second round on, a random pause comes first, so that two callers that keep handing each
  * other what the other needs fall out of step. Each resource is a lock of its own, under
  * its own hash tag, so this works across Redis Cluster slots. Gives up when `waitMs` has
- * passed overall, with the last resource's error.
+ * passed overall, with the last resource's error. `minHoldMs` holds for the group once
+ * complete: what a round gives back is freed at once.
  */
 export async function acquireAll(
   context: LockContext,
@@ -33,12 +34,17 @@ export async function acquireAll(
     closed: context.shutdown.signal,
   };
   const held = new Map<string, Lock>();
+  // Taken without minHoldMs: giving back what a round took is no hold, and must free it at
+  // once. The group as a whole keeps it, from the moment it is complete (see MultiLock).
   const take = (resource: string, waitMs: number) =>
-    acquireLock(context, lockTarget(context, resource), { ...settings, waitMs });
+    acquireLock(context, lockTarget(context, resource), { ...settings, waitMs, minHoldMs: 0 });
   try {
     for (let rounds = 1; ; rounds++) {
       const blocked = await takeInOrder(resources, held, take);
-      if (!blocked) return new MultiLock(resources.map((resource) => held.get(resource) as Lock));
+      if (!blocked) {
+        const locks = resources.map((resource) => held.get(resource) as Lock);
+        return new MultiLock(locks, { clock, keepUntil: clock.now() + settings.minHoldMs });
+      }
       await releaseAll(held);
       if (rounds > 1) {
         const pauseMs = context.settings.retryDelayMs * Math.random();
