@@ -24,6 +24,8 @@ import { WakeUps } from './engine/wake-ups.js';
 import { withLock } from './engine/with-lock.js';
 import { InvalidArgumentError, LockBusyError } from './errors.js';
 import { wakeChannel } from './keys.js';
+import { Election } from './kinds/election/election.js';
+import { type ElectionOptions, electionSettings } from './kinds/election/election-options.js';
 import { acquireAll } from './kinds/mutex/acquire-all.js';
 import type { MultiLock } from './kinds/mutex/multi-lock.js';
 import { lockTarget } from './kinds/mutex/mutex-kind.js';
@@ -211,6 +213,22 @@ export class Locker {
   readWriteLock(name: string): ReadWriteLock {
     validateResource(name, 'name');
     return new ReadWriteLock(this.#context, name);
+  }
+
+  /**
+   * A leader election on these nodes (see {@link Election}): `campaign` to lead, `leader()`
+   * and `observe()` to follow who leads. Validates its arguments synchronously (the timings:
+   * `renewDeadlineMs < leaseMs`, `retryMs < renewDeadlineMs`); does no I/O.
+   *
+   * @example
+   * ```ts
+   * const election = locker.election('scheduler', { leaseMs: 15_000 });
+   * const leadership = await election.campaign('worker-7');
+   * ```
+   */
+  election(name: string, options?: ElectionOptions): Election {
+    validateResource(name, 'name');
+    return new Election(this.#context, name, electionSettings(options, this.#context.settings));
   }
 
   /**
