@@ -28,7 +28,7 @@ import { Election } from './kinds/election/election.js';
 import { type ElectionOptions, electionSettings } from './kinds/election/election-options.js';
 import { acquireAll } from './kinds/mutex/acquire-all.js';
 import type { MultiLock } from './kinds/mutex/multi-lock.js';
-import { lockTarget } from './kinds/mutex/mutex-kind.js';
+import { lockTarget, mutexKind } from './kinds/mutex/mutex-kind.js';
 import { ReadWriteLock } from './kinds/rwlock/read-write-lock.js';
 import { Semaphore, type SemaphoreOptions } from './kinds/semaphore/semaphore.js';
 
@@ -228,7 +228,8 @@ export class Locker {
    */
   election(name: string, options?: ElectionOptions): Election {
     validateResource(name, 'name');
-    return new Election(this.#context, name, electionSettings(options, this.#context.settings));
+    const settings = electionSettings(options, this.#context.settings);
+    return new Election(this.#context, name, settings, mutexKind); // leadership is a lock
   }
 
   /**

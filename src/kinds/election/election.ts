@@ -1,8 +1,8 @@
 import { type AcquireSettings, acquireSettings } from '../../config/acquire-settings.js';
 import { acquireLock } from '../../engine/acquire.js';
 import type { LockContext } from '../../engine/context.js';
+import type { HoldKind } from '../../engine/contract.js';
 import { LockLostError, NoQuorumError } from '../../errors.js';
-import { mutexKind } from '../mutex/mutex-kind.js';
 import { type ElectionKeys, keysOf } from './election-keys.js';
 import {
   type ElectionOptions,
@@ -40,11 +40,14 @@ export class Election {
   readonly #context: LockContext;
   readonly #keys: ElectionKeys;
   readonly #settings: ElectionSettings;
+  /** The lock whose fenced hold is the leadership: the facade hands it the mutex kind. */
+  readonly #lockKind: HoldKind;
 
   /** @internal Created by `Locker.election`; not part of the public API. */
-  constructor(context: LockContext, name: string, settings: ElectionSettings) {
+  constructor(context: LockContext, name: string, settings: ElectionSettings, lockKind: HoldKind) {
     this.name = name;
     this.#context = context;
+    this.#lockKind = lockKind;
     this.#keys = keysOf(context.settings.prefix, name);
     this.#settings = settings;
   }
@@ -109,7 +112,7 @@ export class Election {
   }
 
   async #campaign(value: string, settings: AcquireSettings): Promise<Leadership> {
-    const target = { kind: mutexKind, resource: this.name, key: this.#keys.lock };
+    const target = { kind: this.#lockKind, resource: this.name, key: this.#keys.lock };
     for (;;) {
       const lock = await acquireLock(this.#context, target, settings);
       const leadership = new Leadership(this.#context, lock, this.#keys, this.#settings);
