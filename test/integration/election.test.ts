@@ -2,7 +2,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { DEFAULTS, InvalidArgumentError, type Leader, type Leadership } from '../../src/index.js';
 import { driftMs } from '../../src/quorum/validity.js';
-import { checkHistory, type Holding } from '../../src/testing/index.js';
+import { checkHistory, FaultProxy, type Holding } from '../../src/testing/index.js';
 import { useLockers, useRedis } from '../support/redis.js';
 
 const fixture = useRedis(3);
@@ -15,11 +15,11 @@ function watch(iterable: AsyncIterable<Leader | null>) {
   const done = (async () => {
     for await (const leader of iterable) seen.push({ at: now(), leader });
   })();
-  /** Resolves when a state matching `wanted` is seen, with when it was seen. */
-  const until = async (wanted: (leader: Leader | null) => boolean, withinMs: number) => {
+  /** Resolves when a state matching `wanted` is seen (from the `from`th on), with when. */
+  const until = async (wanted: (leader: Leader | null) => boolean, withinMs: number, from = 0) => {
     const deadline = now() + withinMs;
     for (;;) {
-      const found = seen.find((s) => wanted(s.leader));
+      const found = seen.slice(from).find((s) => wanted(s.leader));
       if (found) return found.at;
       if (now() > deadline) throw new Error(`not observed within ${withinMs} ms`);
       await delay(5);
@@ -90,11 +90,9 @@ describe('locker.election', () => {
       await expect(first.proclaim('again')).rejects.toThrow('resigned');
 
       const releasedAt = now();
+      const before = observer.seen.length;
       await second.resign();
-      const noneAt = await observer.until(
-        (l) => l === null && observer.seen.some((s) => s.leader?.value === 'b'),
-        handOverMs,
-      );
+      const noneAt = await observer.until((l) => l === null, handOverMs, before);
       expect(noneAt - releasedAt).toBeLessThan(handOverMs);
       expect(await election(a).leader()).toBeNull();
       const terms = observer.seen.flatMap((s) => (s.leader ? [s.leader.term] : []));
@@ -146,6 +144,47 @@ describe('locker.election', () => {
       await next.resign();
     });
   }
+
+  it("observers see no leader once a cut-off leader's lease ends, without any message", async () => {
+    const { redis, admin } = fixture();
+    const port = Number(new URL(redis.urls[0] as string).port);
+    const proxy = await FaultProxy.start(port);
+    try {
+      const timings = { leaseMs: 1_500, renewDeadlineMs: 1_000, retryMs: 250 };
+      const nodeTimeoutMs = 50;
+      const leader = locker({ nodes: [proxy.url], nodeTimeoutMs });
+      const observer = watch(
+        locker({ nodes: redis.urls.slice(0, 1), nodeTimeoutMs })
+          .election('cut', timings)
+          .observe(),
+      );
+      const leadership = await leader.election('cut', timings).campaign('cut-off');
+      await observer.until((l) => l?.value === 'cut-off', timings.retryMs + 500);
+      let firedAt = 0;
+      leadership.signal.addEventListener('abort', () => {
+        firedAt = now();
+      });
+      const readAt = now();
+      const ttl = await (admin[0] as NonNullable<(typeof admin)[0]>).pttl(
+        'distlock:{cut}:election',
+      );
+      proxy.set({ mode: 'blackhole' }); // nothing more reaches the node: no renewal, no release
+      const cutAt = now();
+      const noneAt = await observer.until(
+        (l) => l === null,
+        timings.leaseMs + timings.retryMs + 1_000,
+        observer.seen.length,
+      );
+      // Not before the key expires on the node, and within retryMs and one read after.
+      expect(noneAt).toBeGreaterThanOrEqual(readAt + ttl);
+      expect(noneAt - cutAt).toBeLessThan(timings.leaseMs + timings.retryMs + nodeTimeoutMs + 200);
+      expect(firedAt).toBeGreaterThan(0);
+      expect(firedAt).toBeLessThan(noneAt);
+    } finally {
+      proxy.set({ mode: 'pass' });
+      await proxy.close();
+    }
+  });
 
   it('one leader at a time, terms strictly increasing, under node kills and pauses (3 nodes)', async () => {
     const { redis } = fixture();
