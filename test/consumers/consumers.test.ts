@@ -83,6 +83,7 @@ describe('the README, docs/ and bench/README.md', () => {
     expect(examples.length).toBeGreaterThanOrEqual(34);
     expect(examples.filter((e) => e.runs).map((e) => [e.page, e.code])).toEqual([
       ['README.md', expect.stringContaining("from 'distlock'")],
+      ['README.md', expect.stringContaining('.election(')],
       ['docs/testing-kit.md', expect.stringContaining("from 'distlock/testing'")],
       ['docs/testing-kit.md', expect.stringContaining('proxy.orphan()')],
     ]);
