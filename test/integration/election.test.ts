@@ -102,6 +102,30 @@ describe('locker.election', () => {
     });
   }
 
+  it('a campaign stops on its signal and on close; a leader whose locker closes hands over', async () => {
+    const urls = fixture().redis.urls;
+    const [a, b, c] = [1, 2, 3].map(() => locker({ nodes: urls, ...slow }));
+    const election = (l: typeof a) => (l as NonNullable<typeof a>).election('stop', timings);
+    const leadership = await election(a).campaign('a');
+    const giveUp = new AbortController();
+    const aborted = election(b).campaign('b', { signal: giveUp.signal });
+    const closed = election(c).campaign('c');
+    const next = election(b).campaign('b2');
+    await delay(50);
+    giveUp.abort();
+    await expect(aborted).rejects.toMatchObject({ code: 'ABORTED' });
+    const closing = expect(closed).rejects.toMatchObject({ code: 'LOCKER_CLOSED' });
+    await c?.close();
+    await closing;
+    const closedAt = now();
+    await a?.close(); // releases, so the candidate still in line leads at once
+    expect(leadership.signal.reason).toMatchObject({ code: 'LOCK_LOST' });
+    const second = await next;
+    expect(now() - closedAt).toBeLessThan(handOverMs);
+    expect(second.term).toBeGreaterThan(leadership.term);
+    await second.resign();
+  });
+
   // A paused majority stops the leader's renewals. Not at the first failed renewal, but once
   // none was confirmed for renewDeadlineMs, the signal fires, and before the lease ends.
   const paused = { leaseMs: 2_000, renewDeadlineMs: 1_300, retryMs: 250 };

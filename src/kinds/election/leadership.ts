@@ -46,7 +46,9 @@ export class Leadership implements AsyncDisposable {
     this.#keys = keys;
     this.#settings = settings;
     this.#renewedFrom = this.#leaseStart();
-    lock.signal.addEventListener('abort', () => this.#lose(lock.signal.reason), { once: true });
+    const { signal } = lock;
+    if (signal.aborted) queueMicrotask(() => this.#lose(signal.reason));
+    else signal.addEventListener('abort', () => this.#lose(signal.reason), { once: true });
     this.#armDeadline();
     this.#scheduleRenewal();
   }
