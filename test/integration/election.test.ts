@@ -214,6 +214,8 @@ describe('locker.election', () => {
     const { redis } = fixture();
     const timings = { leaseMs: 1_000, renewDeadlineMs: 600, retryMs: 150 };
     const events: Holding[] = [];
+    let lost = 0;
+    let majorityPaused = false;
     const stop = new AbortController();
     const candidate = async (worker: string) => {
       const l = locker({ nodes: redis.urls, nodeTimeoutMs: 50 });
@@ -229,8 +231,11 @@ describe('locker.election', () => {
         const { signal } = leadership;
         signal.addEventListener('abort', () => {
           releasedAt ||= now();
+          lost++;
         });
-        await delay(20 + Math.random() * 200);
+        // A leader in office when a majority pauses keeps going until its signal fires.
+        const until = now() + 20 + Math.random() * 200;
+        while (!signal.aborted && (now() < until || majorityPaused)) await delay(10);
         releasedAt ||= now();
         await leadership.resign();
         const fence = leadership.term.toString();
@@ -238,16 +243,20 @@ describe('locker.election', () => {
       }
     };
     const faults = (async () => {
-      const [victim, sleeper] = redis.nodes;
-      for (let round = 0; round < 2 && victim && sleeper; round++) {
+      const [victim, ...majority] = redis.nodes;
+      for (let round = 0; round < 2 && victim; round++) {
         await delay(400);
         await victim.kill();
         await delay(300);
         await victim.restart();
         await delay(300);
-        sleeper.pause();
-        await delay(timings.renewDeadlineMs);
-        sleeper.resume();
+        // A paused majority outlasting the lease: the leader must give up, and the next one
+        // is elected only after its lease ended.
+        for (const node of majority) node.pause();
+        majorityPaused = true;
+        await delay(timings.leaseMs + 100);
+        majorityPaused = false;
+        for (const node of majority) node.resume();
       }
       stop.abort();
     })();
@@ -255,6 +264,7 @@ describe('locker.election', () => {
     const report = checkHistory(events, new Map());
     expect(report.overlaps).toEqual([]);
     expect(events.length).toBeGreaterThan(3);
+    expect(lost).toBeGreaterThan(0); // some leaderships ended by their signal
     const byTime = [...events].sort((x, y) => x.acquiredAt - y.acquiredAt);
     const terms = byTime.map((h) => BigInt(h.fence as string));
     for (let i = 1; i < terms.length; i++) {
