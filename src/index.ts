@@ -43,6 +43,10 @@ export {
   fencedWrite,
   readFenced,
 } from './fencing/fenced-data.js';
+export { Election, type ElectionWaitOptions } from './kinds/election/election.js';
+export type { ElectionOptions } from './kinds/election/election-options.js';
+export type { Leader } from './kinds/election/leader-read.js';
+export { Leadership } from './kinds/election/leadership.js';
 export type { LockInspection, LockState, NodeInspection } from './kinds/mutex/inspect.js';
 export { MultiLock } from './kinds/mutex/multi-lock.js';
 export { ReadWriteLock } from './kinds/rwlock/read-write-lock.js';

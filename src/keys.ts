@@ -90,3 +90,13 @@ export function fenceKey(key: string): string {
 export function shardedWakeChannel(prefix: string, id: string, tag: string): string {
   return `${wakeChannel(prefix, id)}:{${tag}}`;
 }
+
+/**
+ * The keys of the election `name`, under its hash tag: its leadership (a fenced lock at
+ * `lock`, with its line and fence counter next to it), the leader's proclaimed value (a
+ * hash), and the channel on which leaders announce changes to observers.
+ */
+export function electionKeys(prefix: string, name: string) {
+  const lock = `${lockKey(prefix, name)}:election`;
+  return { lock, leader: `${lock}:leader`, changes: `${lock}:changes` };
+}

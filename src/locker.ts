@@ -29,11 +29,13 @@ import { BusyKeys } from './engine/waiting-line.js';
 import { WakeUps } from './engine/wake-ups.js';
 import { withLock } from './engine/with-lock.js';
 import { InvalidArgumentError, LockBusyError, LockerClosedError } from './errors.js';
+import { Election } from './kinds/election/election.js';
+import { type ElectionOptions, electionSettings } from './kinds/election/election-options.js';
 import { acquireAll } from './kinds/mutex/acquire-all.js';
 import { forceReleaseLock } from './kinds/mutex/force-release.js';
 import { inspectLock, type LockInspection } from './kinds/mutex/inspect.js';
 import type { MultiLock } from './kinds/mutex/multi-lock.js';
-import { lockTarget } from './kinds/mutex/mutex-kind.js';
+import { lockTarget, mutexKind } from './kinds/mutex/mutex-kind.js';
 import { ReadWriteLock } from './kinds/rwlock/read-write-lock.js';
 import { Semaphore, type SemaphoreOptions } from './kinds/semaphore/semaphore.js';
 
@@ -267,6 +269,23 @@ export class Locker {
       return Promise.reject(new LockerClosedError(`Force-releasing "${resource}"`));
     }
     return forceReleaseLock(this.#context, resource, timeoutMs);
+  }
+
+  /**
+   * A leader election on these nodes (see {@link Election}): `campaign` to lead, `leader()`
+   * and `observe()` to follow who leads. Validates its arguments synchronously (the timings:
+   * `renewDeadlineMs < leaseMs`, `retryMs < renewDeadlineMs`); does no I/O.
+   *
+   * @example
+   * ```ts
+   * const election = locker.election('scheduler', { leaseMs: 15_000 });
+   * const leadership = await election.campaign('worker-7');
+   * ```
+   */
+  election(name: string, options?: ElectionOptions): Election {
+    validateResource(name, 'name');
+    const settings = electionSettings(options, this.#context.settings);
+    return new Election(this.#context, name, settings, mutexKind); // leadership is a lock
   }
 
   /**

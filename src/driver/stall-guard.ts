@@ -65,6 +65,14 @@ export class StallGuard implements RedisConnection {
   }
 
   /**
+   * The node's own `openSubscriber`, when it has one: a subscription is not a command that
+   * could pile up behind a stalled node, so it is not guarded.
+   */
+  get pubSub(): RedisConnection['openSubscriber'] {
+    return this.#inner.openSubscriber?.bind(this.#inner);
+  }
+
+  /**
    * Changes whenever commands may reach another server than before: when the connection was
    * (re)established ({@link RedisConnection.generation}), and after a command failed with its
    * connection (a reset, a closed socket) rather than with an error reply.

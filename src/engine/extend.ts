@@ -13,13 +13,20 @@ import { awaitReplicas } from './replicas.js';
  * that answered before the current lease ran out, and validity > 0; otherwise the lease is
  * lost: `lose` hears it first, then the partial extensions are deleted again, and this
  * rejects with {@link LockLostError}.
+ *
+ * `unconfirmedIsKept`: when the majority is missing only because nodes failed or did not
+ * answer (fewer than a majority said the hold is not ours), resolve `undefined` and leave the
+ * lease as it was, valid until its current deadline: a renewal that may be retried (how an
+ * election's leader renews until its renew deadline). The nodes that did extend keep our hold
+ * longer, which only keeps others out; the next release deletes it there.
  */
 export async function extendLease(
   context: NodeSet,
   lease: Lease,
   ttlMs: number,
   lose: (error: LockLostError) => void,
-): Promise<readonly (NodeResult | undefined)[]> {
+  unconfirmedIsKept = false,
+): Promise<readonly (NodeResult | undefined)[] | undefined> {
   const { clock, settings } = context;
   if (lease.status !== 'held') {
     throw new LockLostError(lease.resource, `it was ${lease.status} before the extension`);
@@ -57,6 +64,10 @@ export async function extendLease(
   if (decision.quorum && validity > 0 && decision.decidedAt < lease.deadline) {
     lease.deadline = decision.decidedAt + validity;
     return decision.results;
+  }
+  const refusals = decision.results.filter((r) => r?.outcome === 'no').length;
+  if (unconfirmedIsKept && !decision.quorum && refusals < quorum && clock.now() < lease.deadline) {
+    return undefined;
   }
   lease.status = 'lost';
   const reason = !decision.quorum

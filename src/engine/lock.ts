@@ -1,5 +1,6 @@
 import { validateDuration, validateTtl } from '../config/options.js';
 import { LockerClosedError, LockLostError } from '../errors.js';
+import type { NodeResult } from '../node-result.js';
 import { driftMs } from '../quorum/validity.js';
 import type { LockContext } from './context.js';
 import type { Lease, ReleaseResult } from './contract.js';
@@ -9,6 +10,26 @@ import { LossSignal, validityRanOut } from './loss-signal.js';
 import { releaseLease } from './release.js';
 import { traced } from './telemetry.js';
 import { Watchdog } from './watchdog.js';
+
+let renewal: (lock: Lock, ttlMs: number) => Promise<boolean>;
+
+/**
+ * Extends `lock` to `ttlMs` from now, as a renewal that may be retried: resolves `true` when a
+ * majority confirmed, `false` when nodes failed or did not answer (the lease then stands
+ * until its current deadline, and its signal still fires there), and rejects with
+ * `LockLostError` when a majority said the hold is no longer ours. Internal: elections renew
+ * this way; `Lock.extend` treats any failure as a loss.
+ */
+export function renewLock(lock: Lock, ttlMs: number): Promise<boolean> {
+  return renewal(lock, ttlMs);
+}
+
+let leaseOfLock: (lock: Lock) => Readonly<Lease>;
+
+/** Which hold `lock` is: for kinds whose scripts act on the holder's key (an election's proclaim). */
+export function leaseOf(lock: Lock): Readonly<Lease> {
+  return leaseOfLock(lock);
+}
 
 /** How a new {@link Lock} keeps itself alive. */
 export interface LockLifecycle {
@@ -96,6 +117,19 @@ export class Lock implements AsyncDisposable {
    * the lock is then lost for good and its signal fires.
    */
   extend(ttlMs: number = this.#lease.ttlMs): Promise<void> {
+    return this.#extend(ttlMs, false).then(() => undefined);
+  }
+
+  static {
+    renewal = (lock, ttlMs) => lock.#extend(ttlMs, true).then((results) => results !== undefined);
+    leaseOfLock = (lock) => lock.#lease;
+  }
+
+  /** Extends; with `unconfirmedIsKept`, resolves `undefined` for a retryable failure. */
+  #extend(
+    ttlMs: number,
+    unconfirmedIsKept: boolean,
+  ): Promise<readonly (NodeResult | undefined)[] | undefined> {
     validateTtl('ttlMs', ttlMs, this.#context.settings);
     if (this.#context.shutdown.closed) {
       return Promise.reject(new LockerClosedError(`Extending "${this.resource}"`));
@@ -103,17 +137,24 @@ export class Lock implements AsyncDisposable {
     const { shutdown, settings } = this.#context;
     this.#context.identities.noteTtl(ttlMs); // the restart grace covers this lease too
     const extending = () =>
-      extendLease(this.#context, this.#lease, ttlMs, (error) => this.#lost(error));
+      extendLease(
+        this.#context,
+        this.#lease,
+        ttlMs,
+        (error) => this.#lost(error),
+        unconfirmedIsKept,
+      );
     const { telemetry } = settings;
     const run = telemetry
       ? () =>
           traced(telemetry, 'extend', this.#hold(), extending, {
-            ok: (nodes) => ({ outcome: 'extended', nodes }),
+            ok: (nodes) => ({ outcome: nodes ? 'extended' : 'unconfirmed', nodes: nodes ?? [] }),
             failed: (error) => ({ outcome: 'lost', error: error as Error }),
           })
       : extending;
     return shutdown.track(run).then(
       (results) => {
+        if (!results) return undefined; // not confirmed: the lease stands until its deadline
         this.#loss.arm(this.#lease.deadline);
         this.#watchdog?.schedule(this.#lease.deadline);
         this.#context.events.report('extended', () => ({
@@ -121,6 +162,7 @@ export class Lock implements AsyncDisposable {
           validityMs: this.#lease.deadline - this.#context.clock.now(),
           nodes: results,
         }));
+        return results;
       },
       (error: LockLostError) => {
         this.#lost(error);

@@ -155,6 +155,7 @@ describe('the README, docs/ and bench/README.md', () => {
     expect(examples.filter((e) => e.runs).map((e) => [e.page, e.code])).toEqual([
       ['README.md', expect.stringContaining("from 'distlock'")],
       ['README.md', expect.stringContaining("locker.forceRelease('nightly-report')")],
+      ['README.md', expect.stringContaining('.election(')],
       ['docs/testing-kit.md', expect.stringContaining("from 'distlock/testing'")],
       ['docs/testing-kit.md', expect.stringContaining('proxy.orphan()')],
     ]);

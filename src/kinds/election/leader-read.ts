@@ -1,0 +1,71 @@
+import type { LockContext } from '../../engine/context.js';
+import { askEveryNode } from '../../engine/every-node.js';
+import { NoQuorumError } from '../../errors.js';
+import { quorumOf } from '../../quorum/tally.js';
+import type { ElectionKeys } from './election-keys.js';
+import { type NodeLeader, readLeaderScript } from './lua/read-leader.js';
+
+/** The leader of an election: what it proclaimed, and its term. */
+export interface Leader {
+  /** The value the leader proclaimed (at `campaign`, or since with `proclaim`). */
+  readonly value: string;
+  /**
+   * The leadership's term: its fencing token, larger than every earlier leader's. Send it
+   * with writes so that a store can refuse a stale leader's (see `fencedWrite`).
+   */
+  readonly term: bigint;
+}
+
+/**
+ * Reads the leader from every node (each with the per-node timeout for a lease of `leaseMs`):
+ * the leader whose term a majority of all nodes reports, or `null`. Rejects with
+ * {@link NoQuorumError} when fewer than a majority answered.
+ */
+export async function readLeader(
+  context: Pick<LockContext, 'nodes' | 'settings' | 'clock'>,
+  keys: ElectionKeys,
+  leaseMs: number,
+): Promise<Leader | null> {
+  const views: (NodeLeader | null | undefined)[] = context.nodes.map(() => undefined);
+  const input = { key: keys.lock, leaderKey: keys.leader };
+  const round = askEveryNode(
+    context,
+    leaseMs,
+    (node, timeoutMs, index) =>
+      readLeaderScript.run(node, input, timeoutMs).then((view) => {
+        views[index] = view;
+      }),
+    () => ANSWERED,
+  );
+  const results = await round.settled;
+  const leader = leaderOf(views, context.nodes.length);
+  if (leader === undefined) {
+    const message = `Reading the leader of "${keys.name}": fewer than ${quorumOf(context.nodes.length)} of ${context.nodes.length} node(s) answered`;
+    throw new NoQuorumError(keys.name, message, results);
+  }
+  return leader;
+}
+
+/**
+ * The verdict of the nodes' views (`undefined`: no answer): the term that a majority of
+ * `nodeCount` reports, with the value of its latest proclaim among them; `null` when no term
+ * has a majority; `undefined` when too few answered to tell.
+ */
+export function leaderOf(
+  views: readonly (NodeLeader | null | undefined)[],
+  nodeCount: number,
+): Leader | null | undefined {
+  const quorum = quorumOf(nodeCount);
+  const answered = views.filter((view) => view !== undefined);
+  if (answered.length < quorum) return undefined;
+  for (const view of answered) {
+    if (!view) continue;
+    const same = answered.filter((other) => other?.term === view.term) as NodeLeader[];
+    if (same.length < quorum) continue;
+    const latest = same.reduce((a, b) => (b.version > a.version ? b : a));
+    return { value: latest.value, term: latest.term };
+  }
+  return null;
+}
+
+const ANSWERED = Object.freeze({ vote: 'yes' as const });

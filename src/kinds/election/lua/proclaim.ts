@@ -1,0 +1,64 @@
+import { HOLD_VALUES } from '../../../lua/fragments.js';
+import { defineScript, integerReply } from '../../../lua/script.js';
+
+/**
+ * proclaim — store the leader's value, while the election's lock is the caller's, and tell
+ * observers. The value is kept with the holder's token, term and a version that grows with
+ * each proclaim of one leadership: a proclaim that arrives after a later one (sent on a
+ * connection since replaced) changes nothing.
+ *
+ * KEYS[1]  the election's lock key
+ * KEYS[2]  the leader hash: token, term, version, value (never expires; read only while the
+ *          lock holds its token, see read-leader)
+ * ARGV[1]  token
+ * ARGV[2]  attempt whose hold it is (see HOLD_VALUES; a hand-over's bare token counts too)
+ * ARGV[3]  term (the leadership's fence, a decimal string)
+ * ARGV[4]  version
+ * ARGV[5]  value
+ * ARGV[6]  channel to publish the term on
+ *
+ * Returns 1 when the value stands (stored now, or a later version was already there), 0 when
+ * the lock is not the caller's.
+ */
+export const proclaimScript = defineScript({
+  name: 'proclaim',
+  keys: ({ key, leaderKey }: ProclaimInput) => [key, leaderKey],
+  args: ({ token, attempt, term, version, value, channel }: ProclaimInput) => [
+    token,
+    attempt,
+    term.toString(),
+    version,
+    value,
+    channel,
+  ],
+  parse: integerReply('proclaim'),
+  lua: `${HOLD_VALUES}
+local lockKey, leaderKey = KEYS[1], KEYS[2]
+local token, attempt, term = ARGV[1], tonumber(ARGV[2]), ARGV[3]
+local version, value, channel = tonumber(ARGV[4]), ARGV[5], ARGV[6]
+
+local held = attemptOf(redis.call('GET', lockKey), token)
+if held ~= attempt and held ~= 0 then
+  return 0
+end
+local stored = redis.call('HMGET', leaderKey, 'token', 'version')
+if stored[1] == token and tonumber(stored[2]) >= version then
+  return 1
+end
+redis.call('HSET', leaderKey, 'token', token, 'term', term, 'version', version, 'value', value)
+redis.call('PUBLISH', channel, term)
+return 1
+`,
+});
+
+/** What {@link proclaimScript} needs. */
+export interface ProclaimInput {
+  readonly key: string;
+  readonly leaderKey: string;
+  readonly token: string;
+  readonly attempt: number;
+  readonly term: bigint;
+  readonly version: number;
+  readonly value: string;
+  readonly channel: string;
+}

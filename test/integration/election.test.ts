@@ -1,0 +1,274 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import { DEFAULTS, InvalidArgumentError, type Leader, type Leadership } from '../../src/index.js';
+import { driftMs } from '../../src/quorum/validity.js';
+import { checkHistory, FaultProxy, type Holding } from '../../src/testing/index.js';
+import { useLockers, useRedis } from '../support/redis.js';
+
+const fixture = useRedis(3);
+const locker = useLockers(fixture);
+const now = () => performance.now();
+
+/** Every state an observer yields, with when it saw it. */
+function watch(iterable: AsyncIterable<Leader | null>) {
+  const seen: { at: number; leader: Leader | null }[] = [];
+  const done = (async () => {
+    for await (const leader of iterable) seen.push({ at: now(), leader });
+  })();
+  /** Resolves when a state matching `wanted` is seen (from the `from`th on), with when. */
+  const until = async (wanted: (leader: Leader | null) => boolean, withinMs: number, from = 0) => {
+    const deadline = now() + withinMs;
+    for (;;) {
+      const found = seen.slice(from).find((s) => wanted(s.leader));
+      if (found) return found.at;
+      if (now() > deadline) throw new Error(`not observed within ${withinMs} ms`);
+      await delay(5);
+    }
+  };
+  return { seen, done, until };
+}
+
+describe('locker.election', () => {
+  it('rejects bad timings synchronously, naming the field', () => {
+    const l = locker();
+    const bad = (options: object, field: string) => {
+      expect(() => l.election('e', options)).toThrow(InvalidArgumentError);
+      expect(() => l.election('e', options)).toThrow(field);
+    };
+    bad({ leaseMs: 2_000, renewDeadlineMs: 2_000 }, 'renewDeadlineMs');
+    bad({ leaseMs: 2_000, renewDeadlineMs: 1_000, retryMs: 1_000 }, 'retryMs');
+    bad({ retryMs: 0 }, 'retryMs');
+    bad({ leaseMs: -1 }, 'leaseMs');
+    bad({ lease: 1 }, 'lease');
+    expect(() => l.election('', {})).toThrow('name');
+    const election = l.election('e');
+    expect(election.timings).toEqual({ leaseMs: 15_000, renewDeadlineMs: 10_000, retryMs: 2_000 });
+    expect(() => election.campaign(7 as unknown as string)).toThrow('value');
+    expect(() => election.campaign('v', { signal: 1 as unknown as AbortSignal })).toThrow('signal');
+  });
+
+  // Hand-over path: the release, the wake-up, the waiter's confirming attempt and its
+  // proclaim, each at most one per-node timeout, plus scheduling on a loaded machine.
+  const nodeTimeoutMs = 100;
+  const handOverMs = 4 * nodeTimeoutMs + 200;
+  // Long enough that neither the election's timer nor a waiter's polling (at least half of
+  // retryDelayMs) can explain a change seen within the bounds below.
+  const timings = { leaseMs: 3_000, renewDeadlineMs: 2_000, retryMs: 1_500 };
+  const slow = { nodeTimeoutMs, retryDelayMs: 2_000 };
+
+  for (const nodes of [1, 3]) {
+    it(`resign hands over at once, terms grow, observers see each change (${nodes} node(s))`, async () => {
+      const urls = fixture().redis.urls.slice(0, nodes);
+      const [a, b, c] = [1, 2, 3].map(() => locker({ nodes: urls, ...slow }));
+      const election = (l: typeof a) => (l as NonNullable<typeof a>).election('jobs', timings);
+      const observer = watch(election(c).observe());
+      await observer.until((l) => l === null, handOverMs);
+
+      const first = await election(a).campaign('a');
+      expect(await election(c).leader()).toEqual({ value: 'a', term: first.term });
+      const waiting = election(b).campaign('b');
+      let changedAt = now();
+      expect((await observer.until((l) => l?.value === 'a', handOverMs)) - changedAt).toBeLessThan(
+        handOverMs,
+      );
+
+      changedAt = now();
+      await first.proclaim('a2');
+      const seenAt = await observer.until((l) => l?.value === 'a2', handOverMs);
+      expect(seenAt - changedAt).toBeLessThan(handOverMs); // over pub/sub, not the timer
+      expect(first.value).toBe('a2');
+
+      const resignedAt = now();
+      expect(await first.resign()).toBe('released');
+      const second: Leadership = await waiting;
+      expect(now() - resignedAt).toBeLessThan(handOverMs);
+      expect(second.term).toBeGreaterThan(first.term);
+      expect((await observer.until((l) => l?.value === 'b', handOverMs)) - resignedAt).toBeLessThan(
+        handOverMs,
+      );
+      expect(first.signal.aborted).toBe(false); // resigning is not a loss
+      await expect(first.proclaim('again')).rejects.toThrow('resigned');
+
+      const releasedAt = now();
+      const before = observer.seen.length;
+      await second.resign();
+      const noneAt = await observer.until((l) => l === null, handOverMs, before);
+      expect(noneAt - releasedAt).toBeLessThan(handOverMs);
+      expect(await election(a).leader()).toBeNull();
+      const terms = observer.seen.flatMap((s) => (s.leader ? [s.leader.term] : []));
+      expect(terms).toEqual([...terms].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0)));
+      await c?.close();
+      await observer.done; // the locker's close ends the iteration
+    });
+  }
+
+  it('a campaign stops on its signal and on close; a leader whose locker closes hands over', async () => {
+    const urls = fixture().redis.urls;
+    const [a, b, c] = [1, 2, 3].map(() => locker({ nodes: urls, ...slow }));
+    const election = (l: typeof a) => (l as NonNullable<typeof a>).election('stop', timings);
+    const leadership = await election(a).campaign('a');
+    const giveUp = new AbortController();
+    const aborted = election(b).campaign('b', { signal: giveUp.signal });
+    const closed = election(c).campaign('c');
+    const next = election(b).campaign('b2');
+    await delay(50);
+    giveUp.abort();
+    await expect(aborted).rejects.toMatchObject({ code: 'ABORTED' });
+    const closing = expect(closed).rejects.toMatchObject({ code: 'LOCKER_CLOSED' });
+    await c?.close();
+    await closing;
+    const closedAt = now();
+    await a?.close(); // releases, so the candidate still in line leads at once
+    expect(leadership.signal.reason).toMatchObject({ code: 'LOCK_LOST' });
+    const second = await next;
+    expect(now() - closedAt).toBeLessThan(handOverMs);
+    expect(second.term).toBeGreaterThan(leadership.term);
+    await second.resign();
+  });
+
+  // A paused majority stops the leader's renewals. Not at the first failed renewal, but once
+  // none was confirmed for renewDeadlineMs, the signal fires, and before the lease ends.
+  const paused = { leaseMs: 2_000, renewDeadlineMs: 1_300, retryMs: 250 };
+  const pausedTimeoutMs = 50;
+  for (const nodes of [1, 3]) {
+    it(`a leader whose renewals stop gives up at its renew deadline, before its lease ends (${nodes} node(s))`, async () => {
+      const { redis, admin } = fixture();
+      const urls = redis.urls.slice(0, nodes);
+      const l = locker({ nodes: urls, nodeTimeoutMs: pausedTimeoutMs });
+      const leadership = await l.election('cron', paused).campaign('me');
+      let firedAt = 0;
+      leadership.signal.addEventListener('abort', () => {
+        firedAt = now();
+      });
+      await delay(paused.retryMs * 2); // a few renewals
+      const majority = Math.floor(nodes / 2) + 1;
+      const readAt = now();
+      const ttls = await Promise.all(
+        admin.slice(0, majority).map((a) => a.pttl('distlock:{cron}:election')),
+      );
+      for (const node of redis.nodes.slice(0, majority)) node.pause();
+      const pausedAt = now();
+      // The key outlives this on the paused majority: no one else can lead before it.
+      const leaseEnd = readAt + Math.min(...ttls);
+      await delay(leaseEnd - now() + 50);
+      for (const node of redis.nodes.slice(0, majority)) node.resume();
+
+      expect(firedAt).toBeGreaterThan(0);
+      expect(firedAt).toBeLessThan(leaseEnd);
+      // The last confirmed renewal began at most a retry and two round trips before the
+      // pause (100 ms more for a loaded machine), so the deadline cannot come sooner.
+      const drift = driftMs(paused.leaseMs, DEFAULTS.driftFactor);
+      const earliest =
+        pausedAt + paused.renewDeadlineMs - paused.retryMs - 2 * pausedTimeoutMs - drift - 100;
+      expect(firedAt).toBeGreaterThanOrEqual(earliest);
+      expect(String(leadership.signal.reason)).toContain('renewDeadlineMs');
+      // After the lease, the next leader's term is larger.
+      const next = await locker({ nodes: urls }).election('cron', paused).campaign('next');
+      expect(next.term).toBeGreaterThan(leadership.term);
+      await next.resign();
+    });
+  }
+
+  it("observers see no leader once a cut-off leader's lease ends, without any message", async () => {
+    const { redis, admin } = fixture();
+    const port = Number(new URL(redis.urls[0] as string).port);
+    const proxy = await FaultProxy.start(port);
+    try {
+      const timings = { leaseMs: 1_500, renewDeadlineMs: 1_000, retryMs: 250 };
+      const nodeTimeoutMs = 50;
+      const leader = locker({ nodes: [proxy.url], nodeTimeoutMs });
+      const observer = watch(
+        locker({ nodes: redis.urls.slice(0, 1), nodeTimeoutMs })
+          .election('cut', timings)
+          .observe(),
+      );
+      const leadership = await leader.election('cut', timings).campaign('cut-off');
+      await observer.until((l) => l?.value === 'cut-off', timings.retryMs + 500);
+      let firedAt = 0;
+      leadership.signal.addEventListener('abort', () => {
+        firedAt = now();
+      });
+      const readAt = now();
+      const ttl = await (admin[0] as NonNullable<(typeof admin)[0]>).pttl(
+        'distlock:{cut}:election',
+      );
+      proxy.set({ mode: 'blackhole' }); // nothing more reaches the node: no renewal, no release
+      const cutAt = now();
+      const noneAt = await observer.until(
+        (l) => l === null,
+        timings.leaseMs + timings.retryMs + 1_000,
+        observer.seen.length,
+      );
+      // Not before the key expires on the node, and within retryMs and one read after.
+      expect(noneAt).toBeGreaterThanOrEqual(readAt + ttl);
+      expect(noneAt - cutAt).toBeLessThan(timings.leaseMs + timings.retryMs + nodeTimeoutMs + 200);
+      expect(firedAt).toBeGreaterThan(0);
+      expect(firedAt).toBeLessThan(noneAt);
+    } finally {
+      proxy.set({ mode: 'pass' });
+      await proxy.close();
+    }
+  });
+
+  it('one leader at a time, terms strictly increasing, under node kills and pauses (3 nodes)', async () => {
+    const { redis } = fixture();
+    const timings = { leaseMs: 1_000, renewDeadlineMs: 600, retryMs: 150 };
+    const events: Holding[] = [];
+    let lost = 0;
+    let majorityPaused = false;
+    const stop = new AbortController();
+    const candidate = async (worker: string) => {
+      const l = locker({ nodes: redis.urls, nodeTimeoutMs: 50 });
+      l.events.on('warning', () => {}); // the restarts are expected
+      const election = l.election('h', timings);
+      while (!stop.signal.aborted) {
+        const leadership = await election
+          .campaign(worker, { signal: stop.signal })
+          .catch(() => null);
+        if (!leadership) continue;
+        const acquiredAt = now();
+        let releasedAt = 0;
+        const { signal } = leadership;
+        signal.addEventListener('abort', () => {
+          releasedAt ||= now();
+          lost++;
+        });
+        // A leader in office when a majority pauses keeps going until its signal fires.
+        const until = now() + 20 + Math.random() * 200;
+        while (!signal.aborted && (now() < until || majorityPaused)) await delay(10);
+        releasedAt ||= now();
+        await leadership.resign();
+        const fence = leadership.term.toString();
+        events.push({ type: 'holding', worker, resource: 'h', fence, acquiredAt, releasedAt });
+      }
+    };
+    const faults = (async () => {
+      const [victim, ...majority] = redis.nodes;
+      for (let round = 0; round < 2 && victim; round++) {
+        await delay(400);
+        await victim.kill();
+        await delay(300);
+        await victim.restart();
+        await delay(300);
+        // A paused majority outlasting the lease: the leader must give up, and the next one
+        // is elected only after its lease ended.
+        for (const node of majority) node.pause();
+        majorityPaused = true;
+        await delay(timings.leaseMs + 100);
+        majorityPaused = false;
+        for (const node of majority) node.resume();
+      }
+      stop.abort();
+    })();
+    await Promise.all([faults, candidate('w1'), candidate('w2'), candidate('w3')]);
+    const report = checkHistory(events, new Map());
+    expect(report.overlaps).toEqual([]);
+    expect(events.length).toBeGreaterThan(3);
+    expect(lost).toBeGreaterThan(0); // some leaderships ended by their signal
+    const byTime = [...events].sort((x, y) => x.acquiredAt - y.acquiredAt);
+    const terms = byTime.map((h) => BigInt(h.fence as string));
+    for (let i = 1; i < terms.length; i++) {
+      expect(terms[i] as bigint).toBeGreaterThan(terms[i - 1] as bigint);
+    }
+  });
+});
