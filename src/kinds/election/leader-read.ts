@@ -1,5 +1,5 @@
 import type { LockContext } from '../../engine/context.js';
-import { askEveryNode } from '../../engine/every-node.js';
+import { askEveryNode, nodeTimeoutFor } from '../../engine/every-node.js';
 import { NoQuorumError } from '../../errors.js';
 import { quorumOf } from '../../quorum/tally.js';
 import type { ElectionKeys } from './election-keys.js';
@@ -30,7 +30,7 @@ export async function readLeader(
   const input = { key: keys.lock, leaderKey: keys.leader };
   const round = askEveryNode(
     context,
-    leaseMs,
+    nodeTimeoutFor(context, leaseMs),
     (node, timeoutMs, index) =>
       readLeaderScript.run(node, input, timeoutMs).then((view) => {
         views[index] = view;

@@ -1,6 +1,6 @@
 import type { LockContext } from '../../engine/context.js';
 import type { ReleaseResult } from '../../engine/contract.js';
-import { askEveryNode } from '../../engine/every-node.js';
+import { askEveryNode, nodeTimeoutFor } from '../../engine/every-node.js';
 import { type Lock, leaseOf, renewLock } from '../../engine/lock.js';
 import { LockLostError, NoQuorumError } from '../../errors.js';
 import { quorumOf } from '../../quorum/tally.js';
@@ -107,8 +107,10 @@ export class Leadership implements AsyncDisposable {
     const version = ++this.#version;
     const { lock: _lock, leader: leaderKey, changes: channel } = this.#keys;
     const input = { key, leaderKey, token, attempt, term: this.term, version, value, channel };
-    const round = askEveryNode(this.#context, this.#settings.leaseMs, (node, timeoutMs) =>
-      proclaimScript.run(node, input, timeoutMs),
+    const round = askEveryNode(
+      this.#context,
+      nodeTimeoutFor(this.#context, this.#settings.leaseMs),
+      (node, timeoutMs) => proclaimScript.run(node, input, timeoutMs),
     );
     const { quorum, results } = await round.decided;
     const answered = results.filter((r) => r !== undefined);
@@ -222,8 +224,10 @@ export class Leadership implements AsyncDisposable {
   async #announce(): Promise<void> {
     if (this.#context.shutdown.closed) return;
     const { leader: leaderKey, changes: channel } = this.#keys;
-    const round = askEveryNode(this.#context, this.#settings.leaseMs, (node, timeoutMs) =>
-      announceScript.run(node, { leaderKey, channel }, timeoutMs),
+    const round = askEveryNode(
+      this.#context,
+      nodeTimeoutFor(this.#context, this.#settings.leaseMs),
+      (node, timeoutMs) => announceScript.run(node, { leaderKey, channel }, timeoutMs),
     );
     await round.settled;
   }
