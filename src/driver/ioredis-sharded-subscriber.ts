@@ -1,7 +1,18 @@
 import calculateSlot from 'cluster-key-slot';
 import { CONNECT_WAIT_MS, type Subscriber } from './connection.js';
 import { IORedisConnection, type IORedisLike } from './ioredis.js';
-import type { IORedisClusterLike } from './ioredis-cluster.js';
+
+/**
+ * What the subscriber needs of an ioredis `Cluster`: its slot table, its masters, and a way
+ * to read the table again (a subset of `SlotTable`, declared here so that the two
+ * files do not import each other).
+ */
+interface SlotTable {
+  /** Per slot, `host:port` of its master first. */
+  readonly slots: readonly (readonly string[] | undefined)[];
+  nodes(role: 'master'): readonly IORedisLike[];
+  refreshSlotsCache(callback?: (error?: Error | null) => void): void;
+}
 
 /** A client of one master in sharded subscriber mode (ioredis 5.2+, 6, iovalkey). */
 interface ShardSubscriberLike extends IORedisLike {
@@ -30,7 +41,7 @@ const ENDED_BY_SERVER = /Last reply: sunsubscribe,/;
  * {@link CONNECT_WAIT_MS} and reads the slot table again too.
  */
 export class IORedisShardedSubscriber implements Subscriber {
-  readonly #cluster: IORedisClusterLike;
+  readonly #cluster: SlotTable;
   readonly #onMessage: (channel: string, message?: string) => void;
   readonly #onReady: (() => void) | undefined;
   /** The subscriber client of each master, by `host:port`. */
@@ -39,7 +50,7 @@ export class IORedisShardedSubscriber implements Subscriber {
   #closed = false;
 
   constructor(
-    cluster: IORedisClusterLike,
+    cluster: SlotTable,
     onMessage: (channel: string, message?: string) => void,
     onReady?: () => void,
   ) {
