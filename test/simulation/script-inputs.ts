@@ -82,6 +82,25 @@ export const INPUTS: Record<string, (r: Random) => unknown> = {
   'raise-fence': (r) => ({ ...lock(r), fence: fence(r) }),
   'inspect-lock': (r) => ({ key: r.pick(LOCKS) }),
   'force-release': (r) => ({ key: r.pick(LOCKS) }),
+  proclaim: (r) => {
+    const { key, token, attempt: held } = lock(r);
+    const [version, value, channel] = [r.int(1, 3), r.pick(['a', 'b']), r.pick(CHANNELS)];
+    return {
+      key,
+      leaderKey: `${key}:leader`,
+      token,
+      attempt: held,
+      term: fence(r),
+      version,
+      value,
+      channel,
+    };
+  },
+  'read-leader': (r) => {
+    const key = r.pick(LOCKS);
+    return { key, leaderKey: `${key}:leader` };
+  },
+  announce: (r) => ({ leaderKey: `${r.pick(LOCKS)}:leader`, channel: r.pick(CHANNELS) }),
   'fenced-read': (r) => ({ key: r.pick(RESOURCES), fence: fence(r) }),
   'fenced-write': (r) => ({ key: r.pick(RESOURCES), fence: fence(r), value: r.pick(['v1', 'v2']) }),
   'semaphore-take': (r) => ({
