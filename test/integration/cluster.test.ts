@@ -273,4 +273,37 @@ describe('inspecting and breaking a lock on a Redis Cluster', () => {
     await expect(holder.extend()).rejects.toMatchObject({ code: 'LOCK_LOST' });
     await next.release();
   });
+
+  it('elects on its shard: resign hands over at once, and an observer sees each change', async () => {
+    const client = clusterClient();
+    const retryDelayMs = 3_000; // without a wake-up, the waiting candidate sleeps 1.5 s at least
+    const timings = { leaseMs: 10_000, renewDeadlineMs: 6_000, retryMs: 5_000 };
+    const [a, b, c] = [1, 2, 3].map(() =>
+      lockerOn(client, { retryDelayMs }).election('ci', timings),
+    );
+    const seen: (string | null)[] = [];
+    const stop = new AbortController();
+    const observing = (async () => {
+      for await (const change of (c as NonNullable<typeof c>).observe({ signal: stop.signal })) {
+        seen.push(change ? change.value : null);
+      }
+    })().catch(() => undefined);
+    const first = await (a as NonNullable<typeof a>).campaign('a');
+    const waiting = (b as NonNullable<typeof b>).campaign('b');
+    while ((await (c as NonNullable<typeof c>).leader())?.value !== 'a') await delay(10);
+    const resignedAt = performance.now();
+    await first.resign();
+    const second = await waiting;
+    expect(performance.now() - resignedAt).toBeLessThan(retryDelayMs / 4);
+    expect(second.term).toBeGreaterThan(first.term);
+    // Seen over pub/sub, well before the observer's own re-read every retryMs.
+    while (seen.at(-1) !== 'b') {
+      expect(performance.now() - resignedAt).toBeLessThan(timings.retryMs / 2);
+      await delay(10);
+    }
+    expect(seen).toContain('a');
+    await second.resign();
+    stop.abort();
+    await observing;
+  });
 });
