@@ -11,18 +11,21 @@ export interface TickLockTimes {
   readonly lockAtLeastFor: number;
 }
 
-/** Throws unless `lockAtLeastFor` is an integer in [0, lockAtMostFor]. */
-export function validateLockAtLeastFor(lockAtLeastFor: unknown, lockAtMostFor: number): void {
+/**
+ * Throws unless `lockAtLeastFor` is an integer in [0, lockAtMostFor].
+ * @param upper what the user calls `lockAtMostFor`, for the message
+ */
+export function validateLockAtLeastFor(
+  lockAtLeastFor: unknown,
+  lockAtMostFor: number,
+  upper = 'lockAtMostFor',
+): void {
   if (
     !Number.isSafeInteger(lockAtLeastFor) ||
     (lockAtLeastFor as number) < 0 ||
     (lockAtLeastFor as number) > lockAtMostFor
   ) {
-    throw new InvalidArgumentError(
-      'lockAtLeastFor',
-      `an integer in [0, lockAtMostFor]`,
-      lockAtLeastFor,
-    );
+    throw new InvalidArgumentError('lockAtLeastFor', `an integer in [0, ${upper}]`, lockAtLeastFor);
   }
 }
 
