@@ -1,0 +1,51 @@
+// A fleet member for the node-cron test: the real node-cron, a 1-second `distributed` task
+// coordinated by distlock as a user installs it (the built package, through its
+// `distlock/node-cron` export), one JSON line per event on stdout: `ready`, the `start` of a
+// fire, a fire `skipped` (and why), `missed`, and what node-cron logged.
+//
+// argv: the task name, how long each fire's job runs (ms), node-cron's `distributedLease`
+// (ms), then the Redis URLs (one, or several for Redlock).
+import { writeSync } from 'node:fs';
+import { Locker } from 'distlock';
+import { runCoordinator } from 'distlock/node-cron';
+import cron from 'node-cron';
+
+const [name, jobMs, leaseMs, ...urls] = process.argv.slice(2);
+let stopping = false;
+// A line written at once (no buffering), so that one written just before a SIGKILL is read.
+const say = (event) =>
+  writeSync(1, `${JSON.stringify({ pid: process.pid, stopping, ...event })}\n`);
+
+// A generous node timeout: a loaded machine must not turn a slow reply into a skipped fire.
+const locker = new Locker({ nodes: urls, nodeTimeoutMs: 200 });
+const task = cron.schedule(
+  '* * * * * *',
+  async ({ date }) => {
+    say({ event: 'start', fire: date.toISOString() });
+    await new Promise((resolve) => setTimeout(resolve, Number(jobMs)));
+  },
+  {
+    name,
+    distributed: true,
+    distributedLease: Number(leaseMs),
+    runCoordinator: runCoordinator(locker),
+    logger: {
+      info: () => {},
+      debug: () => {},
+      warn: (message) => say({ event: 'warn', message }),
+      error: (message, error) => say({ event: 'error', message: `${message}`, error: `${error}` }),
+    },
+  },
+);
+task.on('execution:skipped', ({ date, reason }) => {
+  say({ event: 'skipped', fire: date.toISOString(), reason });
+});
+task.on('execution:missed', ({ date }) => say({ event: 'missed', fire: date.toISOString() }));
+say({ event: 'ready' });
+
+process.once('SIGTERM', async () => {
+  stopping = true;
+  await cron.shutdown(2 * Number(jobMs)); // stops the task and lets a running fire end
+  await locker.close();
+  process.exit(0);
+});
