@@ -82,6 +82,13 @@ export function runCoordinator(
   if (typeof options !== 'object' || options === null) {
     throw new InvalidArgumentError('options', 'an object', options);
   }
+  if (Object.hasOwn(options, 'lockAtMostFor')) {
+    // schedule()'s other option: node-cron gives each task's own with every fire.
+    const expected =
+      "absent (a fire's lockAtMostFor is node-cron's `distributedLease` task option)";
+    const { lockAtMostFor } = options as { lockAtMostFor?: unknown };
+    throw new InvalidArgumentError('lockAtMostFor', expected, lockAtMostFor);
+  }
   rejectUnknownOptions(options, OPTIONS, 'runCoordinator');
   const { lockAtLeastFor } = options;
   if (
