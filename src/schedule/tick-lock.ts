@@ -1,3 +1,6 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import { monotonicClock } from '../clock.js';
+import { DEFAULTS } from '../config/options.js';
 import type { Lock } from '../engine/lock.js';
 import { InvalidArgumentError, LockLostError } from '../errors.js';
 import type { Locker } from '../locker.js';
@@ -30,10 +33,17 @@ export function validateLockAtLeastFor(
 }
 
 /**
- * Tries the tick's lock once, without waiting: the `Lock`, or `null` when another instance
- * has the tick. Rejects as `tryAcquire` does when the nodes fail.
+ * Tries the tick's lock without waiting: the `Lock`, or `null` when another instance has the
+ * tick. Rejects as `tryAcquire` does when the nodes fail.
+ *
+ * On N nodes, instances that try at the same moment can split the votes so that none gets a
+ * majority: each undoes what it got, and the tick would run nowhere. So a busy answer is asked
+ * again, twice at most, after a random pause of up to the default `retryDelayMs`, while less
+ * than half of `lockAtLeastFor` has passed: a real holder keeps the tick at least that long,
+ * so a retry cannot find it free as long as clock skew, timer lateness and `nodeTimeoutMs`
+ * together stay below the other half.
  */
-export function lockTick(
+export async function lockTick(
   locker: Locker,
   resource: string,
   { lockAtMostFor, lockAtLeastFor }: TickLockTimes,
@@ -41,8 +51,20 @@ export function lockTick(
   // minHoldMs keeps the tick locked until exactly lockAtLeastFor after it began, however
   // little of it is left when the job ends (or the locker closes): an instance whose clock
   // runs behind must not run the tick again.
-  return locker.tryAcquire(resource, { ttlMs: lockAtMostFor, minHoldMs: lockAtLeastFor });
+  const options = { ttlMs: lockAtMostFor, minHoldMs: lockAtLeastFor };
+  const startedAt = monotonicClock.now();
+  const attempts = locker.nodes.length > 1 ? SPLIT_VOTE_ATTEMPTS : 1;
+  let lock = await locker.tryAcquire(resource, options);
+  for (let attempt = 2; lock === null && attempt <= attempts; attempt++) {
+    await delay(Math.random() * DEFAULTS.retryDelayMs);
+    if (monotonicClock.now() - startedAt >= lockAtLeastFor / 2) break;
+    lock = await locker.tryAcquire(resource, options);
+  }
+  return lock;
 }
+
+/** Attempts of one instance at a tick on N nodes, where votes can split (see lockTick). */
+const SPLIT_VOTE_ATTEMPTS = 3;
 
 /**
  * Ends a tick that ran: releases its lock (the key stays until `lockAtLeastFor`). Resolves
