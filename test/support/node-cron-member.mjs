@@ -13,11 +13,27 @@ import cron from 'node-cron';
 const [name, jobMs, leaseMs, ...urls] = process.argv.slice(2);
 let stopping = false;
 // A line written at once (no buffering), so that one written just before a SIGKILL is read.
-const say = (event) =>
-  writeSync(1, `${JSON.stringify({ pid: process.pid, stopping, ...event })}\n`);
+// A member whose test is gone (its stdout closed) exits: left running, it would take the
+// fires of a later run whose Redis reuses a port.
+const say = (event) => {
+  try {
+    writeSync(1, `${JSON.stringify({ pid: process.pid, stopping, ...event })}\n`);
+  } catch {
+    process.exit(1);
+  }
+};
 
 // A generous node timeout: a loaded machine must not turn a slow reply into a skipped fire.
 const locker = new Locker({ nodes: urls, nodeTimeoutMs: 200 });
+// Ready once a quorum of this member's nodes answers: a fresh process is still connecting
+// (and learning which server each node is) when it starts, and would skip its first fires.
+for (;;) {
+  const warmUp = await locker.tryAcquire(`warm-up:${process.pid}`, { ttlMs: 1_000 }).then(
+    (lock) => lock?.release(),
+    () => new Promise((resolve) => setTimeout(resolve, 50, 'retry')),
+  );
+  if (warmUp !== 'retry') break;
+}
 const task = cron.schedule(
   '* * * * * *',
   async ({ date }) => {
