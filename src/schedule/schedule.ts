@@ -16,6 +16,8 @@ export interface ScheduleOptions {
   /**
    * Lower bound (ms): after a short job the lock is kept until this long after the tick
    * started, so a node whose clock runs a little behind does not run the same tick again.
+   * On N nodes it also gives nodes that split the votes of a tick time to ask again (within
+   * its first half).
    * @default 0
    */
   lockAtLeastFor?: number;
