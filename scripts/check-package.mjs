@@ -21,6 +21,8 @@ const REQUIRED = [
   'testing/package.json',
   'dist/esm/telemetry/opentelemetry.js',
   'opentelemetry/package.json',
+  'dist/esm/schedule/node-cron.js',
+  'node-cron/package.json',
 ];
 
 const dir = mkdtempSync(join(tmpdir(), 'distlock-pack-'));

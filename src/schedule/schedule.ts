@@ -2,8 +2,9 @@ import { Cron } from 'croner';
 import { namesOf, rejectUnknownOptions } from '../config/option-names.js';
 import { validateDuration, validateResource } from '../config/options.js';
 import type { Lock } from '../engine/lock.js';
-import { asError, InvalidArgumentError, LockLostError } from '../errors.js';
+import { asError, InvalidArgumentError } from '../errors.js';
 import type { Locker } from '../locker.js';
+import { endTick, lockTick, validateLockAtLeastFor } from './tick-lock.js';
 
 /** How long a scheduled job's lock is kept, as in ShedLock. */
 export interface ScheduleOptions {
@@ -15,6 +16,8 @@ export interface ScheduleOptions {
   /**
    * Lower bound (ms): after a short job the lock is kept until this long after the tick
    * started, so a node whose clock runs a little behind does not run the same tick again.
+   * On N nodes it also gives nodes that split the votes of a tick time to ask again (within
+   * its first half).
    * @default 0
    */
   lockAtLeastFor?: number;
@@ -86,17 +89,7 @@ export function schedule(
   rejectUnknownOptions(options, SCHEDULE_OPTIONS, 'schedule');
   const { lockAtMostFor, lockAtLeastFor = 0, timezone, onTick } = options;
   validateDuration('lockAtMostFor', lockAtMostFor);
-  if (
-    !Number.isSafeInteger(lockAtLeastFor) ||
-    lockAtLeastFor < 0 ||
-    lockAtLeastFor > lockAtMostFor
-  ) {
-    throw new InvalidArgumentError(
-      'lockAtLeastFor',
-      `an integer in [0, lockAtMostFor]`,
-      lockAtLeastFor,
-    );
-  }
+  validateLockAtLeastFor(lockAtLeastFor, lockAtMostFor);
   if (typeof job !== 'function') throw new InvalidArgumentError('job', 'a function', job);
   let running: Promise<void> = Promise.resolve();
   // A hook that throws (or rejects) must not take the process down from a timer: say so, go on.
@@ -118,11 +111,7 @@ export function schedule(
   const runTick = async (scheduledAt: Date) => {
     let lock: Lock | null;
     try {
-      // minHoldMs keeps the tick locked until exactly lockAtLeastFor after it began, however
-      // little of it is left when the job ends (or the locker closes): an instance whose
-      // clock runs behind must not run the tick again.
-      const tickLock = { ttlMs: lockAtMostFor, minHoldMs: lockAtLeastFor };
-      lock = await locker.tryAcquire(tickResource(name), tickLock);
+      lock = await lockTick(locker, tickResource(name), { lockAtMostFor, lockAtLeastFor });
     } catch (error) {
       return report('failed', scheduledAt, error);
     }
@@ -133,14 +122,8 @@ export function schedule(
     } catch (error) {
       failure = error;
     }
-    const { signal } = lock;
-    // Reports, never rejects; a release after the deadline aborts the signal first.
-    const released = await lock.release();
-    if (signal.aborted) return report('lost', scheduledAt, signal.reason);
-    if (released === 'not-held') {
-      const gone = 'when its release arrived, the nodes no longer held it (evicted or deleted)';
-      return report('lost', scheduledAt, new LockLostError(lock.resource, gone));
-    }
+    const lost = await endTick(lock);
+    if (lost) return report('lost', scheduledAt, lost);
     report(failure === undefined ? 'ran' : 'failed', scheduledAt, failure);
   };
   let timer: Cron;

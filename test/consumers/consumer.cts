@@ -1,6 +1,7 @@
 // A CommonJS consumer: `require` resolves to dist/cjs and its types. Type-checked, then run
 // against REDIS_URL: it takes a lock, shows that a second one is refused, and releases it.
 import distlock = require('distlock');
+import nodeCron = require('distlock/node-cron');
 import testing = require('distlock/testing');
 import ioredis = require('ioredis');
 
@@ -12,6 +13,7 @@ async function main(): Promise<void> {
     const second = await locker.tryAcquire('cjs-consumer', { ttlMs: 5_000 });
     console.log(`acquired ${lock.resource}; second: ${second}; release: ${await lock.release()}`);
     console.log(`startRedis: ${typeof testing.startRedis}`);
+    console.log(`runCoordinator: ${typeof nodeCron.runCoordinator}`);
   } finally {
     await locker.close();
     await client.quit();

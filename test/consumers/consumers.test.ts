@@ -144,6 +144,7 @@ describe('npm pack from a fresh checkout', () => {
         'dist/esm/cli/main.js',
         'testing/package.json',
         'opentelemetry/package.json',
+        'node-cron/package.json',
       ]),
     );
   });
@@ -242,7 +243,7 @@ for (const [label, ioredis] of PROJECTS) {
       CHECK_TEST_MS,
     );
 
-    it('runs as CommonJS: require() loads the CJS build and its testing kit', () => {
+    it('runs as CommonJS: require() loads the CJS build, its testing kit and node-cron coordinator', () => {
       const output = execFileSync(process.execPath, ['out/consumer.cjs'], {
         cwd: project,
         encoding: 'utf8',
@@ -251,6 +252,7 @@ for (const [label, ioredis] of PROJECTS) {
       expect(output.split('\n')).toEqual([
         'acquired cjs-consumer; second: null; release: released',
         'startRedis: function',
+        'runCoordinator: function',
         '',
       ]);
     }, 30_000);

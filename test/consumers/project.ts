@@ -45,6 +45,7 @@ export async function packFreshCheckout(
     'scripts',
     'testing',
     'opentelemetry',
+    'node-cron',
   ];
   for (const entry of copied) {
     cpSync(join(REPO, entry), join(checkout, entry), { recursive: true });
@@ -66,9 +67,9 @@ export async function packFreshCheckout(
 /**
  * The first half of a consumer project in `dir`, which needs no tarball (so it can be set up
  * while distlock is being packed): a project with ioredis `ioredisVersion` (and node-redis,
- * valkey-glide and the OpenTelemetry API, which the documented examples use), as a service
- * that already has its Redis client and adds distlock, holding the examples of the README,
- * docs/ and bench/README.md under readme/ and the fixtures of test/consumers.
+ * valkey-glide, the OpenTelemetry API and node-cron, which the documented examples use), as a
+ * service that already has its Redis client and adds distlock, holding the examples of the
+ * README, docs/ and bench/README.md under readme/ and the fixtures of test/consumers.
  */
 export async function consumerProject(dir: string, ioredisVersion: string): Promise<void> {
   mkdirSync(join(dir, 'readme'), { recursive: true });
@@ -83,6 +84,7 @@ export async function consumerProject(dir: string, ioredisVersion: string): Prom
     `redis@${installed('redis')}`,
     `@valkey/valkey-glide@${installed('@valkey/valkey-glide')}`,
     `@opentelemetry/api@${installed('@opentelemetry/api')}`,
+    `node-cron@${installed('node-cron')}`,
     `typescript@${installed('typescript')}`,
     `@types/node@${installed('@types/node')}`,
   ]);

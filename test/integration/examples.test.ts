@@ -81,6 +81,12 @@ describe('README examples', () => {
     ]);
   });
 
+  it('node-cron.mjs runs each fire of a node-cron task on one of three instances', () => {
+    expect(runExample('node-cron.mjs')).toEqual([
+      'a fire ran on 1 of 3 instances; skipped (not-elected), skipped (not-elected)',
+    ]);
+  });
+
   it('failover.mjs keeps a lock through a Sentinel failover with replicaAcks', () => {
     expect(runExample('failover.mjs')).toEqual([
       'node: sentinel orders (sentinels)',
