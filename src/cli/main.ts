@@ -11,10 +11,16 @@ import { act, durationOption, exitCode, withLocker } from './command-line.js';
 import { cronUnderLock } from './cron-command.js';
 import { DURATION_FORMS, formatDuration } from './duration.js';
 import { EXIT } from './exit-codes.js';
-import { withNodeOptions } from './node-options.js';
+import { type NodeOptions, withNodeOptions } from './node-options.js';
 import { requireCommandAfterDashes, runTarget } from './run-arguments.js';
 import { runUnderLock } from './run-command.js';
-import { formatStatus, type LockState, lockStatus, STATUS_TIMEOUT_MS } from './status-command.js';
+import {
+  formatStatus,
+  type LockState,
+  type LockStatus,
+  lockStatus,
+  STATUS_TIMEOUT_MS,
+} from './status-command.js';
 import { hints, unreadNodes } from './unreachable.js';
 import { packageVersion } from './version.js';
 
@@ -141,15 +147,25 @@ withNodeOptions(status).action((key: string, opts, self: Command) =>
     async (nodes) => {
       validateResource(key, 'key');
       const resource = opts.cron === true ? tickResource(key) : key;
-      const found = await lockStatus(nodes, resource, { prefix: opts.prefix });
-      process.stdout.write(
-        opts.json ? `${JSON.stringify(found)}\n` : `${formatStatus(found).join('\n')}\n`,
-      );
-      for (const hint of hints(unreadNodes(found.nodes), nodes.from)) log(`distlock: ${hint}`);
+      const found = await showStatus(nodes, resource, opts);
       return STATUS_EXIT[found.state];
     },
   ),
 );
+
+/** Reads the lock on `resource`, prints it (as JSON with `--json`) and hints about unread nodes. */
+async function showStatus(
+  nodes: NodeOptions,
+  resource: string,
+  opts: { prefix: string; json?: boolean },
+): Promise<LockStatus> {
+  const found = await lockStatus(nodes, resource, { prefix: opts.prefix });
+  process.stdout.write(
+    opts.json ? `${JSON.stringify(found)}\n` : `${formatStatus(found).join('\n')}\n`,
+  );
+  for (const hint of hints(unreadNodes(found.nodes), nodes.from)) log(`distlock: ${hint}`);
+  return found;
+}
 
 const breakCommand = program
   .command('break')
@@ -184,11 +200,7 @@ withNodeOptions(breakCommand).action((key: string, opts, self: Command) =>
       validateResource(key, 'key');
       const resource = opts.cron === true ? tickResource(key) : key;
       if (opts.yes !== true) {
-        const found = await lockStatus(nodes, resource, { prefix: opts.prefix });
-        process.stdout.write(
-          opts.json ? `${JSON.stringify(found)}\n` : `${formatStatus(found).join('\n')}\n`,
-        );
-        for (const hint of hints(unreadNodes(found.nodes), nodes.from)) log(`distlock: ${hint}`);
+        const found = await showStatus(nodes, resource, opts);
         log(`distlock: ${plannedBreak(found)}. Nothing done: add --yes to break it.`);
         return found.state === 'unknown' ? EXIT.unavailable : EXIT.usage;
       }
