@@ -103,10 +103,13 @@ export class NodeRedisConnection implements RedisConnection {
   readonly #unwritten = new Set<AbortController>();
   /** How many times the connection became ready since the adapter was made. */
   #readies = 0;
+  /** Whether the client was ever open: connected by the caller, before or after the adapter. */
+  #everOpened: boolean;
 
   /** `name`: how errors and events name the node; by default its host and port. */
   constructor(client: NodeRedisLike, name?: string) {
     this.#client = client;
+    this.#everOpened = client.isOpen;
     // node-redis throws an 'error' nobody listens for; connection errors reach callers as
     // failed votes, with the last one as their cause.
     client.on('error', (error: Error) => {
@@ -119,7 +122,10 @@ export class NodeRedisConnection implements RedisConnection {
       this.#betweenAttempts = false;
     };
     client.on('reconnecting', attempting);
-    client.on('connect', attempting);
+    client.on('connect', () => {
+      this.#everOpened = true;
+      attempting();
+    });
     client.on('ready', () => {
       this.#lastError = undefined;
       this.#betweenAttempts = false;
@@ -218,7 +224,7 @@ export class NodeRedisConnection implements RedisConnection {
   }
 
   #notSent(): NotSentError {
-    if (!this.#client.isOpen && this.#readies === 0 && !this.#lastError) {
+    if (!this.#client.isOpen && !this.#everOpened && this.#readies === 0 && !this.#lastError) {
       const fix = 'call `await client.connect()` before handing it to distlock';
       const cause = new ClientNotOpenedError(this.name, fix);
       return new NotSentError(`not connected to ${this.name}: ${cause.message}`, { cause });

@@ -48,6 +48,7 @@ function verdictKnown(
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timedOut = new Promise<void>((resolve) => {
     timer = setTimeout(resolve, nodeTimeoutMs);
+    timer.unref();
   });
   const early = Promise.all([timedOut, ending.decided]).then(
     ([, { results }]) =>

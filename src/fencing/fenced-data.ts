@@ -96,7 +96,7 @@ export function fencedPeek(
   return replyWithin(read, connection, `a read of "${key}"`, timeoutMs).then(
     (reply) => {
       const [value = null, fence = null] = Array.isArray(reply) ? (reply as (string | null)[]) : [];
-      if (fence !== null && !/^\d+$/.test(fence)) throw foreignFence(key, fence);
+      if (fence !== null && !/^(0|[1-9]\d*)$/.test(fence)) throw foreignFence(key, fence);
       return { value, fence: fence === null ? null : BigInt(fence) };
     },
     (error: unknown) => rejectForeign(key, error),

@@ -16,11 +16,12 @@ end
 
 /**
  * `isFence(s)`: whether a stored `fence` field is what a fenced write stores (a decimal
- * integer); anything else means another program wrote the key.
+ * integer without leading zeros, which the comparison by length needs); anything else means
+ * another program wrote the key.
  */
 export const IS_FENCE = `
 local function isFence(s)
-  return string.find(s, '^%d+$') ~= nil
+  return s == '0' or string.find(s, '^[1-9]%d*$') ~= nil
 end
 `;
 

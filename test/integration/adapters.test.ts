@@ -456,4 +456,22 @@ describe.each([
       await locker.close();
     }
   });
+
+  it('says closed, not never connected, of a client its caller connected and then closed', async () => {
+    const port = fixture().redis.nodes[0]?.port;
+    const client = createClient(`redis://127.0.0.1:${port}`) as RedisClient & {
+      connect(): Promise<unknown>;
+      destroy(): void;
+    };
+    await client.connect(); // before distlock ever sees it
+    const locker = new Locker({ nodes: [client] });
+    try {
+      client.destroy();
+      const error = await locker.acquire('r', { ttlMs: 1_000, waitMs: 0 }).catch((e) => e);
+      expect((error as Error).message).toMatch(/\(closed\)/);
+      expect((error as Error).message).not.toMatch(/never connected/);
+    } finally {
+      await locker.close();
+    }
+  });
 });

@@ -128,6 +128,7 @@ describe('fenced writes', () => {
     const redis = admin as Redis;
     await redis.set('plain', 'abc');
     await redis.hset('odd-fence', 'fence', 'abc', 'value', 'x');
+    await redis.hset('zero-led', 'fence', '0099', 'value', 'x'); // fences never start with 0
     const calls = {
       fencedWrite: (key: string) => fencedWrite(redis, key, 1n, 'v'),
       fencedReadForUpdate: (key: string) => fencedReadForUpdate(redis, key, 1n),
@@ -137,6 +138,7 @@ describe('fenced writes', () => {
       for (const [key, found] of [
         ['plain', /another type than a hash \(WRONGTYPE\)/],
         ['odd-fence', /fence "abc"/],
+        ['zero-led', /fence "0099"/],
       ] as const) {
         const error = await call(key).then(
           () => new Error(`${name} on ${key} resolved`),
