@@ -143,8 +143,11 @@ export interface Lease extends HoldId {
   readonly acquiredAt: number;
   /** Monotonic instant until which the lease may be trusted. */
   deadline: number;
-  /** Monotonic instant before which a release only sets the key to expire then (`minHoldMs`). */
-  readonly keepUntil: number;
+  /**
+   * Monotonic instant before which a release only sets the key to expire then (`minHoldMs`;
+   * raised once for a lock of a complete `acquireAll` group).
+   */
+  keepUntil: number;
   /** The fencing token, when the lock was acquired with `fencing: true`. */
   readonly fence: bigint | undefined;
   /** Each node's answer to the winning acquisition round (late answers keep arriving). */

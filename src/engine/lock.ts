@@ -198,6 +198,14 @@ export class Lock implements AsyncDisposable {
     validateDuration('keepMs', keepMs);
     return this.#end(keepMs);
   }
+  /**
+   * @internal Keeps the key until at least `instant` (monotonic) however the lock ends, by a
+   * release or by its locker's close: how `acquireAll` holds a complete group for `minHoldMs`.
+   */
+  keepKeyUntil(instant: number): void {
+    this.#lease.keepUntil = Math.max(this.#lease.keepUntil, instant);
+  }
+
   /** Releases the lock at the end of an `await using` scope. */
   async [Symbol.asyncDispose](): Promise<void> {
     await this.release();

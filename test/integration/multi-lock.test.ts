@@ -108,6 +108,18 @@ describe('acquireAll', () => {
     }
   });
 
+  it('keeps the group for minHoldMs when its locker closes, too', async () => {
+    const l = locker();
+    await l.acquireAll(['a', 'b'], { ttlMs: 10_000, minHoldMs: 5_000 });
+    const closedAt = performance.now();
+    await l.close();
+    const keptMs = await Promise.all(
+      fixture().admin.flatMap((a) => [a.pttl('distlock:{a}'), a.pttl('distlock:{b}')]),
+    );
+    const elapsed = performance.now() - closedAt;
+    for (const ms of keptMs) expect(ms).toBeGreaterThan(5_000 - elapsed - 1_000);
+  });
+
   it('holds nothing after giving up under minHoldMs', async () => {
     const holder = await locker().acquire('b', { ttlMs: 10_000 });
     const error = await locker()

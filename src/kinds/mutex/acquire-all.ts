@@ -35,7 +35,7 @@ export async function acquireAll(
   };
   const held = new Map<string, Lock>();
   // Taken without minHoldMs: giving back what a round took is no hold, and must free it at
-  // once. The group as a whole keeps it, from the moment it is complete (see MultiLock).
+  // once. The group as a whole keeps it, from the moment it is complete.
   const take = (resource: string, waitMs: number) =>
     acquireLock(context, lockTarget(context, resource), { ...settings, waitMs, minHoldMs: 0 });
   try {
@@ -43,7 +43,9 @@ export async function acquireAll(
       const blocked = await takeInOrder(resources, held, take);
       if (!blocked) {
         const locks = resources.map((resource) => held.get(resource) as Lock);
-        return new MultiLock(locks, { clock, keepUntil: clock.now() + settings.minHoldMs });
+        const keepUntil = clock.now() + settings.minHoldMs;
+        for (const lock of locks) lock.keepKeyUntil(keepUntil);
+        return new MultiLock(locks);
       }
       await releaseAll(held);
       if (rounds > 1) {

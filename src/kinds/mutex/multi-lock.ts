@@ -1,4 +1,3 @@
-import type { Clock } from '../../clock.js';
 import type { ReleaseResult } from '../../engine/contract.js';
 import type { Lock } from '../../engine/lock.js';
 
@@ -12,15 +11,10 @@ export class MultiLock implements AsyncDisposable {
   readonly resources: readonly string[];
   readonly #locks: readonly Lock[];
   readonly #signal: AbortSignal;
-  readonly #clock: Clock;
-  /** Monotonic instant before which a release only sets the keys to expire then (`minHoldMs`). */
-  readonly #keepUntil: number;
 
   /** @internal Created by `Locker.acquireAll`; not part of the public API. */
-  constructor(locks: readonly Lock[], { clock, keepUntil }: { clock: Clock; keepUntil: number }) {
+  constructor(locks: readonly Lock[]) {
     this.#locks = locks;
-    this.#clock = clock;
-    this.#keepUntil = keepUntil;
     this.resources = locks.map((lock) => lock.resource);
     this.#signal = firstAbort(locks.map((lock) => lock.signal));
   }
@@ -51,15 +45,11 @@ export class MultiLock implements AsyncDisposable {
   }
 
   /**
-   * Releases every lock (before `minHoldMs` has passed since the group was complete, it sets
-   * the keys to expire then instead). `'released'` when all were, `'failed'` when any release
-   * failed, `'not-held'` otherwise (some had expired or been taken).
+   * Releases every lock. `'released'` when all were, `'failed'` when any release failed,
+   * `'not-held'` otherwise (some had expired or been taken).
    */
   async release(): Promise<ReleaseResult> {
-    const keepMs = Math.ceil(this.#keepUntil - this.#clock.now());
-    const results = await Promise.all(
-      this.#locks.map((lock) => (keepMs > 0 ? lock.releaseAfter(keepMs) : lock.release())),
-    );
+    const results = await Promise.all(this.#locks.map((lock) => lock.release()));
     if (results.every((result) => result === 'released')) return 'released';
     return results.includes('failed') ? 'failed' : 'not-held';
   }
