@@ -178,6 +178,11 @@ end
 local function wakeWaiter(waiter)
   local entry = redis.call('HGET', channels, waiter)
   local ticket, publish, channel = string.match(entry or '', '^(%S+) (S?PUBLISH) (.+)$')
+  if not channel then
+    -- Written by an earlier version (a rolling deploy): '<ticket> <channel>'.
+    publish = 'PUBLISH'
+    ticket, channel = string.match(entry or '', '^(%S+) (.+)$')
+  end
   if channel then
     redis.pcall(publish, channel, ticket)
   end

@@ -187,6 +187,24 @@ describe('bounded barging: a release may leave the lock free while no fair waite
     await admin.flushall();
   });
 
+  it('wakes a waiter whose entry has the form of earlier versions, `<ticket> <channel>`', async () => {
+    const admin = fixture().admin[0] as Redis;
+    const node = IORedisConnection.of(admin);
+    const listener = admin.duplicate();
+    const woken: string[] = [];
+    listener.on('message', (_channel: string, ticket: string) => woken.push(ticket));
+    await listener.subscribe('w');
+    await heldWithTwoWaiting(admin, node);
+    await admin.hset('k:queue-wake', 'first', '1 w'); // as a waiter of a rolling deploy wrote it
+    await turnStarted(admin, BARGE_WINDOW_MS);
+    expect(await releaseScript.run(node, release, 1_000)).toBe(1);
+    expect(await admin.get('k')).toBe('first');
+    while (woken.length === 0) await delay(5);
+    expect(woken).toEqual(['1']);
+    listener.disconnect();
+    await admin.flushall();
+  });
+
   it('once the window has passed: hands over to the first waiter and starts its turn', async () => {
     const admin = fixture().admin[0] as Redis;
     const node = IORedisConnection.of(admin);
