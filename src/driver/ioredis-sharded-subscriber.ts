@@ -17,7 +17,7 @@ interface SlotTable {
 /** A client of one master in sharded subscriber mode (ioredis 5.2+, 6, iovalkey). */
 interface ShardSubscriberLike extends IORedisLike {
   on(event: 'error', listener: (error: Error) => void): unknown;
-  on(event: 'ready', listener: () => void): unknown;
+  on(event: 'ready' | 'close', listener: () => void): unknown;
   on(event: 'smessage', listener: (channel: string, message: string) => void): unknown;
   ssubscribe(channel: string): Promise<unknown>;
   sunsubscribe(channel: string): Promise<unknown>;
@@ -99,6 +99,10 @@ export class IORedisShardedSubscriber implements Subscriber {
       });
       shard.on('smessage', (ch: string, message: string) => this.#onMessage(ch, message));
       shard.on('ready', () => this.#onReady?.()); // a reconnect lost its subscriptions
+      // A master that died sends no push: its slots move to a replica that the slot table
+      // names after the failover. Read it again (and, until the failover, again after each
+      // subscribe that got no answer in time).
+      shard.on('close', () => this.#slotsMoved());
       this.#shards.set(address, shard);
     }
     return shard;
@@ -117,13 +121,27 @@ export class IORedisShardedSubscriber implements Subscriber {
     return Promise.race([reply, timedOut]).finally(() => clearTimeout(timer));
   }
 
+  /** Closes the subscriber clients of servers that are masters no more (dead, or demoted). */
+  #dropFormerMasters(): void {
+    const masters = new Set(
+      this.#cluster.nodes('master').map((node) => `${node.options.host}:${node.options.port}`),
+    );
+    for (const [address, shard] of this.#shards) {
+      if (masters.has(address)) continue;
+      this.#shards.delete(address);
+      new IORedisConnection(shard, 'subscriber').close().catch(() => undefined);
+    }
+  }
+
   /** Reads the slot table again, then has every channel subscribed where it lives now. */
   #slotsMoved(): void {
     if (this.#refreshing || this.#closed) return;
     this.#refreshing = true;
     this.#cluster.refreshSlotsCache(() => {
       this.#refreshing = false;
-      if (!this.#closed) this.#onReady?.();
+      if (this.#closed) return;
+      this.#dropFormerMasters();
+      this.#onReady?.();
     });
   }
 }
