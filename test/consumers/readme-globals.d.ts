@@ -14,4 +14,5 @@ declare global {
   function buildReport(options: { for?: Date; signal: AbortSignal }): Promise<void>;
   function sumInvoices(options: { signal: AbortSignal }): Promise<number>;
   function sendDigest(): Promise<void>;
+  function runScheduler(options: { signal: AbortSignal; term: bigint }): Promise<void>;
 }
