@@ -137,21 +137,41 @@ const status = program
   )
   .option('--json', 'print JSON')
   .addHelpText('after', '\nExit status: 0 held, 1 free, 69 unknown (too few nodes could be read).');
-withNodeOptions(status).action((key: string, opts, self: Command) =>
-  act(
-    self,
-    {
-      key: { name: '<key>', given: JSON.stringify(key) },
-      prefix: { name: '--prefix', given: JSON.stringify(opts.prefix) },
-    },
-    async (nodes) => {
-      validateResource(key, 'key');
-      const resource = opts.cron === true ? tickResource(key) : key;
-      const found = await showStatus(nodes, resource, opts);
-      return STATUS_EXIT[found.state];
-    },
-  ),
-);
+onLock(status, async (nodes, resource, opts) => {
+  const found = await showStatus(nodes, resource, opts);
+  return STATUS_EXIT[found.state];
+});
+
+/** Options of a command about one lock (`status`, `break`). */
+interface LockCommandOptions {
+  readonly prefix: string;
+  readonly cron?: boolean;
+  readonly json?: boolean;
+  readonly yes?: boolean;
+}
+
+/**
+ * Sets the action of a command about the lock of `<key>` (with `--cron`, of the running tick
+ * of the cron job named `<key>`): `run` gets the nodes and the resource, once both are valid.
+ */
+function onLock(
+  command: Command,
+  run: (nodes: NodeOptions, resource: string, opts: LockCommandOptions) => Promise<number>,
+): void {
+  withNodeOptions(command).action((key: string, opts: LockCommandOptions, self: Command) =>
+    act(
+      self,
+      {
+        key: { name: '<key>', given: JSON.stringify(key) },
+        prefix: { name: '--prefix', given: JSON.stringify(opts.prefix) },
+      },
+      async (nodes) => {
+        validateResource(key, 'key');
+        return run(nodes, opts.cron === true ? tickResource(key) : key, opts);
+      },
+    ),
+  );
+}
 
 /** Reads the lock on `resource`, prints it (as JSON with `--json`) and hints about unread nodes. */
 async function showStatus(
@@ -189,34 +209,23 @@ const breakCommand = program
       '\nExit status: 0 broken, 1 nothing to break (not held), 69 too few nodes answered,\n' +
       '2 bad arguments or no --yes (nothing was done; 69 if the lock could not be read).',
   );
-withNodeOptions(breakCommand).action((key: string, opts, self: Command) =>
-  act(
-    self,
-    {
-      key: { name: '<key>', given: JSON.stringify(key) },
-      prefix: { name: '--prefix', given: JSON.stringify(opts.prefix) },
-    },
-    async (nodes) => {
-      validateResource(key, 'key');
-      const resource = opts.cron === true ? tickResource(key) : key;
-      if (opts.yes !== true) {
-        const found = await showStatus(nodes, resource, opts);
-        log(`distlock: ${plannedBreak(found)}. Nothing done: add --yes to break it.`);
-        return found.state === 'unknown' ? EXIT.unavailable : EXIT.usage;
-      }
-      const report = await withLocker(
-        nodes,
-        (locker) => breakLock(locker, resource, STATUS_TIMEOUT_MS),
-        { prefix: opts.prefix },
-      );
-      process.stdout.write(
-        opts.json ? `${JSON.stringify(report)}\n` : `${formatBreak(report).join('\n')}\n`,
-      );
-      for (const hint of hints(unreadNodes(report.nodes), nodes.from)) log(`distlock: ${hint}`);
-      return BREAK_EXIT[report.result];
-    },
-  ),
-);
+onLock(breakCommand, async (nodes, resource, opts) => {
+  if (opts.yes !== true) {
+    const found = await showStatus(nodes, resource, opts);
+    log(`distlock: ${plannedBreak(found)}. Nothing done: add --yes to break it.`);
+    return found.state === 'unknown' ? EXIT.unavailable : EXIT.usage;
+  }
+  const report = await withLocker(
+    nodes,
+    (locker) => breakLock(locker, resource, STATUS_TIMEOUT_MS),
+    { prefix: opts.prefix },
+  );
+  process.stdout.write(
+    opts.json ? `${JSON.stringify(report)}\n` : `${formatBreak(report).join('\n')}\n`,
+  );
+  for (const hint of hints(unreadNodes(report.nodes), nodes.from)) log(`distlock: ${hint}`);
+  return BREAK_EXIT[report.result];
+});
 
 const cron = program
   .command('cron')

@@ -165,13 +165,19 @@ describe('bounded barging: a release may leave the lock free while no fair waite
     expect((await acquireInLineScript.run(node, second, 1_000)).state).toBeGreaterThan(0);
   }
 
-  it('within the window: deletes the key, wakes the first waiter, and the releaser may take it back', async () => {
-    const admin = fixture().admin[0] as Redis;
-    const node = IORedisConnection.of(admin);
+  /** A client subscribed to `channel`, and the tickets woken on it so far. */
+  async function wakeUpsOn(admin: Redis, channel: string) {
     const listener = admin.duplicate();
     const woken: string[] = [];
     listener.on('message', (_channel: string, ticket: string) => woken.push(ticket));
-    await listener.subscribe('w');
+    await listener.subscribe(channel);
+    return { listener, woken };
+  }
+
+  it('within the window: deletes the key, wakes the first waiter, and the releaser may take it back', async () => {
+    const admin = fixture().admin[0] as Redis;
+    const node = IORedisConnection.of(admin);
+    const { listener, woken } = await wakeUpsOn(admin, 'w');
     await heldWithTwoWaiting(admin, node);
     // A turn that starts a minute from now is young however slow this machine is.
     await turnStarted(admin, -60_000);
@@ -190,10 +196,7 @@ describe('bounded barging: a release may leave the lock free while no fair waite
   it('wakes a waiter whose entry has the form of earlier versions, `<ticket> <channel>`', async () => {
     const admin = fixture().admin[0] as Redis;
     const node = IORedisConnection.of(admin);
-    const listener = admin.duplicate();
-    const woken: string[] = [];
-    listener.on('message', (_channel: string, ticket: string) => woken.push(ticket));
-    await listener.subscribe('w');
+    const { listener, woken } = await wakeUpsOn(admin, 'w');
     await heldWithTwoWaiting(admin, node);
     await admin.hset('k:queue-wake', 'first', '1 w'); // as a waiter of a rolling deploy wrote it
     await turnStarted(admin, BARGE_WINDOW_MS);
