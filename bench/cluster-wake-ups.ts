@@ -7,9 +7,10 @@
  * Redis: the bus counters are what a PUBLISH broadcast costs each node). The lock's own master
  * is listed first. distlock only.
  */
-import { Cluster, Redis } from 'ioredis';
+import { Cluster } from 'ioredis';
 import { Locker } from '../src/index.js';
-import { type RedisServer, startRedisCluster } from '../src/testing/index.js';
+import { startRedisCluster } from '../src/testing/index.js';
+import { busMessages, handOff } from './cluster-bus.js';
 import { table } from './report.js';
 
 export interface ClusterWakeUpsRow {
@@ -20,21 +21,6 @@ export interface ClusterWakeUpsRow {
 }
 
 const RETRY_DELAY_MS = 2_000;
-
-async function busMessages(masters: readonly RedisServer[]): Promise<number[]> {
-  return Promise.all(
-    masters.map(async (master) => {
-      const admin = new Redis(master.port);
-      const info = String(await admin.call('CLUSTER', 'INFO'));
-      admin.disconnect();
-      const count = (name: string) => Number(new RegExp(`${name}:(\\d+)`).exec(info)?.[1] ?? 0);
-      return (
-        count('cluster_stats_messages_publish_received') +
-        count('cluster_stats_messages_publishshard_received')
-      );
-    }),
-  );
-}
 
 /** Hands one lock from a holder to a waiting locker `hops` times. */
 export async function clusterWakeUps({ hops = 50 } = {}): Promise<ClusterWakeUpsRow[]> {
@@ -53,29 +39,11 @@ export async function clusterWakeUps({ hops = 50 } = {}): Promise<ClusterWakeUps
     const resource = 'bench-handoff';
     const home = await cluster.masterOf(`distlock:{${resource}}`);
     const masters = [home, ...(await cluster.masters()).filter((m) => m !== home)];
-    const handOff = async () => {
-      const held = await holder.acquire(resource, { ttlMs: 30_000 });
-      const pausing = new Promise<void>((resolve) => {
-        const onRetry = ({ delayMs }: { delayMs: number }) => {
-          if (delayMs <= 0) return;
-          waiter.events.off('retry', onRetry);
-          resolve();
-        };
-        waiter.events.on('retry', onRetry);
-      });
-      const waiting = waiter.acquire(resource, { ttlMs: 30_000, waitMs: 4 * RETRY_DELAY_MS });
-      await pausing;
-      const released = performance.now();
-      await held.release();
-      const lock = await waiting;
-      const tookMs = performance.now() - released;
-      await lock.release();
-      return tookMs;
-    };
-    await handOff(); // subscribed, scripts loaded
+    const handOffOnce = () => handOff(holder, waiter, resource, RETRY_DELAY_MS);
+    await handOffOnce(); // subscribed, scripts loaded
     const before = await busMessages(masters);
     const took: number[] = [];
-    for (let i = 0; i < hops; i++) took.push(await handOff());
+    for (let i = 0; i < hops; i++) took.push(await handOffOnce());
     const after = await busMessages(masters);
     took.sort((a, b) => a - b);
     return [

@@ -1,6 +1,7 @@
 import calculateSlot from 'cluster-key-slot';
 import { Cluster, Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { busMessages, handOff } from '../../bench/cluster-bus.js';
 import { CONNECT_WAIT_MS } from '../../src/driver/connection.js';
 import { Locker, type LockerOptions, type RedisClient } from '../../src/index.js';
 import { type RedisCluster, type RedisServer, startRedisCluster } from '../../src/testing/index.js';
@@ -40,47 +41,6 @@ function lockerOn(client: RedisClient, options: Partial<LockerOptions> = {}): Lo
   return locker;
 }
 
-/** Pub/sub messages each master received from the others over the cluster bus. */
-async function busMessages(masters: readonly RedisServer[]): Promise<number[]> {
-  return Promise.all(
-    masters.map(async (master) => {
-      const admin = new Redis(master.port);
-      try {
-        const info = String(await admin.call('CLUSTER', 'INFO'));
-        const count = (name: string) =>
-          Number(new RegExp(`${name}_received:(\\d+)`).exec(info)?.[1] ?? 0);
-        return (
-          count('cluster_stats_messages_publish') + count('cluster_stats_messages_publishshard')
-        );
-      } finally {
-        admin.disconnect();
-      }
-    }),
-  );
-}
-
-/**
- * `holder` takes `resource`, `waiter` waits for it until it sleeps out a polling delay, then
- * the holder releases: how long the waiter took to get the lock after the release.
- */
-async function handOff(holder: Locker, waiter: Locker, resource: string): Promise<number> {
-  const held = await holder.acquire(resource, { ttlMs: 30_000 });
-  const pausing = new Promise<void>((resolve) => {
-    waiter.events.on('retry', (retry) => {
-      if (retry.resource === resource && retry.delayMs > 0) resolve();
-    });
-  });
-  const waiting = waiter.acquire(resource, { ttlMs: 30_000, waitMs: 4 * RETRY_DELAY_MS });
-  await pausing;
-  const released = performance.now();
-  await held.release();
-  const lock = await waiting;
-  const tookMs = performance.now() - released;
-  waiter.events.removeAllListeners('retry');
-  await lock.release();
-  return tookMs;
-}
-
 /** The sharded channels `master` has subscribers on. */
 async function shardChannels(master: RedisServer): Promise<string[]> {
   const admin = new Redis(master.port);
@@ -106,11 +66,13 @@ describe('wake-ups on a Redis Cluster', () => {
     const open = () => new Cluster([...cluster.startupNodes]);
     const holder = lockerOn(open());
     const waiter = lockerOn(open());
-    await handOff(holder, waiter, resource); // subscribed, scripts loaded
+    await handOff(holder, waiter, resource, RETRY_DELAY_MS); // subscribed, scripts loaded
     const before = await busMessages(masters);
     const hops = 5;
     for (let i = 0; i < hops; i++) {
-      expect(await handOff(holder, waiter, resource)).toBeLessThan(RETRY_DELAY_MS / 2);
+      expect(await handOff(holder, waiter, resource, RETRY_DELAY_MS)).toBeLessThan(
+        RETRY_DELAY_MS / 2,
+      );
     }
     const received = (await busMessages(masters)).map((after, i) => after - (before[i] ?? 0));
     // Before: PUBLISH, which the cluster bus carries to every other master, once a hand-off.
@@ -124,7 +86,9 @@ describe('wake-ups on a Redis Cluster', () => {
       const resource = await resourceOn(second, kind.name.replace(/\W+/g, '-'));
       const holder = lockerOn(await kind.open());
       const waiter = lockerOn(await kind.open());
-      expect(await handOff(holder, waiter, resource)).toBeLessThan(RETRY_DELAY_MS / 2);
+      expect(await handOff(holder, waiter, resource, RETRY_DELAY_MS)).toBeLessThan(
+        RETRY_DELAY_MS / 2,
+      );
       expect(await shardChannels(second)).toHaveLength(1); // the waiter's, on the slot's master
     },
   );
@@ -136,7 +100,7 @@ describe('wake-ups on a Redis Cluster', () => {
       const resource = await resourceOn(from, `moving-${kind.name.replace(/\W+/g, '-')}`);
       const holder = lockerOn(await kind.open());
       const waiter = lockerOn(await kind.open());
-      await handOff(holder, waiter, resource); // subscribed on `from`
+      await handOff(holder, waiter, resource, RETRY_DELAY_MS); // subscribed on `from`
       await cluster.moveSlot(calculateSlot(`distlock:{${resource}}`), to);
       // The server ends the subscription as the slot leaves; the subscriber reads the slot
       // table again and subscribes on `to` (a subscribe that gets no answer gives up after
@@ -149,7 +113,9 @@ describe('wake-ups on a Redis Cluster', () => {
       );
       expect(await shardChannels(from)).toEqual([]);
       // Before: the waiter was never woken again, and polled.
-      expect(await handOff(holder, waiter, resource)).toBeLessThan(RETRY_DELAY_MS / 2);
+      expect(await handOff(holder, waiter, resource, RETRY_DELAY_MS)).toBeLessThan(
+        RETRY_DELAY_MS / 2,
+      );
     },
   );
 
@@ -181,14 +147,16 @@ describe('wake-ups on a Redis Cluster', () => {
     waiter.events.on('warning', ({ code, message }) => warnings.push(`${code}: ${message}`));
     const [home] = (await cluster.masters()) as [RedisServer];
     const resource = await resourceOn(home, `acl-${command}`);
-    await handOff(holder, waiter, resource); // the refusal seen; from now on, PUBLISH
+    await handOff(holder, waiter, resource, RETRY_DELAY_MS); // the refusal seen; from now on, PUBLISH
     expect(warnings).toEqual([
       expect.stringMatching(
         new RegExp(`^SHARDED_PUBSUB_UNAVAILABLE: .*refused ${command} .*NOPERM`),
       ),
     ]);
     // Before: sharded pub/sub stayed on, and the waiter was never woken.
-    expect(await handOff(holder, waiter, resource)).toBeLessThan(RETRY_DELAY_MS / 2);
+    expect(await handOff(holder, waiter, resource, RETRY_DELAY_MS)).toBeLessThan(
+      RETRY_DELAY_MS / 2,
+    );
     expect(warnings).toHaveLength(1);
   });
 });
