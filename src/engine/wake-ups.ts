@@ -38,6 +38,8 @@ export class WakeUps {
   readonly #nodes: readonly RedisConnection[];
   readonly #options: WakeUpOptions;
   readonly #plainName: string;
+  /** What a waiter leaves for a release when its locker is not on a Cluster (built once). */
+  readonly #plainWake: string;
   /** Whether hand-offs are published on sharded channels (until a node refuses them). */
   #sharded: boolean;
   #plain: WakeChannel | undefined;
@@ -57,6 +59,7 @@ export class WakeUps {
     this.#nodes = nodes;
     this.#options = options;
     this.#plainName = wakeChannel(options.prefix, options.id);
+    this.#plainWake = `PUBLISH ${this.#plainName}`;
     this.#sharded =
       nodes.length > 0 &&
       nodes.every((node) => node.openShardedSubscriber) &&
@@ -68,9 +71,9 @@ export class WakeUps {
    * channel, `SPUBLISH <channel of key's slot>` on a Cluster, else `PUBLISH <channel>`.
    */
   wakeFor(key: string): string {
-    return this.#sharded
-      ? `SPUBLISH ${this.#shardedName(slotOf(key))}`
-      : `PUBLISH ${this.#plainName}`;
+    if (!this.#sharded) return this.#plainWake;
+    const slot = slotOf(key);
+    return this.#bySlot.get(slot)?.wake ?? `SPUBLISH ${this.#shardedName(slot)}`;
   }
 
   /** Whether the channel that wakes waiters for `key` is subscribed on every node. */
