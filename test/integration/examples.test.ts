@@ -1,108 +1,178 @@
-import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
+import { NODE, OTHER_RUNTIMES, runScript } from '../support/runtimes.js';
 
-/** Runs one of examples/ as the README and docs/ say (against the built package); its lines. */
-function runExample(file: string): string[] {
-  const output = execFileSync(process.execPath, [`examples/${file}`], {
-    encoding: 'utf8',
-    timeout: 15_000,
-  });
-  return output.split('\n').filter(Boolean);
+/** How long one example may run (the slowest, failover.mjs, takes about 6 s). */
+const EXAMPLE_LIMIT_MS = 20_000;
+
+/**
+ * Runs one of examples/ as the README and docs/ say (against the built package) under Node,
+ * Bun and Deno, one after the other (examples measure time: run side by side on two cores,
+ * they would measure each other), and checks each one's lines with `check`; a failure names
+ * the runtime.
+ */
+async function runEverywhere(file: string, check: (lines: string[]) => void): Promise<void> {
+  for (const runtime of [NODE, ...OTHER_RUNTIMES]) {
+    let lines: string[];
+    try {
+      lines = await runScript(runtime, `examples/${file}`, { timeoutMs: EXAMPLE_LIMIT_MS });
+    } catch (error) {
+      const { stderr } = error as { stderr?: string };
+      throw new Error(`${file} under ${runtime.name} failed: ${stderr ?? String(error)}`);
+    }
+    try {
+      check(lines);
+    } catch (error) {
+      throw new Error(
+        `${file} under ${runtime.name}: ${(error as Error).message}\n${lines.join('\n')}`,
+      );
+    }
+  }
 }
 
-describe('README examples', () => {
-  it('quickstart.mjs runs and prints what the README says', () => {
-    const [holding, ...rest] = runExample('quickstart.mjs');
-    expect(holding).toMatch(/^holding invoice:42 for 9\d{3} ms$/);
-    expect(rest).toEqual([
-      'second try while held: null',
-      'release: released',
-      'release again: not-held',
-      'after release: invoice:42',
-    ]);
-  });
+const TEST_LIMIT_MS = 3 * EXAMPLE_LIMIT_MS;
 
-  it('fencing.mjs refuses the write of a holder that stalled past its lease', () => {
-    expect(runExample('fencing.mjs')).toEqual([
-      'slow holder: fence 1n read null',
-      'next holder: fence 2n',
-      'next holder writes: applied',
-      'slow holder writes: stale',
-      'stored: 120',
-    ]);
-  });
+describe('README examples, under Node, Bun and Deno', () => {
+  it(
+    'quickstart.mjs runs and prints what the README says',
+    () =>
+      runEverywhere('quickstart.mjs', (lines) => {
+        const [holding, ...rest] = lines;
+        expect(holding).toMatch(/^holding invoice:42 for 9\d{3} ms$/);
+        expect(rest).toEqual([
+          'second try while held: null',
+          'release: released',
+          'release again: not-held',
+          'after release: invoice:42',
+        ]);
+      }),
+    TEST_LIMIT_MS,
+  );
 
-  it('cluster.mjs locks on every shard, and on the others while one master is stopped', () => {
-    const lines = runExample('cluster.mjs');
-    expect(lines.slice(0, 3)).toEqual(
-      expect.arrayContaining([
-        expect.stringMatching(/^invoice:\d+ locked on the master at port \d+: fence 1$/),
-      ]),
-    );
-    const ports = new Set(lines.slice(0, 3).map((line) => /port (\d+)/.exec(line)?.[1]));
-    expect(ports.size).toBe(3);
-    expect(lines[3]).toMatch(/^invoice:\d+ while its master is stopped: NO_QUORUM$/);
-    expect(lines.slice(4)).toEqual([
-      expect.stringMatching(/^invoice:\d+ meanwhile: released$/),
-      expect.stringMatching(/^invoice:\d+ meanwhile: released$/),
-    ]);
-  });
+  it(
+    'fencing.mjs refuses the write of a holder that stalled past its lease',
+    () =>
+      runEverywhere('fencing.mjs', (lines) => {
+        expect(lines).toEqual([
+          'slow holder: fence 1n read null',
+          'next holder: fence 2n',
+          'next holder writes: applied',
+          'slow holder writes: stale',
+          'stored: 120',
+        ]);
+      }),
+    TEST_LIMIT_MS,
+  );
 
-  it('semaphore.mjs runs at most 2 jobs at once, and frees crashed permits at their TTL', () => {
-    expect(runExample('semaphore.mjs')).toEqual([
-      '5 jobs, at most running at once: 2',
-      'third permit while two are held: null',
-      'after their TTL: granted',
-      'release: released',
-    ]);
-  });
+  it(
+    'cluster.mjs locks on every shard, and on the others while one master is stopped',
+    () =>
+      runEverywhere('cluster.mjs', (lines) => {
+        expect(lines.slice(0, 3)).toEqual(
+          expect.arrayContaining([
+            expect.stringMatching(/^invoice:\d+ locked on the master at port \d+: fence 1$/),
+          ]),
+        );
+        const ports = new Set(lines.slice(0, 3).map((line) => /port (\d+)/.exec(line)?.[1]));
+        expect(ports.size).toBe(3);
+        expect(lines[3]).toMatch(/^invoice:\d+ while its master is stopped: NO_QUORUM$/);
+        expect(lines.slice(4)).toEqual([
+          expect.stringMatching(/^invoice:\d+ meanwhile: released$/),
+          expect.stringMatching(/^invoice:\d+ meanwhile: released$/),
+        ]);
+      }),
+    TEST_LIMIT_MS,
+  );
 
-  it('read-write.mjs lets readers share, and serves a waiting writer before a later reader', () => {
-    expect(runExample('read-write.mjs')).toEqual([
-      'two readers at once: true',
-      'late reader got in before the writer: false',
-      'order: writer, late reader',
-    ]);
-  });
+  it(
+    'semaphore.mjs runs at most 2 jobs at once, and frees crashed permits at their TTL',
+    () =>
+      runEverywhere('semaphore.mjs', (lines) => {
+        expect(lines).toEqual([
+          '5 jobs, at most running at once: 2',
+          'third permit while two are held: null',
+          'after their TTL: granted',
+          'release: released',
+        ]);
+      }),
+    TEST_LIMIT_MS,
+  );
 
-  it('acquire-all.mjs runs two transfers in opposite orders without deadlock', () => {
-    expect(runExample('acquire-all.mjs')).toEqual([
-      'both transfers done, each locked account:1 and account:2',
-      'while account:2 is held: LOCK_BUSY account:2',
-      'account:1 left free: true',
-    ]);
-  });
+  it(
+    'read-write.mjs lets readers share, and serves a waiting writer before a later reader',
+    () =>
+      runEverywhere('read-write.mjs', (lines) => {
+        expect(lines).toEqual([
+          'two readers at once: true',
+          'late reader got in before the writer: false',
+          'order: writer, late reader',
+        ]);
+      }),
+    TEST_LIMIT_MS,
+  );
 
-  it('telemetry.mjs reports spans and metrics to the OpenTelemetry SDK', () => {
-    expect(runExample('telemetry.mjs')).toEqual([
-      'spans: lock.acquire, lock.release, lock.acquire, lock.release',
-      'first acquire: acquired report',
-      'metrics: distlock.acquire.duration, distlock.hold.duration, distlock.holds',
-    ]);
-  });
+  it(
+    'acquire-all.mjs runs two transfers in opposite orders without deadlock',
+    () =>
+      runEverywhere('acquire-all.mjs', (lines) => {
+        expect(lines).toEqual([
+          'both transfers done, each locked account:1 and account:2',
+          'while account:2 is held: LOCK_BUSY account:2',
+          'account:1 left free: true',
+        ]);
+      }),
+    TEST_LIMIT_MS,
+  );
 
-  it('node-cron.mjs runs each fire of a node-cron task on one of three instances', () => {
-    expect(runExample('node-cron.mjs')).toEqual([
-      'a fire ran on 1 of 3 instances; skipped (not-elected), skipped (not-elected)',
-    ]);
-  });
+  it(
+    'telemetry.mjs reports spans and metrics to the OpenTelemetry SDK',
+    () =>
+      runEverywhere('telemetry.mjs', (lines) => {
+        expect(lines).toEqual([
+          'spans: lock.acquire, lock.release, lock.acquire, lock.release',
+          'first acquire: acquired report',
+          'metrics: distlock.acquire.duration, distlock.hold.duration, distlock.holds',
+        ]);
+      }),
+    TEST_LIMIT_MS,
+  );
 
-  it('failover.mjs keeps a lock through a Sentinel failover with replicaAcks', () => {
-    expect(runExample('failover.mjs')).toEqual([
-      'node: sentinel orders (sentinels)',
-      'failed over: true',
-      'rival after the failover: LOCK_BUSY',
-      'holder releases: released',
-    ]);
-  });
+  it(
+    'node-cron.mjs runs each fire of a node-cron task on one of three instances',
+    () =>
+      runEverywhere('node-cron.mjs', (lines) => {
+        expect(lines).toEqual([
+          'a fire ran on 1 of 3 instances; skipped (not-elected), skipped (not-elected)',
+        ]);
+      }),
+    TEST_LIMIT_MS,
+  );
 
-  it('lifecycle.mjs shows auto-extension, events and a loud loss', () => {
-    expect(runExample('lifecycle.mjs')).toEqual([
-      'acquired report after 1 attempt(s)',
-      'report done',
-      'acquired invoice:42 after 1 attempt(s)',
-      'lost invoice:42 - LOCK_LOST',
-      'signal reason: LockLostError',
-    ]);
-  });
+  it(
+    'failover.mjs keeps a lock through a Sentinel failover with replicaAcks',
+    () =>
+      runEverywhere('failover.mjs', (lines) => {
+        expect(lines).toEqual([
+          'node: sentinel orders (sentinels)',
+          'failed over: true',
+          'rival after the failover: LOCK_BUSY',
+          'holder releases: released',
+        ]);
+      }),
+    TEST_LIMIT_MS,
+  );
+
+  it(
+    'lifecycle.mjs shows auto-extension, events and a loud loss',
+    () =>
+      runEverywhere('lifecycle.mjs', (lines) => {
+        expect(lines).toEqual([
+          'acquired report after 1 attempt(s)',
+          'report done',
+          'acquired invoice:42 after 1 attempt(s)',
+          'lost invoice:42 - LOCK_LOST',
+          'signal reason: LockLostError',
+        ]);
+      }),
+    TEST_LIMIT_MS,
+  );
 });
