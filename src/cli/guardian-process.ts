@@ -51,9 +51,15 @@ process.stdin.on('data', (chunk: string) => {
 });
 // A read error ends stdin too: distlock can no longer be heard, the same as its death.
 process.stdin.on('error', () => undefined);
-process.stdin.on('close', () => {
+// Deno's stdin ends without a 'close': either event means distlock is gone, once.
+let heardEnd = false;
+const ended = () => {
+  if (heardEnd) return;
+  heardEnd = true;
   if (!dismissed && target) stop(target);
-});
+};
+process.stdin.on('end', ended);
+process.stdin.on('close', ended);
 process.stdout.write('ready\n');
 
 function heard(line: string): void {
@@ -73,8 +79,10 @@ function stop({ kind, pid }: { kind: 'group' | 'process'; pid: number }): void {
   const send = (signal: NodeJS.Signals) => {
     try {
       process.kill(kind === 'group' ? -pid : pid, signal);
-    } catch {
-      // ESRCH: the command is already gone.
+    } catch (error) {
+      // ESRCH: the command is already gone. Anything else must not pass for that.
+      const { code, message } = error as NodeJS.ErrnoException;
+      if (code !== 'ESRCH') log(`could not send ${signal} to ${what}: ${message}`);
     }
   };
   const leftMs = Math.max(0, Math.floor((leaseEnds ?? 0) - performance.now()));

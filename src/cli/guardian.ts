@@ -16,6 +16,23 @@ export interface GuardedCommand {
 type GuardianProcess = ChildProcessByStdio<Writable, Readable, null>;
 
 /**
+ * What the runtime running distlock needs before a script's path to run it as the guardian.
+ * Deno grants a process it starts no permissions: the guardian signals the command (run)
+ * and reads /proc to tell running members of its group from zombies (read).
+ */
+function runtimeArgs(): string[] {
+  return 'Deno' in globalThis ? ['run', '--allow-run', '--allow-read=/proc'] : [];
+}
+
+/**
+ * Lets the process exit with `pipe` still open. Node's child pipes are sockets; Bun's are
+ * streams without `unref` (its child's `unref()` covers them), hence the check.
+ */
+function unrefPipe(pipe: Readable | Writable): void {
+  (pipe as Partial<Pick<Socket, 'unref'>>).unref?.();
+}
+
+/**
  * distlock's side of the guardian of a running command (guardian-process.ts): a process in a
  * session of its own that stops the command, before the lease runs out, if distlock dies
  * without dismissing it. distlock names the command to it once started, and tells it the
@@ -57,8 +74,8 @@ export class Guardian {
     // Only the wait for `ready` keeps distlock running: afterwards it waits for its command,
     // then dismisses the guardian, which exits on its own.
     child.unref();
-    (child.stdin as Socket).unref();
-    this.ready.finally(() => (child.stdout as Socket).unref()).catch(() => undefined);
+    unrefPipe(child.stdin);
+    this.ready.finally(() => unrefPipe(child.stdout)).catch(() => undefined);
   }
 
   /**
@@ -75,7 +92,7 @@ export class Guardian {
     if (!existsSync(script)) throw new Error(`the guardian of commands is missing: ${script}`);
     // `detached`: a session of its own (setsid), out of reach of what reaches distlock's
     // group or terminal. Its stderr is distlock's, for the line it logs when it acts.
-    const child = spawn(process.execPath, [script, String(graceMs)], {
+    const child = spawn(process.execPath, [...runtimeArgs(), script, String(graceMs)], {
       detached: true,
       stdio: ['pipe', 'pipe', 'inherit'],
     });

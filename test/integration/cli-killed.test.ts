@@ -15,6 +15,7 @@ import {
 } from '../support/cli.js';
 import { isRunning } from '../support/processes.js';
 import { useRedis } from '../support/redis.js';
+import { NODE, OTHER_RUNTIMES, type Runtime } from '../support/runtimes.js';
 
 // `distlock run` killed outright (SIGKILL: the OOM killer, `kill -9`): nothing extends the
 // lease any more, so the command it ran must be gone before the lease runs out, or the next
@@ -30,20 +31,27 @@ afterEach(() => killAll(started));
 const TTL_MS = 1_000;
 
 /** `distlock run` of the job "job" on a `TTL_MS` lease, its command under `sh -c`. */
-const run = (script: string, ...flags: string[]) =>
-  distlock([
-    'run',
-    '--key',
-    'job',
-    '--ttl',
-    `${TTL_MS}ms`,
-    ...flags,
-    ...redisArgs(fixture()),
-    '--',
-    'sh',
-    '-c',
-    script,
-  ]);
+const run = (script: string, ...flags: string[]) => runUnder(NODE, script, ...flags);
+
+/** {@link run} under `runtime`. */
+const runUnder = (runtime: Runtime, script: string, ...flags: string[]) =>
+  distlock(
+    [
+      'run',
+      '--key',
+      'job',
+      '--ttl',
+      `${TTL_MS}ms`,
+      ...flags,
+      ...redisArgs(fixture()),
+      '--',
+      'sh',
+      '-c',
+      script,
+    ],
+    {},
+    runtime,
+  );
 
 /**
  * Resolves once the lease is extended (the next command on its key), proof that distlock
@@ -159,5 +167,27 @@ describe("distlock run's guardian", () => {
     expect(await stopsRunning(guardian)).toBe(true);
     await delay(TTL_MS); // a guardian that took distlock's exit for its death acts at once
     expect(isRunning(sleep)).toBe(true);
+  });
+});
+
+describe.each(OTHER_RUNTIMES)('distlock run under $name', (runtime) => {
+  it('passes on the exit code of its command, and releases the lock', async () => {
+    const { code } = await runUnder(runtime, 'exit 3').done;
+    expect(code).toBe(3);
+    expect(await fixture().admin[0]?.exists('distlock:{job}')).toBe(0);
+  });
+
+  it("killed with SIGKILL, its guardian stops the command's group before the lease runs out", async () => {
+    const pidFile = join(dir, `${runtime.name}.pid`);
+    const first = runUnder(runtime, `echo $$ > ${pidFile}; exec sleep 30`);
+    const group = await pidWrittenTo(pidFile, started);
+    await extended();
+    first.child.kill('SIGKILL');
+    const killedAt = performance.now();
+    while (groupRunning(group) && performance.now() - killedAt < TTL_MS) await delay(5);
+    expect(groupRunning(group)).toBe(false);
+    expect(first.stderr()).toMatch(
+      new RegExp(`ended while its command ran, .* sent SIGTERM to process group ${group}\\b`),
+    );
   });
 });

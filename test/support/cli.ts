@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
 import { isRunning } from './processes.js';
 import type { RedisFixture } from './redis.js';
+import { NODE, type Runtime } from './runtimes.js';
 
 /** The built command (`npm test` builds first), run as users run it. */
 export const CLI = 'dist/esm/cli/main.js';
@@ -21,9 +22,18 @@ export interface Run {
   stderr(): string;
 }
 
-/** Starts the built `distlock` with `args` (and `env` on top of this process's). */
-export function distlock(args: readonly string[], env: NodeJS.ProcessEnv = {}): Run {
-  const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env } });
+/**
+ * Starts the built `distlock` with `args` (and `env` on top of this process's), under Node or
+ * `runtime`.
+ */
+export function distlock(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = {},
+  runtime: Runtime = NODE,
+): Run {
+  const child = spawn(runtime.command, [...runtime.args, CLI, ...args], {
+    env: { ...process.env, ...env },
+  });
   let stdout = '';
   let stderr = '';
   child.stdout?.on('data', (c: Buffer) => {
