@@ -1,16 +1,27 @@
 /**
- * Redis key layout. Every key of one resource shares the hash tag `{resource}`, so
- * multi-key scripts for that resource stay in one Redis Cluster slot. Redis takes the tag up
- * to the first `}`; a resource that itself contains `}` still gets one consistent tag for all
- * its keys, because every suffix is appended after the tag.
+ * Redis key layout. Every key of one resource starts with the same head, which carries its
+ * hash tag, and differs from the others by a suffix with no `{` or `}` in it, so multi-key
+ * scripts for that resource stay in one Redis Cluster slot:
+ *
+ * - `<prefix>{<name>}` for a name that does not begin with `}`. Redis takes the tag from the
+ *   first `{` to the first `}` after it: `name` up to its first `}`, never empty, the same for
+ *   every key of the name.
+ * - `<prefix>}{<hex>}` for a name that begins with `}`, `hex` being its UTF-8 bytes in
+ *   lowercase hexadecimal: `<prefix>{}x}` would have an empty tag, which Redis ignores,
+ *   hashing each key whole to a slot of its own.
+ *
+ * The prefix has no `{` or `}` (`lockerSettings` checks it), so the first brace of a key ends
+ * its prefix and tells the two forms apart, and the last `}` ends the name (or its hex):
+ * different (prefix, name, suffix) triples never share a key.
  */
 export function lockKey(prefix: string, resource: string): string {
+  if (resource.startsWith('}')) return `${prefix}}{${Buffer.from(resource).toString('hex')}}`;
   return `${prefix}{${resource}}`;
 }
 
 /**
  * The holders of the semaphore `name`: a sorted set of tokens by expiry. Its suffix keeps it
- * apart from a lock on the same name, whose keys are `{name}` and `{name}:queue...`.
+ * apart from a lock on the same name, whose keys are the head alone and `<head>:queue...`.
  */
 export function permitKey(prefix: string, name: string): string {
   return `${lockKey(prefix, name)}:permits`;

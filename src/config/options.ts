@@ -10,7 +10,10 @@ export interface LockerOptions {
    * Redlock with a quorum of N/2 + 1. Clients you pass stay yours: `close()` leaves them open.
    */
   nodes: readonly NodeSpec[];
-  /** Prefix of every key distlock writes. @default 'distlock:' */
+  /**
+   * Prefix of every key distlock writes, without `{` or `}` (the hash tag that follows it
+   * keeps each resource's keys in one Redis Cluster slot). @default 'distlock:'
+   */
   prefix?: string;
   /** Clock drift allowed per ms of TTL; validity = ttl - elapsed - (ttl * driftFactor + 2). @default 0.01 */
   driftFactor?: number;
@@ -181,8 +184,14 @@ export function lockerSettings(options: LockerOptions): LockerSettings {
     other: { owner: 'acquire', names: ACQUIRE_OPTIONS },
   });
   const prefix = options.prefix ?? DEFAULTS.prefix;
-  if (typeof prefix !== 'string' || !isWellFormed(prefix)) {
-    throw new InvalidArgumentError('prefix', 'a well-formed Unicode string', prefix);
+  // A `{` would move the hash tag of every key; with a `}`, `p}` and a name could share keys
+  // with `p` and a name that begins with `}` (see `keys.ts`).
+  if (typeof prefix !== 'string' || !isWellFormed(prefix) || /[{}]/.test(prefix)) {
+    throw new InvalidArgumentError(
+      'prefix',
+      'a well-formed Unicode string without `{` or `}`',
+      prefix,
+    );
   }
   const driftFactor = options.driftFactor ?? DEFAULTS.driftFactor;
   if (typeof driftFactor !== 'number' || !(driftFactor >= 0 && driftFactor < 0.5)) {

@@ -60,10 +60,8 @@ export class WakeUps {
     this.#options = options;
     this.#plainName = wakeChannel(options.prefix, options.id);
     this.#plainWake = `PUBLISH ${this.#plainName}`;
-    this.#sharded =
-      nodes.length > 0 &&
-      nodes.every((node) => node.openShardedSubscriber) &&
-      slotOf(this.#shardedName(0)) === 0; // a prefix with a `{` of its own would move it
+    // The prefix has no brace of its own (see `keys.ts`): the channel's tag is its slot's.
+    this.#sharded = nodes.length > 0 && nodes.every((node) => node.openShardedSubscriber);
   }
 
   /**

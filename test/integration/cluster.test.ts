@@ -307,3 +307,53 @@ describe('inspecting and breaking a lock on a Redis Cluster', () => {
     await observing;
   });
 });
+
+describe('names beginning with `}` on a Redis Cluster', () => {
+  // `distlock:{}x}` would have an empty hash tag: each of its keys would hash whole, to a
+  // slot of its own, and the plain acquire would meet MOVED until its waitMs ran out.
+  it.each(['}x', '}}', '}'])('%s: every kind works, its keys all in one slot', async (name) => {
+    const client = clusterClient();
+    const prefix = `edge${Buffer.from(name).toString('hex')}:`; // this test's keys only
+    const retryDelayMs = 3_000; // without a wake-up, the waiter sleeps 1.5 s at least
+    const [owner, other] = [0, 1].map(() => {
+      const locker = new Locker({ nodes: [client], prefix, retryDelayMs });
+      lockers.push(locker);
+      return locker;
+    }) as [Locker, Locker];
+
+    const plain = await owner.acquire(name, { ttlMs: 5_000, waitMs: 1_000 });
+    expect(await plain.release()).toBe('released');
+    const fenced = await owner.acquire(name, { ttlMs: 10_000, fencing: true });
+    expect(fenced.fence).toBe(1n);
+    const waiting = other.acquire(name, { ttlMs: 10_000, waitMs: 10_000, fencing: true });
+    while ((await owner.inspect(name)).waiters === 0) await delay(10);
+    const permit = await owner.semaphore(name, { permits: 1 }).acquire({ ttlMs: 10_000 });
+    const writer = await owner.readWriteLock(name).write.acquire({ ttlMs: 10_000 });
+    const timings = { leaseMs: 10_000, renewDeadlineMs: 6_000, retryMs: 5_000 };
+    const leader = await owner.election(name, timings).campaign('a');
+    expect(await other.election(name, timings).leader()).toMatchObject({ value: 'a' });
+
+    const held = (
+      await Promise.all(client.nodes('master').map((node) => node.keys(`${prefix}*`)))
+    ).flat();
+    const base = `${prefix}}{${Buffer.from(name).toString('hex')}}`; // the documented layout
+    expect(held).toEqual(
+      expect.arrayContaining(
+        ['', ':fence', ':queue', ':permits', ':rw:writer', ':election', ':election:leader'].map(
+          (suffix) => base + suffix,
+        ),
+      ),
+    );
+    const slots = await Promise.all(held.map((key) => client.cluster('KEYSLOT', key)));
+    expect(new Set(slots).size).toBe(1);
+
+    const startedAt = performance.now();
+    expect(await owner.forceRelease(name)).toMatchObject({ result: 'released', handedOver: true });
+    const next = await waiting;
+    expect(performance.now() - startedAt).toBeLessThan(retryDelayMs / 4);
+    expect(next.fence).toBe(2n);
+    for (const hold of [next, permit, writer]) expect(await hold.release()).toBe('released');
+    await leader.resign();
+    expect(await owner.inspect(name)).toMatchObject({ state: 'free', waiters: 0 });
+  });
+});

@@ -64,6 +64,8 @@ describe('bad input is rejected synchronously, naming the field and the value', 
     [{ nodes: [UNUSED], nodeTimeoutMs: 0 }, 'nodeTimeoutMs'],
     [{ nodes: [UNUSED], retryDelayMs: '100' }, 'retryDelayMs'],
     [{ nodes: [UNUSED], prefix: 7 }, 'prefix'],
+    [{ nodes: [UNUSED], prefix: 'app{locks}:' }, 'prefix'],
+    [{ nodes: [UNUSED], prefix: 'app}' }, 'prefix'],
     [{ nodes: [UNUSED], onEvictionRisk: 'loud' }, 'onEvictionRisk'],
     [{ nodes: [UNUSED], restartGraceMs: -1 }, 'restartGraceMs'],
     [{ nodes: [UNUSED], restartGraceMs: 1.5 }, 'restartGraceMs'],
@@ -173,5 +175,9 @@ describe('names that are not well-formed Unicode are rejected', () => {
 
   it('prefix', () => {
     expect(thrown(() => new Locker({ nodes: [UNUSED], prefix: '\uD800:' })).field).toBe('prefix');
+    // A brace of its own would move every key's hash tag, or share keys with another prefix.
+    expect(thrown(() => new Locker({ nodes: [UNUSED], prefix: '{locks}:' })).message).toMatch(
+      /`prefix`.*without `\{` or `\}`/,
+    );
   });
 });
