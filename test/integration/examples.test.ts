@@ -1,5 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { NODE, OTHER_RUNTIMES, runScript } from '../support/runtimes.js';
+import { installedVersion, NODE, OTHER_RUNTIMES, runScript } from '../support/runtimes.js';
 
 /** How long one example may run (the slowest, failover.mjs, takes about 6 s). */
 const EXAMPLE_LIMIT_MS = 20_000;
@@ -32,6 +33,12 @@ async function runEverywhere(file: string, check: (lines: string[]) => void): Pr
 const TEST_LIMIT_MS = 3 * EXAMPLE_LIMIT_MS;
 
 describe('README examples, under Node, Bun and Deno', () => {
+  it('the README names the Bun and Deno versions that run them', () => {
+    const readme = readFileSync('README.md', 'utf8').replace(/\s+/g, ' ');
+    const versions = `under Bun ${installedVersion('bun')} and Deno ${installedVersion('deno')}`;
+    expect(readme).toContain(versions);
+  });
+
   it(
     'quickstart.mjs runs and prints what the README says',
     () =>
