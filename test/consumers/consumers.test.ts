@@ -43,6 +43,16 @@ const PROJECTS = [
   ['ioredis 5.3', IOREDIS_OLDEST],
 ] as const;
 const CONFIGS = ['tsconfig.node16.json', 'tsconfig.bundler.json', 'tsconfig.node10.json'] as const;
+/** The repository's TypeScript (5.x), and npm's `latest` (TypeScript 7 has no node10 resolution). */
+const TYPESCRIPT = 'typescript';
+const TYPESCRIPT_LATEST = 'typescript-latest';
+const LATEST_CONFIGS = [
+  'tsconfig.node16.json',
+  'tsconfig.bundler.json',
+  'tsconfig.defaults.json',
+] as const;
+/** The project whose examples the latest TypeScript checks as well. */
+const LATEST_PROJECT = 'ioredis 5';
 const projectDir = (label: string) => join(dir, label.replaceAll(' ', '-'));
 let packed: { tarball: string; files: string[] };
 let redis: RedisNodes;
@@ -57,19 +67,25 @@ const CHECK_TEST_MS = 600_000;
  * Type-checks `project` with `config`; rejects with the compiler's messages, each example's
  * position followed by the page and line it stands for (`[docs/cli.md:45]`).
  */
-async function tsc(project: string, config: string): Promise<void> {
+async function tsc(project: string, config: string, compiler = TYPESCRIPT): Promise<void> {
+  // The latest compiler only checks: the repository's writes out/, which the examples run from.
+  const emit = compiler === TYPESCRIPT ? [] : ['--noEmit'];
   try {
-    await promisify(execFile)(process.execPath, ['node_modules/typescript/bin/tsc', '-p', config], {
-      cwd: project,
-      encoding: 'utf8',
-      timeout: TSC_LIMIT_MS,
-      maxBuffer: 16 * 1024 * 1024,
-    });
+    await promisify(execFile)(
+      process.execPath,
+      [`node_modules/${compiler}/bin/tsc`, '-p', config, ...emit],
+      {
+        cwd: project,
+        encoding: 'utf8',
+        timeout: TSC_LIMIT_MS,
+        maxBuffer: 16 * 1024 * 1024,
+      },
+    );
   } catch (error) {
     const { stdout, killed } = error as { stdout?: string; killed?: boolean };
     const output = withSources(String(stdout), examples);
     const why = killed ? ` (killed: still running after ${TSC_LIMIT_MS / 1000} s)` : '';
-    throw new Error(`tsc -p ${config}${why}:\n${output}`);
+    throw new Error(`${compiler}: tsc -p ${config}${why}:\n${output}`);
   }
 }
 
@@ -105,7 +121,11 @@ beforeAll(async () => {
   const packing = packFreshCheckout(dir);
   // Each project's dependencies meanwhile, one project after another.
   const projects = (async () => {
-    for (const [label, ioredis] of PROJECTS) await consumerProject(projectDir(label), ioredis);
+    for (const [label, ioredis] of PROJECTS) {
+      await consumerProject(projectDir(label), ioredis, {
+        latestTypeScript: label === LATEST_PROJECT,
+      });
+    }
   })();
   // Let neither reject unobserved while the other is awaited.
   await Promise.all([packing, projects]);
@@ -116,10 +136,22 @@ beforeAll(async () => {
     const project = projectDir(label);
     await installTarball(project, packed.tarball);
     const byConfig = new Map<string, Promise<void>>();
-    for (const config of CONFIGS) {
-      const check = typeCheck(() => tsc(project, config));
+    const started = (key: string, check: Promise<void>) => {
       check.catch(() => {}); // observed by its test
-      byConfig.set(config, check);
+      byConfig.set(key, check);
+    };
+    for (const config of CONFIGS)
+      started(
+        config,
+        typeCheck(() => tsc(project, config)),
+      );
+    if (label === LATEST_PROJECT) {
+      for (const config of LATEST_CONFIGS) {
+        started(
+          `latest ${config}`,
+          typeCheck(() => tsc(project, config, TYPESCRIPT_LATEST)),
+        );
+      }
     }
     checks.set(label, byConfig);
   }
@@ -177,7 +209,9 @@ describe('the README, docs/ and bench/README.md', () => {
 for (const [label, ioredis] of PROJECTS) {
   describe(`a consumer project with ${label} (${ioredis})`, () => {
     const project = projectDir(label);
-    const check = (config: (typeof CONFIGS)[number]) => {
+    const check = (
+      config: (typeof CONFIGS)[number] | `latest ${(typeof LATEST_CONFIGS)[number]}`,
+    ) => {
       const started = checks.get(label)?.get(config);
       if (!started) throw new Error(`${label}: no ${config} check started`);
       return started; // rejects with the compiler's errors
@@ -209,6 +243,22 @@ for (const [label, ioredis] of PROJECTS) {
       },
       CHECK_TEST_MS,
     );
+
+    if (label === LATEST_PROJECT) {
+      it(
+        "type-checks the documented examples with npm's latest TypeScript, and the testing kit at its defaults",
+        async () => {
+          const latest = JSON.parse(
+            readFileSync(join(project, 'node_modules', TYPESCRIPT_LATEST, 'package.json'), 'utf8'),
+          ) as { version: string };
+          console.log(`npm's latest TypeScript: ${latest.version}`);
+          await check('latest tsconfig.node16.json');
+          await check('latest tsconfig.bundler.json');
+          await check('latest tsconfig.defaults.json');
+        },
+        CHECK_TEST_MS,
+      );
+    }
 
     it(
       'type-checks the CommonJS consumer with module commonjs and node10 resolution',

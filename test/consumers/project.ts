@@ -67,11 +67,16 @@ export async function packFreshCheckout(
 /**
  * The first half of a consumer project in `dir`, which needs no tarball (so it can be set up
  * while distlock is being packed): a project with ioredis `ioredisVersion` (and node-redis,
- * valkey-glide, the OpenTelemetry API and node-cron, which the documented examples use), as a
+ * valkey-glide, the OpenTelemetry API and node-cron, which the documented examples use, and
+ * with `latestTypeScript` npm's `latest` TypeScript as `typescript-latest`), as a
  * service that already has its Redis client and adds distlock, holding the examples of the
  * README, docs/ and bench/README.md under readme/ and the fixtures of test/consumers.
  */
-export async function consumerProject(dir: string, ioredisVersion: string): Promise<void> {
+export async function consumerProject(
+  dir: string,
+  ioredisVersion: string,
+  { latestTypeScript = false } = {},
+): Promise<void> {
   mkdirSync(join(dir, 'readme'), { recursive: true });
   writeFileSync(
     join(dir, 'package.json'),
@@ -87,6 +92,8 @@ export async function consumerProject(dir: string, ioredisVersion: string): Prom
     `node-cron@${installed('node-cron')}`,
     `typescript@${installed('typescript')}`,
     `@types/node@${installed('@types/node')}`,
+    // npm's `latest` TypeScript beside the repository's, as `typescript-latest`.
+    ...(latestTypeScript ? ['typescript-latest@npm:typescript@latest'] : []),
   ]);
   for (const file of [
     'readme-globals.d.ts',
@@ -94,6 +101,8 @@ export async function consumerProject(dir: string, ioredisVersion: string): Prom
     'tsconfig.node16.json',
     'tsconfig.bundler.json',
     'tsconfig.node10.json',
+    'tsconfig.defaults.json',
+    'testing-only.mts',
   ]) {
     cpSync(join(FIXTURES, file), join(dir, file));
   }
