@@ -228,6 +228,7 @@ export class Lock implements AsyncDisposable {
     this.#unhold();
     this.#watchdog?.stop();
     this.#loss.stop();
+    this.#context.wakeUps.releasing();
     const floorMs = Math.ceil(this.#lease.keepUntil - this.#context.clock.now());
     const keep = Math.max(keepMs ?? 0, floorMs);
     const releasing = () => releaseLease(this.#context, this.#lease, keep > 0 ? keep : undefined);
