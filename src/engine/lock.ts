@@ -175,8 +175,11 @@ export class Lock implements AsyncDisposable {
    * Deletes the lock on every node and stops auto-extension (before `minHoldMs` has passed, it
    * sets the key to expire then instead). Resolves `'released'` when a majority deleted it,
    * `'not-held'` when it had already expired, been taken or been released, and `'failed'`
-   * when too many nodes failed to tell (the `released` event says why; the key then frees
-   * itself at its TTL). Never rejects because the lease ran out.
+   * when too many nodes failed or stayed silent to tell (the `released` event says why; the
+   * key then frees itself at its TTL). Never rejects because the lease ran out. Rejects with
+   * a `NoQuorumError` ("a configuration error") when nodes refused the release itself so
+   * that no majority could do it (an ACL user without `+del`: its node error names the
+   * command): retrying cannot fix that. The `released` event still reports `'failed'`.
    */
   release(): Promise<ReleaseResult> {
     return this.#end(undefined);
@@ -213,7 +216,9 @@ export class Lock implements AsyncDisposable {
 
   /** The locker closes: release, and tell work still running under the lock to stop. */
   #endByClose(): Promise<ReleaseResult> {
-    const ending = this.#end(undefined); // released first: a listener may call release()
+    // Released first: a listener may call release(). A release the nodes refused (NOPERM)
+    // does not stop the close: the `released` event names why, and the key expires.
+    const ending = this.#end(undefined).catch((): ReleaseResult => 'failed');
     this.#loss.lose(new LockLostError(this.resource, 'its locker was closed, which released it'));
     return ending;
   }
@@ -243,13 +248,14 @@ export class Lock implements AsyncDisposable {
             failed: (error) => ({ outcome: 'error', error: error as Error }),
           })
       : releasing;
-    return this.#context.shutdown.track(ending).then(({ result, nodes }) => {
+    return this.#context.shutdown.track(ending).then(({ result, nodes, refused }) => {
       this.#context.events.report('released', () => ({
         resource: this.resource,
         result,
         heldMs: this.#heldMs(),
         nodes,
       }));
+      if (refused) throw refused;
       return result;
     });
   }
