@@ -1,5 +1,5 @@
 import { validateDuration, validateTtl } from '../config/options.js';
-import { LockerClosedError, LockLostError } from '../errors.js';
+import { LockerClosedError, LockLostError, NoQuorumError } from '../errors.js';
 import type { NodeResult } from '../node-result.js';
 import { driftMs } from '../quorum/validity.js';
 import type { LockContext } from './context.js';
@@ -114,7 +114,10 @@ export class Lock implements AsyncDisposable {
   /**
    * Extends the lease to `ttlMs` from now (default: the TTL it was acquired with).
    * Rejects with a `LockLostError` when a majority of nodes no longer confirms our hold;
-   * the lock is then lost for good and its signal fires.
+   * the lock is then lost for good and its signal fires. Rejects with a `NoQuorumError`
+   * ("a configuration error") when nodes refused the extension itself, so that no majority
+   * could answer (an ACL user without `+pexpire`: its node error names the command): the lock
+   * is then still held until its current validity runs out, when its signal fires.
    */
   extend(ttlMs: number = this.#lease.ttlMs): Promise<void> {
     return this.#extend(ttlMs, false).then(() => undefined);
@@ -149,7 +152,10 @@ export class Lock implements AsyncDisposable {
       ? () =>
           traced(telemetry, 'extend', this.#hold(), extending, {
             ok: (nodes) => ({ outcome: nodes ? 'extended' : 'unconfirmed', nodes: nodes ?? [] }),
-            failed: (error) => ({ outcome: 'lost', error: error as Error }),
+            failed: (error) => ({
+              outcome: error instanceof LockLostError ? 'lost' : 'error',
+              error: error as Error,
+            }),
           })
       : extending;
     return shutdown.track(run).then(
@@ -164,8 +170,11 @@ export class Lock implements AsyncDisposable {
         }));
         return results;
       },
-      (error: LockLostError) => {
-        this.#lost(error);
+      (error: unknown) => {
+        if (error instanceof LockLostError) this.#lost(error);
+        else if (error instanceof NoQuorumError) {
+          this.#loss.cannotExtend(`the last extension failed: ${error.message}`);
+        }
         throw error;
       },
     );
