@@ -76,7 +76,7 @@ export class Locker {
     const wakeUps = new WakeUps(connections, {
       prefix: settings.prefix,
       id: newLockerId(),
-      warn: (code, message) => warn(this.events, nodeName(0), code, message),
+      warn: (code, message, node = 0) => warn(this.events, nodeName(node), code, message),
     });
     let connecting: Promise<void> | undefined;
     let isConnected = false;

@@ -59,7 +59,7 @@ export async function runUnderLock(
   const unguarded = await guardian?.ready.catch((error: Error) => error);
   if (unguarded) {
     log(`distlock: ${unguarded.message}; the command was not run`);
-    await lock.release();
+    await release(lock, request, log);
     return EXIT.unavailable;
   }
   if (lock.signal.aborted) {
@@ -109,12 +109,19 @@ export async function runUnderLock(
   await guardian?.dismiss();
   lock.signal.removeEventListener('abort', onLost);
   for (const signal of STOP_SIGNALS) process.off(signal, forward);
-  if ((await lock.release()) === 'failed') {
+  await release(lock, request, log);
+  return lost ? EXIT.lost : code;
+}
+
+/** Releases the lock, saying when it could not (a node refused: the error names why). */
+async function release(lock: Lock, request: RunRequest, log: (line: string) => void) {
+  const released = await lock.release().catch((error: Error) => error);
+  if (released instanceof Error) log(`distlock: ${released.message}`);
+  else if (released === 'failed') {
     log(
       `distlock: could not confirm the release of "${request.key}" on a majority; it frees itself when its TTL runs out`,
     );
   }
-  return lost ? EXIT.lost : code;
 }
 
 /** Says why there is no lock, and resolves the exit code for that. */

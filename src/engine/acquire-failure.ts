@@ -1,8 +1,8 @@
-import { isConfigurationError } from '../driver/connection.js';
 import { AcquireTimeoutError, LockBusyError, LockError, NoQuorumError } from '../errors.js';
 import type { NodeResult } from '../node-result.js';
 import { driftMs } from '../quorum/validity.js';
 import type { Attempt } from './attempt.js';
+import { CONFIGURATION_HINT, misconfiguredQuorum } from './configuration-failure.js';
 import type { LockContext } from './context.js';
 import type { HoldTarget } from './contract.js';
 
@@ -31,8 +31,7 @@ const OUTCOMES: Record<string, string> = {
 export function misconfigured(attempt: Refusal, { kind }: HoldTarget): boolean {
   if (attempt.kind !== 'unavailable') return false;
   const { results } = attempt;
-  const broken = results.filter((r) => r.outcome === 'error' && isConfigurationError(r.error));
-  return broken.length > 0 && results.length - broken.length < kind.quorum(results.length);
+  return misconfiguredQuorum(results, kind.quorum(results.length));
 }
 
 /** The error an acquisition that gave up rejects with, after its last attempt. */
@@ -61,9 +60,7 @@ export function failure(
           );
     case 'unavailable': {
       const needed = kind.quorum(results.length);
-      const hint = misconfigured(attempt, target)
-        ? ' A configuration error (credentials, permissions, TLS, a Cluster node given as one server, a client never connected): retrying cannot fix it.'
-        : '';
+      const hint = misconfigured(attempt, target) ? ` ${CONFIGURATION_HINT}` : '';
       return new NoQuorumError(
         resource,
         `No quorum for "${resource}": ${yes(results)} of ${results.length} node(s) agreed, ${needed} needed.${hint}`,

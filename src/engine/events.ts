@@ -52,7 +52,10 @@ export interface LockerEvents {
    * lost the locks it held; `NODE_DUPLICATE`: it now reaches the same server as another node,
    * and does not vote while that lasts; `SHARDED_PUBSUB_UNAVAILABLE`: a Redis Cluster refused
    * `SSUBSCRIBE` or `SPUBLISH` (a server before Redis 7, an ACL user without them), so releases
-   * wake waiters with `PUBLISH`, which every node of the cluster receives.
+   * wake waiters with `PUBLISH`, which every node of the cluster receives;
+   * `PUBSUB_UNAVAILABLE`: a node refused `SUBSCRIBE` (this locker's waiters poll instead of
+   * being woken) or `PUBLISH` (this locker's releases wake no waiter), naming the ACL rule to
+   * add (`+subscribe`, `+publish`, or the channels `&distlock:*`).
    */
   warning: [{ node: string; code: WarningCode; message: string }];
 }
@@ -93,7 +96,8 @@ export type WarningCode =
   | 'EVICTION_UNCHECKED'
   | 'NODE_IDENTITY_CHANGED'
   | 'NODE_DUPLICATE'
-  | 'SHARDED_PUBSUB_UNAVAILABLE';
+  | 'SHARDED_PUBSUB_UNAVAILABLE'
+  | 'PUBSUB_UNAVAILABLE';
 
 /**
  * Reports a warning: a `warning` event, or, when nobody listens, a process warning

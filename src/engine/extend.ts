@@ -2,6 +2,7 @@ import type { StallGuard } from '../driver/stall-guard.js';
 import { LockLostError } from '../errors.js';
 import type { NodeResult } from '../node-result.js';
 import { validityMs } from '../quorum/validity.js';
+import { misconfiguredOperation, misconfiguredQuorum } from './configuration-failure.js';
 import type { NodeSet } from './context.js';
 import type { Lease } from './contract.js';
 import { askEveryNode, nodeTimeoutFor } from './every-node.js';
@@ -19,6 +20,11 @@ import { awaitReplicas } from './replicas.js';
  * lease as it was, valid until its current deadline: a renewal that may be retried (how an
  * election's leader renews until its renew deadline). The nodes that did extend keep our hold
  * longer, which only keeps others out; the next release deletes it there.
+ *
+ * When configuration errors alone leave too few nodes for a majority (an ACL user without a
+ * command the extension runs), nothing says the hold is gone: the lease stays as it was,
+ * valid until its current deadline, and this rejects with a `NoQuorumError` naming each
+ * node's error, not with a loss.
  */
 export async function extendLease(
   context: NodeSet,
@@ -68,6 +74,12 @@ export async function extendLease(
   const refusals = decision.results.filter((r) => r?.outcome === 'no').length;
   if (unconfirmedIsKept && !decision.quorum && refusals < quorum && clock.now() < lease.deadline) {
     return undefined;
+  }
+  if (misconfiguredQuorum(decision.results, quorum) && clock.now() < lease.deadline) {
+    const results = await round.settled;
+    const leftMs = Math.max(0, Math.round(lease.deadline - clock.now()));
+    const consequence = `the lock is still held for its remaining ${leftMs} ms of validity, and then lost`;
+    throw misconfiguredOperation(lease.resource, 'Extending', consequence, results, quorum);
   }
   lease.status = 'lost';
   const reason = !decision.quorum

@@ -1,5 +1,5 @@
 import { validateDuration, validateTtl } from '../config/options.js';
-import { LockerClosedError, LockLostError } from '../errors.js';
+import { LockerClosedError, LockLostError, NoQuorumError } from '../errors.js';
 import type { NodeResult } from '../node-result.js';
 import { driftMs } from '../quorum/validity.js';
 import type { LockContext } from './context.js';
@@ -114,7 +114,10 @@ export class Lock implements AsyncDisposable {
   /**
    * Extends the lease to `ttlMs` from now (default: the TTL it was acquired with).
    * Rejects with a `LockLostError` when a majority of nodes no longer confirms our hold;
-   * the lock is then lost for good and its signal fires.
+   * the lock is then lost for good and its signal fires. Rejects with a `NoQuorumError`
+   * ("a configuration error") when nodes refused the extension itself, so that no majority
+   * could answer (an ACL user without `+pexpire`: its node error names the command): the lock
+   * is then still held until its current validity runs out, when its signal fires.
    */
   extend(ttlMs: number = this.#lease.ttlMs): Promise<void> {
     return this.#extend(ttlMs, false).then(() => undefined);
@@ -149,7 +152,10 @@ export class Lock implements AsyncDisposable {
       ? () =>
           traced(telemetry, 'extend', this.#hold(), extending, {
             ok: (nodes) => ({ outcome: nodes ? 'extended' : 'unconfirmed', nodes: nodes ?? [] }),
-            failed: (error) => ({ outcome: 'lost', error: error as Error }),
+            failed: (error) => ({
+              outcome: error instanceof LockLostError ? 'lost' : 'error',
+              error: error as Error,
+            }),
           })
       : extending;
     return shutdown.track(run).then(
@@ -164,8 +170,11 @@ export class Lock implements AsyncDisposable {
         }));
         return results;
       },
-      (error: LockLostError) => {
-        this.#lost(error);
+      (error: unknown) => {
+        if (error instanceof LockLostError) this.#lost(error);
+        else if (error instanceof NoQuorumError) {
+          this.#loss.cannotExtend(`the last extension failed: ${error.message}`);
+        }
         throw error;
       },
     );
@@ -175,8 +184,11 @@ export class Lock implements AsyncDisposable {
    * Deletes the lock on every node and stops auto-extension (before `minHoldMs` has passed, it
    * sets the key to expire then instead). Resolves `'released'` when a majority deleted it,
    * `'not-held'` when it had already expired, been taken or been released, and `'failed'`
-   * when too many nodes failed to tell (the `released` event says why; the key then frees
-   * itself at its TTL). Never rejects because the lease ran out.
+   * when too many nodes failed or stayed silent to tell (the `released` event says why; the
+   * key then frees itself at its TTL). Never rejects because the lease ran out. Rejects with
+   * a `NoQuorumError` ("a configuration error") when nodes refused the release itself so
+   * that no majority could do it (an ACL user without `+del`: its node error names the
+   * command): retrying cannot fix that. The `released` event still reports `'failed'`.
    */
   release(): Promise<ReleaseResult> {
     return this.#end(undefined);
@@ -213,7 +225,9 @@ export class Lock implements AsyncDisposable {
 
   /** The locker closes: release, and tell work still running under the lock to stop. */
   #endByClose(): Promise<ReleaseResult> {
-    const ending = this.#end(undefined); // released first: a listener may call release()
+    // Released first: a listener may call release(). A release the nodes refused (NOPERM)
+    // does not stop the close: the `released` event names why, and the key expires.
+    const ending = this.#end(undefined).catch((): ReleaseResult => 'failed');
     this.#loss.lose(new LockLostError(this.resource, 'its locker was closed, which released it'));
     return ending;
   }
@@ -228,6 +242,7 @@ export class Lock implements AsyncDisposable {
     this.#unhold();
     this.#watchdog?.stop();
     this.#loss.stop();
+    this.#context.wakeUps.releasing();
     const floorMs = Math.ceil(this.#lease.keepUntil - this.#context.clock.now());
     const keep = Math.max(keepMs ?? 0, floorMs);
     const releasing = () => releaseLease(this.#context, this.#lease, keep > 0 ? keep : undefined);
@@ -242,13 +257,14 @@ export class Lock implements AsyncDisposable {
             failed: (error) => ({ outcome: 'error', error: error as Error }),
           })
       : releasing;
-    return this.#context.shutdown.track(ending).then(({ result, nodes }) => {
+    return this.#context.shutdown.track(ending).then(({ result, nodes, refused }) => {
       this.#context.events.report('released', () => ({
         resource: this.resource,
         result,
         heldMs: this.#heldMs(),
         nodes,
       }));
+      if (refused) throw refused;
       return result;
     });
   }

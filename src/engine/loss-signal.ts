@@ -12,6 +12,8 @@ export class LossSignal {
   #lost: LockLostError | undefined;
   #deadline = 0;
   #stopped = false;
+  /** Why the lease could not be extended, said when its deadline passes. */
+  #unextended: string | undefined;
 
   constructor(
     private readonly resource: string,
@@ -59,7 +61,12 @@ export class LossSignal {
   }
 
   #expire(): void {
-    this.onDeadline(validityRanOut(this.resource));
+    this.onDeadline(validityRanOut(this.resource, this.#unextended));
+  }
+
+  /** Notes why the last extension failed without losing the lock, for the loss at the deadline. */
+  cannotExtend(why: string): void {
+    this.#unextended = why;
   }
 
   /** Fires the signal (once) with `error`. */
@@ -78,6 +85,7 @@ export class LossSignal {
 }
 
 /** The loss of a lock whose validity deadline passed without a successful extension. */
-export function validityRanOut(resource: string): LockLostError {
-  return new LockLostError(resource, 'its validity ran out without a successful extension');
+export function validityRanOut(resource: string, unextended?: string): LockLostError {
+  const why = unextended === undefined ? '' : ` (${unextended})`;
+  return new LockLostError(resource, `its validity ran out without a successful extension${why}`);
 }

@@ -1,7 +1,9 @@
 import { NotSentError } from '../driver/connection.js';
+import type { NoQuorumError } from '../errors.js';
 import type { WaitingPlace } from '../lua/waiting-line.js';
 import type { NodeResult } from '../node-result.js';
 import type { FanOut } from '../quorum/fan-out.js';
+import { misconfiguredOperation, misconfiguredQuorum } from './configuration-failure.js';
 import type { NodeSet } from './context.js';
 import type { HoldId, HoldKind, Lease, ReleaseResult } from './contract.js';
 import { askEveryNode, nodeTimeoutFor, releaseTimeoutFor } from './every-node.js';
@@ -13,12 +15,15 @@ import { askEveryNode, nodeTimeoutFor, releaseTimeoutFor } from './every-node.js
  * per-node timeout has passed with the verdict known (a straggler then counts as timed out);
  * while the verdict is still open, it waits for each node up to a release's own, longer
  * timeout (see `releaseTimeoutFor`), so that a busy node's done delete is not reported failed.
+ * `refused`: when it failed because configuration errors (an ACL user without a command the
+ * release runs, say) leave too few nodes for a quorum, the error to reject with: retrying
+ * cannot fix that, so it must not look like a node that was briefly away.
  */
 export async function releaseLease(
   context: NodeSet,
   lease: Lease,
   keepMs?: number,
-): Promise<{ result: ReleaseResult; nodes: readonly NodeResult[] }> {
+): Promise<{ result: ReleaseResult; nodes: readonly NodeResult[]; refused?: NoQuorumError }> {
   if (lease.status === 'released') return { result: 'not-held', nodes: [] };
   const wasHeld = lease.status === 'held';
   lease.status = 'released';
@@ -31,6 +36,12 @@ export async function releaseLease(
   const results = await verdictKnown(context, ending, nodeTimeoutFor(context, lease.ttlMs), quorum);
   // A lease that had already run out is not held, but nodes that failed still say so.
   const result = verdict(results, quorum);
+  if (result === 'failed' && misconfiguredQuorum(results, quorum)) {
+    const consequence = 'the key stays until its TTL runs out';
+    const what = keepMs === undefined ? 'Releasing' : 'Setting the expiry of';
+    const refused = misconfiguredOperation(lease.resource, what, consequence, results, quorum);
+    return { result, nodes: results, refused };
+  }
   return { result: wasHeld || result === 'failed' ? result : 'not-held', nodes: results };
 }
 

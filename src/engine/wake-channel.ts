@@ -16,19 +16,19 @@ export class WakeChannel {
   readonly #nodes: number;
   /** Subscribers whose last subscribe succeeded. */
   readonly #listeningOn = new Set<Subscriber>();
-  readonly #onError: (error: unknown) => void;
+  readonly #onError: (error: unknown, subscriber: Subscriber) => void;
   #subscribed = false;
 
   /**
    * Subscribes at once on each of `subscribers` (one per node that has one, of `nodes`).
-   * `onError` hears why a subscribe failed (the server may refuse the command).
+   * `onError` hears why a subscribe failed (the server may refuse the command), and where.
    */
   constructor(
     readonly name: string,
     readonly publish: PublishCommand,
     subscribers: readonly Subscriber[],
     nodes: number,
-    onError: (error: unknown) => void,
+    onError: (error: unknown, subscriber: Subscriber) => void,
   ) {
     this.wake = `${publish} ${name}`;
     this.#subscribers = subscribers;
@@ -72,7 +72,7 @@ export class WakeChannel {
       },
       (error: unknown) => {
         this.#listeningOn.delete(subscriber);
-        this.#onError(error);
+        this.#onError(error, subscriber);
         throw error;
       },
     );

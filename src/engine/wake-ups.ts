@@ -16,8 +16,11 @@ export interface WakeUpOptions {
   readonly prefix: string;
   /** The locker's own random id (see `newLockerId`). */
   readonly id: string;
-  /** Reports a warning (once per locker) of the whole cluster, not of one node. */
-  warn(code: WarningCode, message: string): void;
+  /**
+   * Reports a warning (once per locker and cause) about node `node` (an index), or the whole
+   * cluster when absent.
+   */
+  warn(code: WarningCode, message: string, node?: number): void;
 }
 
 /**
@@ -45,6 +48,12 @@ export class WakeUps {
   #plain: WakeChannel | undefined;
   #plainSubscribers: Subscriber[] | undefined;
   #shardedSubscribers: Subscriber[] | undefined;
+  /** Which node each subscriber is on (an index into the nodes). */
+  readonly #nodeOf = new Map<Subscriber, number>();
+  /** Whether the user's right to PUBLISH was asked (or is being asked). */
+  #publishChecked = false;
+  /** The plain pub/sub commands refused so far: each is reported once. */
+  readonly #refusedPlain = new Set<'PUBLISH' | 'SUBSCRIBE'>();
   /** The sharded channel of each slot the locker waited in. */
   readonly #bySlot = new Map<number, WakeChannel>();
   readonly #tickets = new Map<string, TicketWatch>();
@@ -82,6 +91,23 @@ export class WakeUps {
   /** Whether the first subscription of the channel that wakes waiters for `key` is over. */
   subscribed(key: string): boolean {
     return this.#channelOf(key)?.subscribed ?? false;
+  }
+
+  /**
+   * Call as a release begins. A script's `PUBLISH` fails silently (it must not fail the
+   * release), so the first release of a locker asks once, with an empty message to its own
+   * channel (which wakes nobody), whether the user may publish; a refusal is reported as a
+   * `PUBSUB_UNAVAILABLE` warning. On a Cluster's sharded channels, see `#probePublish`.
+   */
+  releasing(): void {
+    if (this.#publishChecked || this.#sharded || this.#closed) return;
+    this.#publishChecked = true;
+    this.#nodes.forEach((node, index) => {
+      node.send('PUBLISH', [this.#plainName, ''], CONNECT_WAIT_MS).catch((error: unknown) => {
+        if (REFUSED.test(messageOf(error))) this.#plainRefused('PUBLISH', error, index);
+        else this.#publishChecked = false; // not an answer (a node down): ask again next time
+      });
+    });
   }
 
   /** Watches for the wake-ups of `ticket`, a waiter for `key`, subscribing first if need be. */
@@ -139,14 +165,15 @@ export class WakeUps {
       'PUBLISH',
       subscribers,
       this.#nodes.length,
-      () => {},
+      (error, subscriber) =>
+        this.#plainRefused('SUBSCRIBE', error, this.#nodeOf.get(subscriber) ?? 0),
     );
     return this.#plain;
   }
 
   /** One subscriber per node that can open one, each resubscribing its channels when ready. */
   #openSubscribers(kind: 'plain' | 'sharded'): Subscriber[] {
-    return this.#nodes.flatMap((node) => {
+    return this.#nodes.flatMap((node, index) => {
       const open = kind === 'plain' ? node.openSubscriber : node.openShardedSubscriber;
       if (!open) return [];
       const subscriber: Subscriber = open.call(
@@ -154,6 +181,7 @@ export class WakeUps {
         (channel, message) => this.#announce(channel, message),
         () => this.#resubscribe(kind, subscriber),
       );
+      this.#nodeOf.set(subscriber, index);
       return [subscriber];
     });
   }
@@ -178,7 +206,7 @@ export class WakeUps {
 
   /** After a refusal of `command`, hand-offs wake waiters by `PUBLISH`, from the next attempt. */
   #refused(command: 'SSUBSCRIBE' | 'SPUBLISH', error: unknown): void {
-    const reply = error instanceof Error ? error.message : String(error);
+    const reply = messageOf(error);
     if (!this.#sharded || this.#closed || !REFUSED.test(reply)) return;
     this.#sharded = false;
     this.#options.warn(
@@ -191,6 +219,27 @@ export class WakeUps {
     this.#shardedSubscribers = undefined;
     this.#bySlot.clear();
     for (const subscriber of sharded) void subscriber.close();
+  }
+
+  /**
+   * `command` was refused on node `node`: waiters poll (the waiter side) or are not woken by
+   * this locker's releases (the release side). Said once per command, naming the rule to add:
+   * the channels (`&<prefix>*`) when the user may not use them, else the command.
+   */
+  #plainRefused(command: 'PUBLISH' | 'SUBSCRIBE', error: unknown, node: number): void {
+    const reply = messageOf(error);
+    if (this.#closed || !REFUSED.test(reply) || this.#refusedPlain.has(command)) return;
+    this.#refusedPlain.add(command);
+    const rule = /channel/i.test(reply) ? `&${this.#options.prefix}*` : `+${command.toLowerCase()}`;
+    const effect =
+      command === 'SUBSCRIBE'
+        ? "this locker's waiters are not woken by releases: they poll every retryDelayMs"
+        : "this locker's releases wake no waiter: waiters poll every retryDelayMs";
+    this.#options.warn(
+      'PUBSUB_UNAVAILABLE',
+      `refused ${command} (${reply}): ${effect}; grant ${rule}`,
+      node,
+    );
   }
 
   /** Wakes the waiter named by `message`; every waiter when the adapter gives no payload. */
@@ -212,6 +261,10 @@ export class WakeUps {
     const [oldest] = this.#unclaimed;
     if (oldest !== undefined) this.#unclaimed.delete(oldest);
   }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 /** At most this many unclaimed wake-ups are kept (the oldest goes first). */

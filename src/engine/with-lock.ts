@@ -3,8 +3,9 @@ import type { Lock } from './lock.js';
 
 /**
  * Runs `work` while `acquiring` resolves to a held (auto-extended) lock, then releases it
- * whatever happened. The work's own error wins over a loss; a loss during successful work
- * is reported, because that work ran without the lock's protection for a while.
+ * whatever happened. The work's own error wins over a loss and over a release the nodes
+ * refused (which the `released` event still reports); a loss during successful work is
+ * reported, because that work ran without the lock's protection for a while.
  */
 export async function withLock<T>(
   acquiring: Promise<Lock>,
@@ -15,9 +16,11 @@ export async function withLock<T>(
   let result: T;
   try {
     result = await work(signal);
-  } finally {
-    await lock.release();
+  } catch (error) {
+    await lock.release().catch(() => undefined); // reported by the `released` event
+    throw error;
   }
+  await lock.release();
   if (signal.aborted && signal.reason instanceof LockLostError) throw signal.reason;
   return result;
 }

@@ -44,7 +44,8 @@ export interface NodeCronRunCoordinator {
    * Called by node-cron after the fire's job ended (also when it threw): releases the fire's
    * lock, whose key stays until `lockAtLeastFor` after it was taken. Rejects with the
    * `LockLostError` when the lock was lost while the job ran (it ran past
-   * `distributedLease`, the nodes lost the key, or the locker was closed), which node-cron
+   * `distributedLease`, the nodes lost the key, or the locker was closed), or with the
+   * `NoQuorumError` of a release the nodes refused (a configuration error), which node-cron
    * logs; resolves otherwise.
    */
   onComplete(key: string): Promise<void>;
@@ -118,8 +119,8 @@ export function runCoordinator(
       const lock = held.get(key);
       if (!lock) return;
       held.delete(key);
-      const lost = await endTick(lock);
-      if (lost) throw lost;
+      const ended = await endTick(lock);
+      if (ended) throw ended;
     },
   };
 }

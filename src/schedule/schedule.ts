@@ -2,7 +2,7 @@ import { Cron } from 'croner';
 import { namesOf, rejectUnknownOptions } from '../config/option-names.js';
 import { validateDuration, validateResource } from '../config/options.js';
 import type { Lock } from '../engine/lock.js';
-import { asError, InvalidArgumentError } from '../errors.js';
+import { asError, InvalidArgumentError, LockLostError } from '../errors.js';
 import type { Locker } from '../locker.js';
 import { endTick, lockTick, validateLockAtLeastFor } from './tick-lock.js';
 
@@ -44,7 +44,9 @@ export interface Tick {
 
 /**
  * What a tick did on this node: `ran` (the job resolved), `skipped` (another node has the
- * tick), `failed` (the job threw, or the tick could not be locked: `error` says why), or
+ * tick), `failed` (the job threw, the tick could not be locked, or its lock not released
+ * because the nodes refused, a configuration error such as a missing ACL permission:
+ * `error` says why), or
  * `lost`: the tick's lock was lost while the job ran (past `lockAtMostFor`, the nodes lost
  * the key, or the locker was closed). `error` is then the `LockLostError`, whatever the job
  * did (its own error is not reported): it ran unprotected, maybe on another node too.
@@ -122,8 +124,9 @@ export function schedule(
     } catch (error) {
       failure = error;
     }
-    const lost = await endTick(lock);
-    if (lost) return report('lost', scheduledAt, lost);
+    const ended = await endTick(lock);
+    if (ended instanceof LockLostError) return report('lost', scheduledAt, ended);
+    failure ??= ended; // the job's own error first, then a release the nodes refused
     report(failure === undefined ? 'ran' : 'failed', scheduledAt, failure);
   };
   let timer: Cron;

@@ -2,7 +2,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { monotonicClock } from '../clock.js';
 import { DEFAULTS } from '../config/options.js';
 import type { Lock } from '../engine/lock.js';
-import { InvalidArgumentError, LockLostError } from '../errors.js';
+import { InvalidArgumentError, type LockError, LockLostError } from '../errors.js';
 import type { Locker } from '../locker.js';
 
 /**
@@ -69,13 +69,16 @@ const SPLIT_VOTE_ATTEMPTS = 3;
 /**
  * Ends a tick that ran: releases its lock (the key stays until `lockAtLeastFor`). Resolves
  * the `LockLostError` when the lock was lost while the job ran (past `lockAtMostFor`, the
- * nodes lost the key, or the locker was closed), `undefined` otherwise; never rejects.
+ * nodes lost the key, or the locker was closed), the `NoQuorumError` of a release the nodes
+ * refused (a configuration error, such as an ACL user without `+del` or `+pexpire`), `undefined`
+ * otherwise; never rejects.
  */
-export async function endTick(lock: Lock): Promise<LockLostError | undefined> {
+export async function endTick(lock: Lock): Promise<LockError | undefined> {
   const { signal } = lock;
-  // Reports, never rejects; a release after the deadline aborts the signal first.
-  const released = await lock.release();
+  // A release after the deadline aborts the signal first.
+  const released = await lock.release().catch((error: LockError) => error);
   if (signal.aborted) return signal.reason as LockLostError;
+  if (typeof released !== 'string') return released;
   if (released === 'not-held') {
     const gone = 'when its release arrived, the nodes no longer held it (evicted or deleted)';
     return new LockLostError(lock.resource, gone);
