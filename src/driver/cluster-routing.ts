@@ -22,6 +22,43 @@ export function keyOf(command: string, args: readonly (string | number)[]): stri
 /** Commands distlock sends without a key. */
 const KEYLESS = new Set(['INFO', 'PUBLISH', 'WAIT', 'PING']);
 
+/**
+ * One master's `INFO`, with the master written in after its `# Server` header as
+ * `distlock_master:10.0.0.2:6379 slots 5461-10922` (the slots when known), so that what the
+ * locker finds there (an eviction policy that may drop lock keys) names the master to fix.
+ */
+export function masterInfo(info: string, address: string, slots?: string): string {
+  const line = `distlock_master:${address}${slots ? ` slots ${slots}` : ''}\r\n`;
+  return info.replace(/^# Server\r?\n/m, (header) => header + line);
+}
+
+/** Per master (`host:port`), the slots it serves as ranges: `0-5460,10923-16383`. */
+export function slotRanges(masterOf: (slot: number) => string | undefined): Map<string, string> {
+  const ranges = new Map<string, string[]>();
+  for (let first = 0; first < SLOT_COUNT; ) {
+    const master = masterOf(first);
+    let last = first;
+    while (last + 1 < SLOT_COUNT && masterOf(last + 1) === master) last++;
+    if (master !== undefined) {
+      const range = first === last ? `${first}` : `${first}-${last}`;
+      ranges.set(master, [...(ranges.get(master) ?? []), range]);
+    }
+    first = last + 1;
+  }
+  return new Map([...ranges].map(([master, list]) => [master, joinedRanges(list)]));
+}
+
+/** Ranges as one short text: a master of a cluster resharded often may serve hundreds. */
+function joinedRanges(list: readonly string[]): string {
+  if (list.length <= MAX_RANGES) return list.join(',');
+  return `${list.slice(0, MAX_RANGES).join(',')},+${list.length - MAX_RANGES}-more`;
+}
+
+const MAX_RANGES = 4;
+
+/** Hash slots of a Redis Cluster. */
+const SLOT_COUNT = 16_384;
+
 /** Replies of a master that does not serve the slot (now, or during a migration). */
 const REDIRECTION = /^(MOVED|ASK|TRYAGAIN|CLUSTERDOWN) /;
 
