@@ -1,5 +1,6 @@
 /** What every Redis Cluster adapter shares: naming, keys, redirections. */
 import { setTimeout as delay } from 'node:timers/promises';
+import { isErrorReply, NotSentError } from './connection.js';
 
 /** Why a cluster connection refuses WAIT: it cannot tell which master the lock write went to. */
 export const WAIT_UNSUPPORTED =
@@ -93,17 +94,20 @@ export function redirectionMessage(reply: string): string | undefined {
 
 /** Where a redirection reply sends a command, or that it may be sent again. */
 export type Redirection =
-  | { readonly kind: 'MOVED' | 'ASK'; readonly address: string }
+  | { readonly kind: 'MOVED' | 'ASK'; readonly slot: number; readonly address: string }
   | { readonly kind: 'TRYAGAIN' };
 
 /** `MOVED 3999 10.0.0.2:6379`, `ASK 3999 10.0.0.2:6379` (the address is the last word). */
-const REDIRECT = /^(MOVED|ASK) \d+ (\S+)$/;
+const REDIRECT = /^(MOVED|ASK) (\d+) (\S+)$/;
 
 /** The redirection an error reply says, if it is one that can be followed. */
 export function redirectionOf(error: unknown): Redirection | undefined {
   if (!(error instanceof Error)) return undefined;
   const redirect = REDIRECT.exec(error.message);
-  if (redirect) return { kind: redirect[1] as 'MOVED' | 'ASK', address: redirect[2] ?? '' };
+  if (redirect) {
+    const [, kind, slot, address = ''] = redirect;
+    return { kind: kind as 'MOVED' | 'ASK', slot: Number(slot), address };
+  }
   return error.message.startsWith('TRYAGAIN') ? { kind: 'TRYAGAIN' } : undefined;
 }
 
@@ -170,6 +174,27 @@ async function followOnce(routes: ClusterRoutes, leftMs: () => number): Promise<
     if (redirection === undefined || redirection.kind === 'TRYAGAIN') throw error;
     const follow = redirection.kind === 'MOVED' ? routes.moved : routes.asked;
     if (follow === undefined || leftMs() <= 0) throw error;
-    return follow.call(routes, redirection.address, leftMs());
+    return follow.call(routes, redirection.address, leftMs()).catch((failure: unknown) => {
+      throw unanswered(redirection, failure);
+    });
   }
+}
+
+/**
+ * The failure of the master a MOVED or ASK named, said as such: `slot 3999 moved to
+ * 10.0.0.2:6379 (MOVED), which did not answer: connect ECONNREFUSED ...`, so that a dead
+ * master reads as one, not as a slot that moved. Still a {@link NotSentError} when nothing
+ * was sent; an error reply of that master (another redirection, NOSCRIPT) is left as it is.
+ */
+function unanswered(redirection: Redirection, failure: unknown): unknown {
+  if (redirection.kind === 'TRYAGAIN' || !(failure instanceof Error) || isErrorReply(failure)) {
+    return failure;
+  }
+  const { kind, slot, address } = redirection;
+  const where = kind === 'MOVED' ? 'moved' : 'is migrating';
+  const message = `slot ${slot} ${where} to ${address} (${kind}), which did not answer: ${failure.message}`;
+  if (failure instanceof NotSentError) return new NotSentError(message, { cause: failure });
+  // No cause: a client's error may carry the command, whose arguments hold the lock token.
+  const code = (failure as NodeJS.ErrnoException).code;
+  return Object.assign(new Error(message), code === undefined ? {} : { code });
 }

@@ -205,6 +205,35 @@ describe('a Redis Cluster as one lock node', () => {
     expect(await lock.release()).toBe('released');
   });
 
+  it('says that a slot moved to a master that does not answer, naming it', async () => {
+    const locker = lockerOn(clusterClient());
+    await (await locker.acquire('warm-up', { ttlMs: 1_000 })).release();
+    const masters = await cluster.masters();
+    const [from, to] = masters;
+    if (!from || !to) throw new Error('too few masters');
+    const resource = await resourceServedBy(from, true, 'dead-end'); // no other test's keys
+    const admins = masters.map((node) => new Redis(node.port, '127.0.0.1'));
+    const slot = await admins[0]?.call('CLUSTER', 'KEYSLOT', `distlock:{${resource}}`);
+    const target = await admins[1]?.call('CLUSTER', 'MYID');
+    await Promise.all(
+      admins.map((admin) => admin.call('CLUSTER', 'SETSLOT', String(slot), 'NODE', String(target))),
+    );
+    for (const admin of admins) admin.disconnect();
+    await to.kill(); // the client still sends the slot's commands to `from`, which says MOVED
+    try {
+      const error = await locker.acquire(resource, { ttlMs: 5_000, waitMs: 0 }).catch((e) => e);
+      // Before: "not connected to cluster ... (127.0.0.1:<to>) (end): connect ECONNREFUSED".
+      expect((error as Error).message).toMatch(
+        new RegExp(
+          `slot ${slot} moved to 127\\.0\\.0\\.1:${to.port} \\(MOVED\\), which did not answer: .*ECONNREFUSED`,
+        ),
+      );
+    } finally {
+      await to.restart();
+      await cluster.waitUntilHealthy();
+    }
+  });
+
   it('says to pass a Cluster client when given the URL of a cluster node', async () => {
     const [master] = await cluster.masters();
     const locker = new Locker({ nodes: [`redis://127.0.0.1:${master?.port}`] });
