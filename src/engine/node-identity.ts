@@ -95,6 +95,8 @@ export const CLUSTER_RECHECK_MS = 10_000;
 export class NodeIdentities {
   readonly #ids: Identity[];
   #checking: Promise<void> | undefined;
+  /** Whether {@link #checking} asks only Cluster nodes that answered before: no vote waits. */
+  #inBackground = false;
   /** Why no lock may be granted: a server listed twice, or one `inspect` refused. */
   #refusal: Error | undefined;
   readonly #inspect: ServerInspection;
@@ -188,7 +190,8 @@ export class NodeIdentities {
    * accepts; rejects with an `InvalidArgumentError` naming a duplicate, or with the error
    * `inspect` returned (and so does every later call). Returns `undefined`, so that the
    * caller need not even await, when no node is due to be asked (or, for a single node that
-   * votes at once, while it is asked again in the background).
+   * votes at once and for Redis Cluster nodes that answered before, while they are asked
+   * again in the background).
    */
   check(context: NodeSet, ttlMs: number): Promise<void> | undefined {
     if (ttlMs > this.#longestTtlMs) this.#longestTtlMs = ttlMs;
@@ -196,11 +199,13 @@ export class NodeIdentities {
     this.#set ??= context;
     if (!this.#checking) {
       if (!this.#due(context)) return undefined;
+      this.#inBackground = !this.#mustWait(context);
       this.#checking = this.#ask(context, ttlMs).finally(() => {
         this.#checking = undefined;
       });
     }
-    if ((this.#trustedAtOnce && this.#ids[0]?.runIds !== undefined) || !this.#mustWait(context)) {
+    const trusted = this.#trustedAtOnce && this.#ids[0]?.runIds !== undefined;
+    if (trusted || (this.#inBackground && !this.#mustWait(context))) {
       // Votes count meanwhile: asking again only warns, or finds a refusal for next time.
       this.#checking.catch(() => undefined);
       return undefined;
