@@ -20,14 +20,22 @@ export function evictionRisk(info: string): string | undefined {
  * 5461-10922): ...`), so that the operator knows which one to fix.
  */
 export function evictionRisks(info: string): string[] {
+  return risksIn(info).map((risk) => risk.message);
+}
+
+/**
+ * Each risk of {@link evictionRisks}, with what makes it the same risk when read again: its
+ * server and policy, not the slots its master serves, which a reshard changes.
+ */
+function risksIn(info: string): { readonly message: string; readonly same: string }[] {
   const servers = info.split(/^(?=# Server\r?$)/m);
   return servers.flatMap((server) => {
     const risk = policyRisk(server);
     if (risk === undefined) return [];
     const master = masterOf(server);
-    return [
-      master === undefined && servers.length === 1 ? risk : `${master ?? 'a master'}: ${risk}`,
-    ];
+    if (master === undefined && servers.length === 1) return [{ message: risk, same: risk }];
+    const message = `${master?.name ?? 'a master'}: ${risk}`;
+    return [{ message, same: `${master?.address ?? ''} ${risk}` }];
   });
 }
 
@@ -48,12 +56,15 @@ function policyRisk(info: string): string | undefined {
  * Which master of a cluster a server's INFO comes from: the address and slots its adapter
  * wrote in (see `masterInfo`), else its port; `undefined` for a server not in a cluster.
  */
-function masterOf(info: string): string | undefined {
+function masterOf(info: string): { name: string; address: string } | undefined {
   const named = /^distlock_master:(\S+)(?: slots (\S+))?/m.exec(info);
-  if (named) return `master ${named[1]}${named[2] ? ` (slots ${named[2]})` : ''}`;
+  if (named) {
+    const [, address = '', slots] = named;
+    return { name: `master ${address}${slots ? ` (slots ${slots})` : ''}`, address };
+  }
   if (!/^cluster_enabled:1/m.test(info)) return undefined;
   const port = /^tcp_port:(\d+)/m.exec(info)?.[1];
-  return port === undefined ? undefined : `master on port ${port}`;
+  return port === undefined ? undefined : { name: `master on port ${port}`, address: port };
 }
 
 /** Why a node whose eviction policy cannot be read is a risk too, and what each mode can do. */
@@ -85,15 +96,19 @@ export function evictionCheck(
       warn(events, node, 'EVICTION_UNCHECKED', risk);
       return undefined;
     }
-    const risks = evictionRisks(info);
+    const risks = risksIn(info);
     if (risks.length === 0) {
       reported.delete(index);
       return undefined;
     }
-    if (onEvictionRisk === 'refuse') return new UnsafeNodeError(node, risks.join('; '));
+    if (onEvictionRisk === 'refuse') {
+      return new UnsafeNodeError(node, risks.map((risk) => risk.message).join('; '));
+    }
     const before = reported.get(index);
-    for (const risk of risks) if (!before?.has(risk)) warn(events, node, 'EVICTION_RISK', risk);
-    reported.set(index, new Set(risks));
+    for (const { message, same } of risks) {
+      if (!before?.has(same)) warn(events, node, 'EVICTION_RISK', message);
+    }
+    reported.set(index, new Set(risks.map((risk) => risk.same)));
     return undefined;
   };
 }
