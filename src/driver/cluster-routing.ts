@@ -161,6 +161,8 @@ export async function sendFollowing(routes: ClusterRoutes, timeoutMs: number): P
       if (redirectionOf(error)?.kind !== 'TRYAGAIN' || leftMs() <= TRYAGAIN_PAUSE_MS) throw error;
       // Kept ref'ed, like the wait for a reply: a command is still under way.
       await delay(TRYAGAIN_PAUSE_MS);
+      // A loaded process may wake up late: past the deadline, nothing more is sent.
+      if (leftMs() <= 0) throw error;
     }
   }
 }
