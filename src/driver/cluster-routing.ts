@@ -1,5 +1,6 @@
 /** What every Redis Cluster adapter shares: naming, keys, redirections. */
 import { setTimeout as delay } from 'node:timers/promises';
+import { isErrorReply, NotSentError } from './connection.js';
 
 /** Why a cluster connection refuses WAIT: it cannot tell which master the lock write went to. */
 export const WAIT_UNSUPPORTED =
@@ -21,6 +22,43 @@ export function keyOf(command: string, args: readonly (string | number)[]): stri
 
 /** Commands distlock sends without a key. */
 const KEYLESS = new Set(['INFO', 'PUBLISH', 'WAIT', 'PING']);
+
+/**
+ * One master's `INFO`, with the master written in after its `# Server` header as
+ * `distlock_master:10.0.0.2:6379 slots 5461-10922` (the slots when known), so that what the
+ * locker finds there (an eviction policy that may drop lock keys) names the master to fix.
+ */
+export function masterInfo(info: string, address: string, slots?: string): string {
+  const line = `distlock_master:${address}${slots ? ` slots ${slots}` : ''}\r\n`;
+  return info.replace(/^# Server\r?\n/m, (header) => header + line);
+}
+
+/** Per master (`host:port`), the slots it serves as ranges: `0-5460,10923-16383`. */
+export function slotRanges(masterOf: (slot: number) => string | undefined): Map<string, string> {
+  const ranges = new Map<string, string[]>();
+  for (let first = 0; first < SLOT_COUNT; ) {
+    const master = masterOf(first);
+    let last = first;
+    while (last + 1 < SLOT_COUNT && masterOf(last + 1) === master) last++;
+    if (master !== undefined) {
+      const range = first === last ? `${first}` : `${first}-${last}`;
+      ranges.set(master, [...(ranges.get(master) ?? []), range]);
+    }
+    first = last + 1;
+  }
+  return new Map([...ranges].map(([master, list]) => [master, joinedRanges(list)]));
+}
+
+/** Ranges as one short text: a master of a cluster resharded often may serve hundreds. */
+function joinedRanges(list: readonly string[]): string {
+  if (list.length <= MAX_RANGES) return list.join(',');
+  return `${list.slice(0, MAX_RANGES).join(',')},+${list.length - MAX_RANGES}-more`;
+}
+
+const MAX_RANGES = 4;
+
+/** Hash slots of a Redis Cluster. */
+const SLOT_COUNT = 16_384;
 
 /** Replies of a master that does not serve the slot (now, or during a migration). */
 const REDIRECTION = /^(MOVED|ASK|TRYAGAIN|CLUSTERDOWN) /;
@@ -56,17 +94,20 @@ export function redirectionMessage(reply: string): string | undefined {
 
 /** Where a redirection reply sends a command, or that it may be sent again. */
 export type Redirection =
-  | { readonly kind: 'MOVED' | 'ASK'; readonly address: string }
+  | { readonly kind: 'MOVED' | 'ASK'; readonly slot: number; readonly address: string }
   | { readonly kind: 'TRYAGAIN' };
 
 /** `MOVED 3999 10.0.0.2:6379`, `ASK 3999 10.0.0.2:6379` (the address is the last word). */
-const REDIRECT = /^(MOVED|ASK) \d+ (\S+)$/;
+const REDIRECT = /^(MOVED|ASK) (\d+) (\S+)$/;
 
 /** The redirection an error reply says, if it is one that can be followed. */
 export function redirectionOf(error: unknown): Redirection | undefined {
   if (!(error instanceof Error)) return undefined;
   const redirect = REDIRECT.exec(error.message);
-  if (redirect) return { kind: redirect[1] as 'MOVED' | 'ASK', address: redirect[2] ?? '' };
+  if (redirect) {
+    const [, kind, slot, address = ''] = redirect;
+    return { kind: kind as 'MOVED' | 'ASK', slot: Number(slot), address };
+  }
   return error.message.startsWith('TRYAGAIN') ? { kind: 'TRYAGAIN' } : undefined;
 }
 
@@ -120,6 +161,8 @@ export async function sendFollowing(routes: ClusterRoutes, timeoutMs: number): P
       if (redirectionOf(error)?.kind !== 'TRYAGAIN' || leftMs() <= TRYAGAIN_PAUSE_MS) throw error;
       // Kept ref'ed, like the wait for a reply: a command is still under way.
       await delay(TRYAGAIN_PAUSE_MS);
+      // A loaded process may wake up late: past the deadline, nothing more is sent.
+      if (leftMs() <= 0) throw error;
     }
   }
 }
@@ -133,6 +176,27 @@ async function followOnce(routes: ClusterRoutes, leftMs: () => number): Promise<
     if (redirection === undefined || redirection.kind === 'TRYAGAIN') throw error;
     const follow = redirection.kind === 'MOVED' ? routes.moved : routes.asked;
     if (follow === undefined || leftMs() <= 0) throw error;
-    return follow.call(routes, redirection.address, leftMs());
+    return follow.call(routes, redirection.address, leftMs()).catch((failure: unknown) => {
+      throw unanswered(redirection, failure);
+    });
   }
+}
+
+/**
+ * The failure of the master a MOVED or ASK named, said as such: `slot 3999 moved to
+ * 10.0.0.2:6379 (MOVED), which did not answer: connect ECONNREFUSED ...`, so that a dead
+ * master reads as one, not as a slot that moved. Still a {@link NotSentError} when nothing
+ * was sent; an error reply of that master (another redirection, NOSCRIPT) is left as it is.
+ */
+function unanswered(redirection: Redirection, failure: unknown): unknown {
+  if (redirection.kind === 'TRYAGAIN' || !(failure instanceof Error) || isErrorReply(failure)) {
+    return failure;
+  }
+  const { kind, slot, address } = redirection;
+  const where = kind === 'MOVED' ? 'moved' : 'is migrating';
+  const message = `slot ${slot} ${where} to ${address} (${kind}), which did not answer: ${failure.message}`;
+  if (failure instanceof NotSentError) return new NotSentError(message, { cause: failure });
+  // No cause: a client's error may carry the command, whose arguments hold the lock token.
+  const code = (failure as NodeJS.ErrnoException).code;
+  return Object.assign(new Error(message), code === undefined ? {} : { code });
 }

@@ -17,7 +17,10 @@ export const CONNECT_WAIT_MS = 2_000;
  *
  * **Replies**, in their RESP2 shapes whatever protocol the connection speaks:
  * - simple and bulk strings as JS strings (`SET` resolves `'OK'`, `GET` a string), never
- *   Buffers; `INFO` as one string (RESP3's verbatim string without its `txt:` prefix);
+ *   Buffers; `INFO` as one string (RESP3's verbatim string without its `txt:` prefix); a
+ *   connection to a Redis Cluster answers with every master's, one after the other, each
+ *   best with a line `distlock_master:<host:port> slots <ranges>` after its `# Server`
+ *   header, so that a warning about one master can name it;
  * - integers as JS numbers (`INCR`, `PTTL`, `WAIT`, a script's `return 1`);
  * - nil (and RESP3 null) as `null`: `GET` of a missing key, a script's `return nil`, a Lua
  *   `false` inside a returned table;
@@ -55,7 +58,9 @@ export interface RedisConnection {
    * (`INFO`) before its next vote counts. It must change before
    * the first command is written on the new connection, and be cheap to read: it is read on
    * every acquisition attempt. Without it, distlock reads the node's identity again after
-   * any failure of the connection and at least every second while it locks.
+   * any failure of the connection and at least every second while it locks. For a Redis
+   * Cluster (a connection with `shardOf`), it changes when the slot table names other
+   * masters: distlock then reads their `INFO` again (and every 10 s without it).
    */
   readonly generation?: number;
   /**

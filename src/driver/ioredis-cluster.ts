@@ -3,8 +3,10 @@ import {
   type ClusterRoutes,
   clusterNameOf,
   keyOf,
+  masterInfo,
   redirectionMessage,
   sendFollowing,
+  slotRanges,
 } from './cluster-routing.js';
 import {
   NotSentError,
@@ -31,6 +33,7 @@ export interface IORedisClusterLike {
   refreshSlotsCache(callback?: (error?: Error | null) => void): void;
   /** 'refresh': the slot table was read again. */
   once(event: 'refresh', listener: () => void): unknown;
+  on(event: 'refresh', listener: () => void): unknown;
   off(event: 'refresh', listener: () => void): unknown;
 }
 
@@ -65,7 +68,8 @@ const GAVE_UP = /^Too many Cluster redirections\. Last error: (?:ReplyError: )?/
  * closes them with the locker; the caller's client is left as it is.
  *
  * A stalled or failed shard delays only the keys it serves ({@link shardOf}). `INFO` is
- * asked of every master, so that the locker's checks (eviction policy) see each of them.
+ * asked of every master, so that the locker's checks (eviction policy) see each of them, and
+ * {@link generation} changes when the slot table names other masters.
  */
 export class IORedisClusterConnection implements RedisConnection {
   readonly name: string;
@@ -75,6 +79,9 @@ export class IORedisClusterConnection implements RedisConnection {
   readonly #owned: boolean;
   /** Per master client of the cluster, the connection that sends it commands. */
   readonly #members = new WeakMap<IORedisLike, IORedisConnection>();
+  /** The masters the slot table named when it was last read (`host:port`, sorted). */
+  #mastersSeen = '';
+  #generation = 0;
 
   /**
    * `owned` false: commands go over the caller's own cluster and its connections to the
@@ -90,6 +97,15 @@ export class IORedisClusterConnection implements RedisConnection {
     // Waiting for readiness, keeping the real cause of failures and closing work as for one
     // node: a Cluster has the same statuses and events as a single client.
     this.#connection = new IORedisConnection(this.#cluster as unknown as IORedisLike, this.name);
+    this.#cluster.on('refresh', () => this.#slotTableRefreshed());
+  }
+
+  /**
+   * Changes whenever the slot table, read again, names other masters than before (a replica
+   * promoted, a master added or removed): the locker then reads their `INFO` again.
+   */
+  get generation(): number {
+    return this.#generation;
   }
 
   /**
@@ -188,13 +204,30 @@ export class IORedisClusterConnection implements RedisConnection {
    * left out: one dead shard must not keep the whole cluster from being identified).
    */
   async #infoOfEveryMaster(timeoutMs: number): Promise<string> {
-    const masters = this.#masters();
+    const masters = this.#cluster.nodes('master');
     if (masters.length === 0) return String(await this.#connection.send('INFO', [], timeoutMs));
-    const replies = await Promise.allSettled(masters.map((m) => m.send('INFO', [], timeoutMs)));
+    const slots = slotRanges((slot) => this.#cluster.slots[slot]?.[0]);
+    const replies = await Promise.allSettled(
+      masters.map(async (client) => {
+        const info = String(await this.#member(client).send('INFO', [], timeoutMs));
+        return masterInfo(info, nodeKey(client), slots.get(nodeKey(client)));
+      }),
+    );
     const answered = replies.flatMap((r) => (r.status === 'fulfilled' ? [String(r.value)] : []));
     const failed = replies.find((r) => r.status === 'rejected');
     if (answered.length === 0 && failed) throw failed.reason;
     return answered.join('\r\n');
+  }
+
+  #slotTableRefreshed(): void {
+    const masters = this.#cluster
+      .nodes('master')
+      .map((node) => nodeKey(node))
+      .sort()
+      .join(',');
+    if (masters === this.#mastersSeen) return;
+    if (this.#mastersSeen !== '') this.#generation++;
+    this.#mastersSeen = masters;
   }
 
   /** A connection to each master the slot table knows. */

@@ -3,9 +3,11 @@ import {
   type ClusterRoutes,
   clusterNameOf,
   keyOf,
+  masterInfo,
   needsSlotRefresh,
   redirectionMessage,
   sendFollowing,
+  slotRanges,
   WAIT_UNSUPPORTED,
 } from './cluster-routing.js';
 import {
@@ -174,6 +176,9 @@ export class NodeRedisClusterConnection implements RedisConnection {
   /** Per master (`host:port`), why its connection failed last; cleared once it is ready. */
   readonly #masterErrors = new Map<string, Error>();
   #refreshing: Promise<void> | undefined;
+  /** The list of masters node-redis made when it last read the slot table, and their names. */
+  #mastersSeen: { readonly list: readonly MasterNode[]; readonly addresses: string } | undefined;
+  #generation = 0;
 
   /**
    * `owned` false: commands go over the caller's own cluster, already connected, and its
@@ -231,6 +236,23 @@ export class NodeRedisClusterConnection implements RedisConnection {
     return sendFollowing(routes, timeoutMs).catch((error: unknown) => {
       throw this.#reported(error);
     });
+  }
+
+  /**
+   * Changes whenever the slot table, read again, names other masters than before (a replica
+   * promoted, a master added or removed): the locker then reads their `INFO` again. Cheap:
+   * node-redis makes a new list of masters each time it reads the slot table.
+   */
+  get generation(): number {
+    const list = this.#cluster.masters;
+    if (list === this.#mastersSeen?.list) return this.#generation;
+    const addresses = list
+      .map((master) => master.address)
+      .sort()
+      .join(',');
+    if (this.#mastersSeen && addresses !== this.#mastersSeen.addresses) this.#generation++;
+    this.#mastersSeen = { list, addresses };
+    return this.#generation;
   }
 
   /** The master (`host:port`) that serves the key of a command, for stall tracking per shard. */
@@ -383,8 +405,12 @@ export class NodeRedisClusterConnection implements RedisConnection {
   async #infoOfEveryMaster(timeoutMs: number): Promise<string> {
     await this.#topology(timeoutMs);
     const masters = this.#cluster.masters;
+    const slots = slotRanges((slot) => this.#cluster.slots[slot]?.master.address);
     const replies = await Promise.all(
-      masters.map((master) => this.#sendTo(master, ['INFO'], timeoutMs)),
+      masters.map(async (master) => {
+        const info = String(await this.#sendTo(master, ['INFO'], timeoutMs));
+        return masterInfo(info, master.address, slots.get(master.address));
+      }),
     );
     return replies.map(String).join('\r\n');
   }

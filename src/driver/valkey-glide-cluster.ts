@@ -2,6 +2,7 @@ import calculateSlot from 'cluster-key-slot';
 import {
   clusterNameOf,
   keyOf,
+  masterInfo,
   needsSlotRefresh,
   redirectionMessage,
   WAIT_UNSUPPORTED,
@@ -324,8 +325,15 @@ function redirected(error: unknown): unknown {
   return new Error(redirectionMessage(`${code} ${match[2] ?? ''}`.trim()) ?? code);
 }
 
-/** `INFO` of every master (`[address, info, ...]` in RESP2 shape) as one text. */
+/**
+ * `INFO` of every master (`[address, info, ...]` in RESP2 shape) as one text, each master's
+ * named (see `masterInfo`).
+ */
 function joinedInfo(reply: unknown): unknown {
   if (!Array.isArray(reply)) return reply;
-  return reply.filter((_, index) => index % 2 === 1).join('\r\n');
+  const infos: string[] = [];
+  for (let index = 0; index + 1 < reply.length; index += 2) {
+    infos.push(masterInfo(String(reply[index + 1]), String(reply[index])));
+  }
+  return infos.join('\r\n');
 }

@@ -63,6 +63,14 @@ interface Identity {
 export const IDENTITY_RECHECK_MS = 1_000;
 
 /**
+ * How often the masters of a Redis Cluster node are asked again for their `INFO`, while the
+ * locker locks, for settings changed since (an eviction policy set by `CONFIG SET`). They are
+ * also asked as soon as the cluster names other masters (a replica promoted), or a command
+ * failed with its connection.
+ */
+export const CLUSTER_RECHECK_MS = 10_000;
+
+/**
  * Which server each node is, by its `run_id` (INFO), so that a node votes as itself only:
  * - two URLs or clients that reach one server (`127.1` and `LOCALHOST`, a second client...)
  *   cannot count twice towards a majority: found before the first lock, that refuses every
@@ -79,12 +87,16 @@ export const IDENTITY_RECHECK_MS = 1_000;
  * - with `restartGraceMs` given, also a node first seen up for less than the grace abstains.
  *
  * Asked before every acquisition attempt while some node is due; asking never waits for a
- * connection that is not ready, so a down node costs nothing. A Redis Cluster node is asked
- * once, for the duplicate check only: its masters change by its own failovers.
+ * connection that is not ready, so a down node costs nothing. A Redis Cluster node's masters
+ * change by its own failovers: they are asked again, in the background (no vote waits for
+ * them), for `inspect` and the duplicate check only, when the cluster names other masters
+ * (its `generation`) and every {@link CLUSTER_RECHECK_MS}.
  */
 export class NodeIdentities {
   readonly #ids: Identity[];
   #checking: Promise<void> | undefined;
+  /** Whether {@link #checking} asks only Cluster nodes that answered before: no vote waits. */
+  #inBackground = false;
   /** Why no lock may be granted: a server listed twice, or one `inspect` refused. */
   #refusal: Error | undefined;
   readonly #inspect: ServerInspection;
@@ -178,7 +190,8 @@ export class NodeIdentities {
    * accepts; rejects with an `InvalidArgumentError` naming a duplicate, or with the error
    * `inspect` returned (and so does every later call). Returns `undefined`, so that the
    * caller need not even await, when no node is due to be asked (or, for a single node that
-   * votes at once, while it is asked again in the background).
+   * votes at once and for Redis Cluster nodes that answered before, while they are asked
+   * again in the background).
    */
   check(context: NodeSet, ttlMs: number): Promise<void> | undefined {
     if (ttlMs > this.#longestTtlMs) this.#longestTtlMs = ttlMs;
@@ -186,12 +199,14 @@ export class NodeIdentities {
     this.#set ??= context;
     if (!this.#checking) {
       if (!this.#due(context)) return undefined;
+      this.#inBackground = !this.#mustWait(context);
       this.#checking = this.#ask(context, ttlMs).finally(() => {
         this.#checking = undefined;
       });
     }
-    if (this.#trustedAtOnce && this.#ids[0]?.runIds !== undefined) {
-      // Its votes count meanwhile: asking again only warns, or finds a refusal for next time.
+    const trusted = this.#trustedAtOnce && this.#ids[0]?.runIds !== undefined;
+    if (trusted || (this.#inBackground && !this.#mustWait(context))) {
+      // Votes count meanwhile: asking again only warns, or finds a refusal for next time.
       this.#checking.catch(() => undefined);
       return undefined;
     }
@@ -231,9 +246,26 @@ export class NodeIdentities {
     return false;
   }
 
+  /**
+   * Whether some node that is due must answer before its votes count: any but a Redis Cluster
+   * that answered once, whose masters are asked again in the background.
+   */
+  #mustWait({ nodes, clock }: NodeSet): boolean {
+    for (let index = 0; index < this.#ids.length; index++) {
+      const node = nodes[index];
+      const id = this.#ids[index] as Identity;
+      if (!node || (node.isCluster && id.runIds !== undefined)) continue;
+      if (this.#isDue(id, node, clock)) return true;
+    }
+    return false;
+  }
+
   #isDue(id: Identity, node: StallGuard, clock: Clock): boolean {
     if (id.runIds === undefined) return true;
-    if (id.runIds === null || node.isCluster) return false;
+    if (id.runIds === null) return false;
+    if (node.isCluster) {
+      return !this.#current(id, node) || clock.now() - id.readAt >= CLUSTER_RECHECK_MS;
+    }
     if (!this.#current(id, node)) return true;
     return !node.reportsReconnects && clock.now() - id.readAt >= IDENTITY_RECHECK_MS;
   }
@@ -294,6 +326,11 @@ export class NodeIdentities {
     if (!Array.isArray(before)) {
       this.#refusal ??= this.#inspect(index, info);
       if (this.#restartGraceMs) id.change = youngOnArrival(servers, readAt, this.#restartGraceMs);
+      return;
+    }
+    if (this.#set?.nodes[index]?.isCluster) {
+      // Its masters, read again: their settings may have changed, or a replica took over.
+      this.#refusal ??= this.#inspect(index, info);
       return;
     }
     if (!isNewIdentity(before, runIds)) return;

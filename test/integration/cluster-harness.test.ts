@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Locker } from '../../src/index.js';
 import { type RedisCluster, type RedisServer, startRedisCluster } from '../../src/testing/index.js';
 import { isRunning } from '../support/processes.js';
 
@@ -14,6 +15,22 @@ async function keyOnEachMaster(cluster: RedisCluster): Promise<Map<RedisServer, 
     if (!keys.has(master)) keys.set(master, `key-${i}`);
   }
   return keys;
+}
+
+/** A resource whose lock key `master` does not serve. */
+async function resourceNotServedBy(cluster: RedisCluster, master: RedisServer): Promise<string> {
+  for (let i = 0; ; i++) {
+    if ((await cluster.masterOf(`distlock:{r${i}}`)) !== master) return `r${i}`;
+  }
+}
+
+/** Sets `cluster-require-full-coverage` on every running node. */
+async function coverage(cluster: RedisCluster, full: 'yes' | 'no'): Promise<void> {
+  for (const node of cluster.nodes.filter((n) => n.running)) {
+    const admin = new Redis(node.port, '127.0.0.1');
+    await admin.config('SET', 'cluster-require-full-coverage', full);
+    admin.disconnect();
+  }
 }
 
 describe('startRedisCluster', () => {
@@ -93,26 +110,37 @@ describe('startRedisCluster', () => {
   });
 
   it('keeps the other shards serving while one has no master; killed nodes rejoin on restart', async () => {
+    const locker = new Locker({ nodes: [client] });
     const keys = await keyOnEachMaster(cluster);
     for (const [master, key] of keys) await client.set(key, `on ${master.port}`);
     const [master, key] = [...keys][1] as [RedisServer, string];
+    const elsewhere = await resourceNotServedBy(cluster, master);
     const replicas = await cluster.replicasOf(master);
+    // Redis's default, which the fixture turns off: a shard without a master stops them all.
+    await coverage(cluster, 'yes');
     for (const replica of replicas) await replica.kill();
     await master.kill();
 
-    const other = [...keys.keys()].find((node) => node !== master) as RedisServer;
-    const admin = new Redis(other.port, '127.0.0.1');
-    let info = await admin.cluster('INFO');
-    while (!/^cluster_slots_fail:[1-9]/m.test(info)) {
+    const other = new Redis(([...keys.keys()].find((node) => node !== master) as RedisServer).port);
+    while (!/^cluster_state:fail/m.test(await other.cluster('INFO'))) await delay(50);
+    const down = await locker.acquire(elsewhere, { ttlMs: 5_000, waitMs: 0 }).catch((e) => e);
+    expect((down as Error).message).toMatch(
+      /CLUSTERDOWN .*\(the cluster cannot serve the slot now\)/,
+    );
+    await coverage(cluster, 'no');
+    let info = await other.cluster('INFO');
+    while (!/^cluster_state:ok/m.test(info)) {
       await delay(50);
-      info = await admin.cluster('INFO');
+      info = await other.cluster('INFO');
     }
-    admin.disconnect();
-    expect(info).toMatch(/^cluster_state:ok/m); // the dead shard's slots failed, not the cluster
+    expect(info).toMatch(/^cluster_slots_fail:[1-9]/m); // the dead shard's slots failed, not the cluster
     for (const [owner, ownedKey] of keys) {
       if (owner !== master) expect(await client.get(ownedKey)).toBe(`on ${owner.port}`);
     }
+    await (await locker.acquire(elsewhere, { ttlMs: 5_000, waitMs: 0 })).release();
+    await locker.close();
 
+    other.disconnect();
     for (const node of [master, ...replicas]) await node.restart();
     await cluster.waitUntilHealthy();
     expect(await cluster.masterOf(key)).toBe(master);

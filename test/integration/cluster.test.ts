@@ -2,6 +2,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { Cluster, Redis } from 'ioredis';
 import { Cluster as ValkeyCluster } from 'iovalkey';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { CLUSTER_RECHECK_MS } from '../../src/engine/node-identity.js';
 import { Locker, NoQuorumError } from '../../src/index.js';
 import { type RedisCluster, type RedisServer, startRedisCluster } from '../../src/testing/index.js';
 
@@ -29,7 +30,10 @@ function clusterClient(options: ConstructorParameters<typeof Cluster>[1] = {}): 
   return client;
 }
 
-function lockerOn(client: Cluster, options: { retryDelayMs?: number } = {}): Locker {
+function lockerOn(
+  client: Cluster,
+  options: { retryDelayMs?: number; nodeTimeoutMs?: number } = {},
+): Locker {
   const locker = new Locker({ nodes: [client], ...options });
   lockers.push(locker);
   return locker;
@@ -204,6 +208,37 @@ describe('a Redis Cluster as one lock node', () => {
     expect(await lock.release()).toBe('released');
   });
 
+  it('says that a slot moved to a master that does not answer, naming it', async () => {
+    // Time to follow the MOVED and find that master's address refusing connections, however
+    // loaded the machine: only then is its failure, not the per-node timeout, the answer.
+    const locker = lockerOn(clusterClient(), { nodeTimeoutMs: 1_000 });
+    await (await locker.acquire('warm-up', { ttlMs: 5_000 })).release();
+    const masters = await cluster.masters();
+    const [from, to] = masters;
+    if (!from || !to) throw new Error('too few masters');
+    const resource = await resourceServedBy(from, true, 'dead-end'); // no other test's keys
+    const admins = masters.map((node) => new Redis(node.port, '127.0.0.1'));
+    const slot = await admins[0]?.call('CLUSTER', 'KEYSLOT', `distlock:{${resource}}`);
+    const target = await admins[1]?.call('CLUSTER', 'MYID');
+    await Promise.all(
+      admins.map((admin) => admin.call('CLUSTER', 'SETSLOT', String(slot), 'NODE', String(target))),
+    );
+    for (const admin of admins) admin.disconnect();
+    await to.kill(); // the client still sends the slot's commands to `from`, which says MOVED
+    try {
+      const error = await locker.acquire(resource, { ttlMs: 5_000, waitMs: 0 }).catch((e) => e);
+      // Before: "not connected to cluster ... (127.0.0.1:<to>) (end): connect ECONNREFUSED".
+      expect((error as Error).message).toMatch(
+        new RegExp(
+          `slot ${slot} moved to 127\\.0\\.0\\.1:${to.port} \\(MOVED\\), which did not answer: .*ECONNREFUSED`,
+        ),
+      );
+    } finally {
+      await to.restart();
+      await cluster.waitUntilHealthy();
+    }
+  });
+
   it('says to pass a Cluster client when given the URL of a cluster node', async () => {
     const [master] = await cluster.masters();
     const locker = new Locker({ nodes: [`redis://127.0.0.1:${master?.port}`] });
@@ -355,5 +390,56 @@ describe('names beginning with `}` on a Redis Cluster', () => {
     for (const hold of [next, permit, writer]) expect(await hold.release()).toBe('released');
     await leader.resign();
     expect(await owner.inspect(name)).toMatchObject({ state: 'free', waiters: 0 });
+  });
+});
+
+describe('eviction policies on a Redis Cluster', () => {
+  /** Sets `node`'s memory limit and policy (`noeviction`, no limit: as the cluster started). */
+  async function evicting(node: RedisServer, policy = 'noeviction'): Promise<void> {
+    const admin = new Redis(node.port, '127.0.0.1');
+    await admin.config('SET', 'maxmemory', policy === 'noeviction' ? '0' : '100mb');
+    await admin.config('SET', 'maxmemory-policy', policy);
+    admin.disconnect();
+  }
+
+  it('names the master whose policy may evict lock keys, also a replica promoted later', async () => {
+    const [, risky, failing] = await cluster.masters();
+    if (!risky || !failing) throw new Error('too few masters');
+    const [promoted] = await cluster.replicasOf(failing);
+    if (!promoted) throw new Error('no replica');
+    await evicting(risky, 'allkeys-lru');
+    await evicting(promoted, 'volatile-lru');
+    try {
+      const locker = lockerOn(clusterClient());
+      const warnings: string[] = [];
+      locker.events.on('warning', ({ message }) => warnings.push(message));
+      await (await locker.acquire('evict', { ttlMs: 1_000 })).release();
+      // Before: the policy alone, the master not named (the node is the whole cluster).
+      expect(warnings).toEqual([
+        expect.stringMatching(
+          new RegExp(
+            `^master 127\\.0\\.0\\.1:${risky.port} \\(slots [\\d,-]+\\): maxmemory-policy allkeys-lru`,
+          ),
+        ),
+      ]);
+
+      await cluster.failover(promoted);
+      const resource = await resourceServedBy(promoted, true, 'evict');
+      const promotedAt = performance.now();
+      // Read again once the cluster names its new master, not at the next periodic read.
+      while (!warnings.some((w) => w.includes(`:${promoted.port} `))) {
+        expect(performance.now() - promotedAt).toBeLessThan(CLUSTER_RECHECK_MS);
+        await (await locker.acquire(resource, { ttlMs: 1_000, waitMs: 1_000 })).release();
+        await delay(20);
+      }
+      expect(warnings[1]).toMatch(
+        new RegExp(
+          `^master 127\\.0\\.0\\.1:${promoted.port} \\(slots [\\d,-]+\\): maxmemory-policy volatile-lru`,
+        ),
+      );
+      expect(warnings).toHaveLength(2); // each risk once, however often the masters are read
+    } finally {
+      await Promise.all([evicting(risky), evicting(promoted)]);
+    }
   });
 });

@@ -5,6 +5,7 @@ import {
   sendFollowing,
   TRYAGAIN_PAUSE_MS,
 } from '../../src/driver/cluster-routing.js';
+import { NotSentError } from '../../src/driver/connection.js';
 
 /** Routes whose replies the test scripts, one per send, and which record where each went. */
 function scripted(replies: Record<'routed' | 'moved' | 'asked', (string | number | Error)[]>) {
@@ -30,8 +31,8 @@ const TRYAGAIN = new Error('TRYAGAIN Multiple keys request during rehashing of s
 
 describe('redirectionOf', () => {
   it('reads where MOVED and ASK send a command, and that TRYAGAIN may be sent again', () => {
-    expect(redirectionOf(MOVED)).toEqual({ kind: 'MOVED', address: '10.0.0.2:6379' });
-    expect(redirectionOf(ASK)).toEqual({ kind: 'ASK', address: '10.0.0.3:6379' });
+    expect(redirectionOf(MOVED)).toEqual({ kind: 'MOVED', slot: 3999, address: '10.0.0.2:6379' });
+    expect(redirectionOf(ASK)).toEqual({ kind: 'ASK', slot: 3999, address: '10.0.0.3:6379' });
     expect(redirectionOf(TRYAGAIN)).toEqual({ kind: 'TRYAGAIN' });
     expect(redirectionOf(new Error('CLUSTERDOWN The cluster is down'))).toBeUndefined();
     expect(redirectionOf(new Error('MOVED (the slot moved...)'))).toBeUndefined();
@@ -104,7 +105,27 @@ describe('sendFollowing', () => {
     await expect(sendFollowing(routes, 1_000)).rejects.toBe(lost);
     expect(sent).toEqual(['routed']);
     const afterMoved = scripted({ routed: [MOVED], moved: [lost], asked: [] });
-    await expect(sendFollowing(afterMoved.routes, 1_000)).rejects.toBe(lost);
+    await expect(sendFollowing(afterMoved.routes, 1_000)).rejects.toThrow(
+      'slot 3999 moved to 10.0.0.2:6379 (MOVED), which did not answer: Connection is closed.',
+    );
     expect(afterMoved.sent).toEqual(['routed', 'moved 10.0.0.2:6379']);
+  });
+
+  it('says that the master a redirection named did not answer, keeping what was not sent', async () => {
+    const down = new NotSentError('not connected to 10.0.0.2:6379: connect ECONNREFUSED');
+    const moved = scripted({ routed: [MOVED], moved: [down], asked: [] });
+    const error = await sendFollowing(moved.routes, 1_000).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(NotSentError); // nothing to undo there
+    expect((error as Error).message).toBe(
+      'slot 3999 moved to 10.0.0.2:6379 (MOVED), which did not answer: not connected to 10.0.0.2:6379: connect ECONNREFUSED',
+    );
+    const asked = scripted({ routed: [ASK], moved: [], asked: [down] });
+    await expect(sendFollowing(asked.routes, 1_000)).rejects.toThrow(
+      /^slot 3999 is migrating to 10\.0\.0\.3:6379 \(ASK\), which did not answer: not connected/,
+    );
+    // The named master's own reply (NOSCRIPT: send EVAL) is reported as it is.
+    const noscript = new Error('NOSCRIPT No matching script. Please use EVAL.');
+    const replied = scripted({ routed: [MOVED], moved: [noscript], asked: [] });
+    await expect(sendFollowing(replied.routes, 1_000)).rejects.toBe(noscript);
   });
 });

@@ -5,7 +5,11 @@ import type { RedisConnection } from '../../src/driver/connection.js';
 import { StallGuard } from '../../src/driver/stall-guard.js';
 import type { NodeSet } from '../../src/engine/every-node.js';
 import { changeOf, serversIn, youngOnArrival } from '../../src/engine/identity-change.js';
-import { IDENTITY_RECHECK_MS, NodeIdentities } from '../../src/engine/node-identity.js';
+import {
+  CLUSTER_RECHECK_MS,
+  IDENTITY_RECHECK_MS,
+  NodeIdentities,
+} from '../../src/engine/node-identity.js';
 
 const RUN_A = 'a'.repeat(40);
 const RUN_B = 'b'.repeat(40);
@@ -215,5 +219,53 @@ describe('NodeIdentities', () => {
     clock.advance(IDENTITY_RECHECK_MS);
     await check();
     expect(servers.map((s) => s.infos)).toEqual([2, 2, 2]);
+  });
+
+  it("reads a Cluster's masters again in the background: when it names others, and every 10 s", async () => {
+    const clock = fakeClock();
+    const masters = [info(RUN_A, 3_600), info(RUN_B, 3_600)];
+    let generation = 1;
+    const cluster: RedisConnection = {
+      name: 'cluster',
+      get generation() {
+        return generation;
+      },
+      close: async () => {},
+      send: async () => masters.join(''),
+      shardOf: () => undefined,
+    };
+    const set: NodeSet = {
+      nodes: [new StallGuard(cluster, clock)],
+      settings: lockerSettings({ nodes: ['redis://unused:1'], driftFactor: 0 }),
+      clock,
+    };
+    const seen: string[] = [];
+    const warnings: string[] = [];
+    const identities = new NodeIdentities(1, {
+      inspect: (_index, text) => void seen.push(String(text)),
+      warn: (index, code) => warnings.push(`${index} ${code}`),
+    });
+    const settled = () => new Promise((resolve) => setTimeout(resolve, 0));
+    await identities.check(set, 10_000);
+    expect(seen).toHaveLength(1);
+
+    clock.advance(CLUSTER_RECHECK_MS - 1);
+    expect(identities.check(set, 10_000)).toBeUndefined();
+    await settled();
+    expect(seen).toHaveLength(1); // not due yet
+
+    clock.advance(1);
+    masters[1] = info(RUN_C, 1); // a replica took over
+    expect(identities.check(set, 10_000)).toBeUndefined(); // no vote waits for it
+    expect(identities.known(0)).toBe(true);
+    await settled();
+    expect(seen).toHaveLength(2);
+    expect(seen[1]).toContain(RUN_C);
+
+    generation = 2; // the slot table names other masters
+    expect(identities.check(set, 10_000)).toBeUndefined();
+    await settled();
+    expect(seen).toHaveLength(3);
+    expect(warnings).toEqual([]); // a Cluster's failover is no change of identity here
   });
 });
