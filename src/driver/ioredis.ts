@@ -113,6 +113,8 @@ export class IORedisConnection implements RedisConnection {
     this.#clusterMember = clusterMember;
     this.#scheme = new SchemeCheck(schemeTarget(client.options));
     client.on('error', (error: Error) => {
+      // The socket that failed (ioredis replaces it only when it connects again) may fail twice.
+      keepErrorListener(client.stream);
       // Keep the cause, not its consequences ("Stream isn't writeable...", "Connection is
       // closed."), which ioredis reports for commands after the connection failed.
       if (CONSEQUENCE.test(error.message)) return;
@@ -324,6 +326,24 @@ interface SentinelOptions {
 export function usesSentinel(client: IORedisLike): boolean {
   const { sentinels } = client.options as SentinelOptions;
   return Array.isArray(sentinels) && sentinels.length > 0;
+}
+
+/** Sockets that {@link keepErrorListener} already listens on. */
+const listenedTo = new WeakSet<object>();
+
+/**
+ * Keeps an 'error' listener on an ioredis socket for as long as it lives. ioredis listens
+ * for a socket's first error only (`once`), yet a TLS socket whose handshake is done can
+ * emit two: Node emits an OpenSSL failure (a server's alert, a record that does not
+ * decrypt) directly, and the reset that follows through `destroy`, which emits again. With
+ * no listener left, that second error would be an uncaught exception and end the process.
+ * The first one reaches ioredis, and so the adapter.
+ */
+function keepErrorListener(stream: object | undefined): void {
+  const socket = stream as { on?: (event: 'error', listener: () => void) => unknown } | undefined;
+  if (typeof socket?.on !== 'function' || listenedTo.has(socket)) return;
+  listenedTo.add(socket);
+  socket.on('error', () => {});
 }
 
 /**

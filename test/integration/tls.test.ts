@@ -1,5 +1,7 @@
 import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
@@ -235,6 +237,74 @@ describe('a scheme mix-up', () => {
       expect(failures[0]?.message).toMatch(/ECONNRESET/);
     } finally {
       await Promise.all(proxies.map((proxy) => proxy.close()));
+    }
+  });
+});
+
+/** A TLS application-data record (TLS 1.2 framing, 32 bytes) that does not decrypt. */
+const UNDECRYPTABLE = Buffer.from([0x17, 0x03, 0x03, 0x00, 0x20, ...Array(32).fill(7)]);
+
+/**
+ * A relay to `port` that fails its connections as a broken TLS peer does: `garble` sends
+ * each client a record that does not decrypt (its OpenSSL fails on it), `reset` resets them.
+ */
+async function garblingRelay(port: number) {
+  const clients = new Set<Socket>();
+  const server = createServer((client) => {
+    const upstream = connect(port, '127.0.0.1');
+    clients.add(client);
+    client.pipe(upstream);
+    upstream.pipe(client);
+    client.on('error', () => {});
+    upstream.on('error', () => {});
+    client.on('close', () => {
+      clients.delete(client);
+      upstream.destroy();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    garble: () => {
+      for (const client of clients) client.write(UNDECRYPTABLE);
+    },
+    reset: () => {
+      for (const client of clients) client.resetAndDestroy();
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+describe('a TLS connection that fails twice', () => {
+  it('never lets its second error escape as an uncaught exception', async () => {
+    const relay = await garblingRelay(Number(new URL(optional.url).port));
+    const uncaught: Error[] = [];
+    let onUncaught: (error: Error) => void = () => {};
+    const escaped = new Promise<void>((resolve) => {
+      onUncaught = (error) => {
+        uncaught.push(error);
+        resolve();
+      };
+      process.on('uncaughtException', onUncaught);
+    });
+    const client = new Redis(`rediss://127.0.0.1:${relay.port}`, {
+      tls: { ca: pem('ca.crt') },
+      retryStrategy: () => null, // one connection, so that its end is awaited
+    });
+    try {
+      const lock = await lockerOn(client as NodeSpec).acquire('r', { ttlMs: 5_000 });
+      expect(await lock.release()).toBe('released');
+      const firstError = once(client, 'error');
+      relay.garble(); // Node emits the OpenSSL failure at once, not through destroy()...
+      const [error] = (await firstError) as [NodeJS.ErrnoException];
+      expect(error.code).toMatch(/^ERR_SSL_/);
+      relay.reset(); // ...so the reset that follows is emitted as a second error.
+      await Promise.race([once(client, 'end'), escaped]);
+      expect(uncaught).toEqual([]);
+    } finally {
+      process.off('uncaughtException', onUncaught);
+      client.disconnect();
+      await relay.close();
     }
   });
 });
