@@ -274,11 +274,10 @@ export class IORedisConnection implements RedisConnection {
     // A failed connect surfaces through the events below (or the timeout), not this promise.
     if (client.status === 'wait') client.connect().catch(() => undefined);
     else if (client.status !== 'connecting' && client.status !== 'connect') {
-      // Asked at most once between two times the connection was ready: a mix-up is named
-      // from the first failure on.
-      return this.#scheme.afterFailure(this.#lastError).then(() => {
-        throw notSent();
-      });
+      // Asked in the background (at most once until the connection is ready again): a
+      // connection between attempts costs nothing.
+      this.#scheme.afterFailure(this.#lastError);
+      return Promise.reject(notSent());
     }
     this.#readyOrEnd ??= new Promise<boolean>((resolve) => {
       let settled = false;

@@ -248,11 +248,10 @@ export class NodeRedisConnection implements RedisConnection {
     const client = this.#client;
     if (!client.isOpen) return Promise.reject(this.#notSent());
     if (this.#betweenAttempts || this.#scheme.found) {
-      // Asked at most once between two times the connection was ready: a mix-up is named
-      // from the first failure on.
-      return this.#scheme.afterFailure(this.#lastError).then(() => {
-        throw this.#notSent();
-      });
+      // Asked in the background (at most once until the connection is ready again): a
+      // connection between attempts costs nothing.
+      this.#scheme.afterFailure(this.#lastError);
+      return Promise.reject(this.#notSent());
     }
     this.#readyOrFailed ??= new Promise<boolean>((resolve) => {
       let settled = false;

@@ -54,8 +54,8 @@ const NOT_A_MIX_UP = new Set([
 
 /**
  * Finds out whether a connection that keeps failing talks to a server of the other scheme,
- * at most once between two times the connection was ready (each check opens one short
- * connection of its own). It only ever blames the scheme when the server answered in the
+ * at most once between two times the connection was ready (each check opens two short
+ * connections of its own). It only ever blames the scheme when the server answered in the
  * other one, so a reset or a timeout of the network itself is never taken for a mix-up.
  */
 export class SchemeCheck {
@@ -100,9 +100,9 @@ export class SchemeCheck {
   #run(cause: Error | undefined): Promise<TlsSchemeError | undefined> {
     const target = this.#target;
     if (!target) return Promise.resolve(undefined);
-    const speaksOther = target.tls ? speaksPlainRedis(target) : speaksTls(target);
-    this.#check = speaksOther.then((other) => {
-      if (other) this.#found = new TlsSchemeError(target.tls ? 'plain' : 'tls', cause);
+    const expected = target.tls ? 'tls' : 'plain';
+    this.#check = serverScheme(target).then((scheme) => {
+      if (scheme && scheme !== expected) this.#found = new TlsSchemeError(scheme, cause);
       return this.#found;
     });
     return this.#check;
@@ -118,6 +118,24 @@ export class SchemeCheck {
 function mayBeMixUp(cause: Error): boolean {
   if (NOT_A_MIX_UP.has((cause as NodeJS.ErrnoException).code ?? '')) return false;
   return !/^[A-Z][A-Z_]+ /.test(cause.message); // an error reply: the server understood
+}
+
+/**
+ * What the server speaks, asked both ways at once: the first conclusive answer wins (a plain
+ * server answers `PING` at once, while it would leave a TLS hello unanswered); undefined
+ * when neither answers within {@link SCHEME_CHECK_TIMEOUT_MS}.
+ */
+function serverScheme(target: SchemeTarget): Promise<'tls' | 'plain' | undefined> {
+  return new Promise((resolve) => {
+    let pending = 2;
+    const answered = (scheme: 'tls' | 'plain') => (yes: boolean) => {
+      pending--;
+      if (yes) resolve(scheme);
+      else if (pending === 0) resolve(undefined);
+    };
+    speaksTls(target).then(answered('tls'));
+    speaksPlainRedis(target).then(answered('plain'));
+  });
 }
 
 /**
