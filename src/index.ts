@@ -10,6 +10,7 @@ export type {
 export type { RedisClient } from './driver/clients.js';
 export { NotSentError, type RedisConnection } from './driver/connection.js';
 export { IORedisConnection, type IORedisLike } from './driver/ioredis.js';
+export { TlsSchemeError } from './driver/tls-scheme.js';
 export { Acquirer, type HoldOptions } from './engine/acquirer.js';
 export type { ReleaseResult } from './engine/contract.js';
 export type {

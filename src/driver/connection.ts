@@ -1,3 +1,5 @@
+import { TlsSchemeError } from './tls-scheme.js';
+
 /**
  * The longest a locker waits for connections that are still being opened: its first
  * operation waits for them up to this long; later ones do not wait.
@@ -220,6 +222,7 @@ export function isConfigurationError(error: unknown): boolean {
   while (cause instanceof NotSentError) cause = cause.cause; // down to the client's own error
   if (!(cause instanceof Error)) return false;
   if (cause instanceof ClusterNodeError || cause instanceof ClientNotOpenedError) return true;
+  if (cause instanceof TlsSchemeError) return true; // redis:// at a TLS port, or the reverse
   if (/^(WRONGPASS|NOAUTH|NOPERM)\b/.test(cause.message)) return true;
   // A command an ACL user may not run inside a script ("ERR The user executing the script
   // can't run this command ...", or "... can't access at least one of the keys").

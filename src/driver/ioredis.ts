@@ -10,6 +10,7 @@ import {
   readyWithin,
   type Subscriber,
 } from './connection.js';
+import { SchemeCheck, type SchemeTarget, TLS_HANDSHAKE_WAIT_MS } from './tls-scheme.js';
 
 /**
  * The subset of an ioredis client that the adapter uses: ioredis 5 and 6 and iovalkey (an
@@ -99,6 +100,8 @@ export class IORedisConnection implements RedisConnection {
   #reconnects = 0;
   /** The socket is corked until the end of this tick (see `#batchWrites`). */
   #corked = false;
+  /** Whether a failing connection talks to a TLS port without TLS, or the reverse. */
+  readonly #scheme: SchemeCheck;
 
   /**
    * `name`: how errors and events name the node; by default its host and port.
@@ -108,7 +111,10 @@ export class IORedisConnection implements RedisConnection {
   constructor(client: IORedisLike, name?: string, { clusterMember = false } = {}) {
     this.#client = client;
     this.#clusterMember = clusterMember;
+    this.#scheme = new SchemeCheck(schemeTarget(client.options));
     client.on('error', (error: Error) => {
+      // The socket that failed (ioredis replaces it only when it connects again) may fail twice.
+      keepErrorListener(client.stream);
       // Keep the cause, not its consequences ("Stream isn't writeable...", "Connection is
       // closed."), which ioredis reports for commands after the connection failed.
       if (CONSEQUENCE.test(error.message)) return;
@@ -116,6 +122,7 @@ export class IORedisConnection implements RedisConnection {
     });
     client.on('ready', () => {
       this.#lastError = undefined;
+      this.#scheme.clear();
       this.#reconnects++; // for a client without `stream`; ioredis emits it a tick late
     });
     this.name = name ?? nodeName(client.options);
@@ -259,17 +266,25 @@ export class IORedisConnection implements RedisConnection {
   #ready(timeoutMs: number): Promise<void> {
     const client = this.#client;
     const notSent = () => {
-      const cause = this.#lastError;
+      const cause = this.#scheme.found ?? this.#lastError;
       const why = lastErrorText(cause);
       return new NotSentError(`not connected to ${this.name} (${client.status})${why}`, { cause });
     };
+    if (this.#scheme.found) return Promise.reject(notSent());
     // A failed connect surfaces through the events below (or the timeout), not this promise.
     if (client.status === 'wait') client.connect().catch(() => undefined);
     else if (client.status !== 'connecting' && client.status !== 'connect') {
+      // Asked in the background (at most once until the connection is ready again): a
+      // connection between attempts costs nothing.
+      this.#scheme.afterFailure(this.#lastError);
       return Promise.reject(notSent());
     }
     this.#readyOrEnd ??= new Promise<boolean>((resolve) => {
+      let settled = false;
       const settle = (ready: boolean) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(stalled);
         client.off('ready', onReady);
         client.off('close', onClose);
         client.off('end', onClose);
@@ -278,7 +293,17 @@ export class IORedisConnection implements RedisConnection {
       };
       const onReady = () => settle(true);
       // 'close' during an attempt means it failed (refused, reset); ioredis retries later.
-      const onClose = () => settle(false);
+      // Whether the server speaks the other scheme is asked first, so that the failure says.
+      const onClose = () => {
+        this.#scheme.afterFailure(this.#lastError).then(() => settle(false));
+      };
+      // A TLS client at a plain port waits for a handshake that never comes.
+      const stalled = this.#scheme.tls
+        ? setTimeout(() => {
+            this.#scheme.afterStall().then((found) => found && settle(false));
+          }, TLS_HANDSHAKE_WAIT_MS)
+        : undefined;
+      stalled?.unref();
       client.once('ready', onReady);
       client.once('close', onClose);
       client.once('end', onClose);
@@ -302,6 +327,24 @@ export function usesSentinel(client: IORedisLike): boolean {
   return Array.isArray(sentinels) && sentinels.length > 0;
 }
 
+/** Sockets that {@link keepErrorListener} already listens on. */
+const listenedTo = new WeakSet<object>();
+
+/**
+ * Keeps an 'error' listener on an ioredis socket for as long as it lives. ioredis listens
+ * for a socket's first error only (`once`), yet a TLS socket whose handshake is done can
+ * emit two: Node emits an OpenSSL failure (a server's alert, a record that does not
+ * decrypt) directly, and the reset that follows through `destroy`, which emits again. With
+ * no listener left, that second error would be an uncaught exception and end the process.
+ * The first one reaches ioredis, and so the adapter.
+ */
+function keepErrorListener(stream: object | undefined): void {
+  const socket = stream as { on?: (event: 'error', listener: () => void) => unknown } | undefined;
+  if (typeof socket?.on !== 'function' || listenedTo.has(socket)) return;
+  listenedTo.add(socket);
+  socket.on('error', () => {});
+}
+
 /**
  * `host:port` (or the socket path), with `/db` when not 0; for a client in Sentinel mode,
  * `sentinel <master name> (<sentinels>)`, since its host changes with each failover.
@@ -315,6 +358,15 @@ function nodeName(options: IORedisLike['options']): string {
   const { host, port, path, db } = options;
   const where = path ? path : `${host ?? 'localhost'}:${port ?? 6379}`;
   return db ? `${where}/${db}` : where;
+}
+
+/** Where a client connects, for {@link SchemeCheck}: none for a Unix socket or Sentinel. */
+function schemeTarget(options: IORedisLike['options']): SchemeTarget | undefined {
+  const { host, port, path, tls, sentinels } = options as IORedisLike['options'] &
+    SentinelOptions & { tls?: boolean | { servername?: string } };
+  if (path || (Array.isArray(sentinels) && sentinels.length > 0)) return undefined;
+  const servername = typeof tls === 'object' ? tls.servername : undefined;
+  return { host: host ?? 'localhost', port: port ?? 6379, tls: Boolean(tls), servername };
 }
 
 /**

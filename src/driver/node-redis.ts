@@ -8,6 +8,7 @@ import {
   readyWithin,
   type Subscriber,
 } from './connection.js';
+import { SchemeCheck, type SchemeTarget, TLS_HANDSHAKE_WAIT_MS } from './tls-scheme.js';
 
 /** What the adapter passes with each command (node-redis's `CommandOptions`). */
 interface NodeRedisCommandOptions {
@@ -105,11 +106,14 @@ export class NodeRedisConnection implements RedisConnection {
   #readies = 0;
   /** Whether the client was ever open: connected by the caller, before or after the adapter. */
   #everOpened: boolean;
+  /** Whether a failing connection talks to a TLS port without TLS, or the reverse. */
+  readonly #scheme: SchemeCheck;
 
   /** `name`: how errors and events name the node; by default its host and port. */
   constructor(client: NodeRedisLike, name?: string) {
     this.#client = client;
     this.#everOpened = client.isOpen;
+    this.#scheme = new SchemeCheck(schemeTarget(client.options));
     // node-redis throws an 'error' nobody listens for; connection errors reach callers as
     // failed votes, with the last one as their cause.
     client.on('error', (error: Error) => {
@@ -128,6 +132,7 @@ export class NodeRedisConnection implements RedisConnection {
     });
     client.on('ready', () => {
       this.#lastError = undefined;
+      this.#scheme.clear();
       this.#betweenAttempts = false;
       this.#readies++;
     });
@@ -229,7 +234,7 @@ export class NodeRedisConnection implements RedisConnection {
       const cause = new ClientNotOpenedError(this.name, fix);
       return new NotSentError(`not connected to ${this.name}: ${cause.message}`, { cause });
     }
-    const cause = this.#lastError;
+    const cause = this.#scheme.found ?? this.#lastError;
     const why = lastErrorText(cause);
     const state = this.#client.isOpen ? 'reconnecting' : 'closed';
     return new NotSentError(`not connected to ${this.name} (${state})${why}`, { cause });
@@ -241,9 +246,19 @@ export class NodeRedisConnection implements RedisConnection {
    */
   #ready(timeoutMs: number): Promise<void> {
     const client = this.#client;
-    if (!client.isOpen || this.#betweenAttempts) return Promise.reject(this.#notSent());
+    if (!client.isOpen) return Promise.reject(this.#notSent());
+    if (this.#betweenAttempts || this.#scheme.found) {
+      // Asked in the background (at most once until the connection is ready again): a
+      // connection between attempts costs nothing.
+      this.#scheme.afterFailure(this.#lastError);
+      return Promise.reject(this.#notSent());
+    }
     this.#readyOrFailed ??= new Promise<boolean>((resolve) => {
+      let settled = false;
       const settle = (ready: boolean) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(stalled);
         client.off('ready', onReady);
         client.off('error', onFailed);
         client.off('end', onFailed);
@@ -251,7 +266,17 @@ export class NodeRedisConnection implements RedisConnection {
         resolve(ready);
       };
       const onReady = () => settle(true);
-      const onFailed = () => settle(false);
+      // Whether the server speaks the other scheme is asked first, so that the failure says.
+      const onFailed = () => {
+        this.#scheme.afterFailure(this.#lastError).then(() => settle(false));
+      };
+      // A TLS client at a plain port waits for a handshake that never comes.
+      const stalled = this.#scheme.tls
+        ? setTimeout(() => {
+            this.#scheme.afterStall().then((found) => found && settle(false));
+          }, TLS_HANDSHAKE_WAIT_MS)
+        : undefined;
+      stalled?.unref();
       client.on('ready', onReady);
       client.on('error', onFailed);
       client.on('end', onFailed);
@@ -288,6 +313,16 @@ function subscriberReady(subscriber: NodeRedisSubscriberLike): Promise<void> {
     subscriber.on('error', settle);
     subscriber.on('end', settle);
   });
+}
+
+/** Where a client connects, for {@link SchemeCheck}: none for a Unix socket. */
+function schemeTarget(options: object | undefined): SchemeTarget | undefined {
+  const { socket } = (options ?? {}) as {
+    socket?: { host?: string; port?: number; path?: string; tls?: boolean; servername?: string };
+  };
+  if (socket?.path) return undefined;
+  const { host = 'localhost', port = 6379, tls = false, servername } = socket ?? {};
+  return { host, port, tls, servername };
 }
 
 /** `host:port` (or the socket path), with `/db` when not 0. */
