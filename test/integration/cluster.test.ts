@@ -5,6 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CLUSTER_RECHECK_MS } from '../../src/engine/node-identity.js';
 import { Locker, NoQuorumError } from '../../src/index.js';
 import { type RedisCluster, type RedisServer, startRedisCluster } from '../../src/testing/index.js';
+import { until } from '../../src/testing/until.js';
 
 let cluster: RedisCluster;
 const clients: Cluster[] = [];
@@ -110,16 +111,28 @@ describe('a Redis Cluster as one lock node', () => {
 
   it('wakes a waiter over pub/sub on release, long before its next retry', async () => {
     const client = clusterClient();
-    const holder = await lockerOn(client).acquire('handoff', { ttlMs: 10_000 });
-    const waiting = lockerOn(client, { retryDelayMs: 3_000 }).acquire('handoff', {
+    const holderLocker = lockerOn(client);
+    const holder = await holderLocker.acquire('handoff', { ttlMs: 10_000 });
+    const retryDelayMs = 3_000;
+    const waiting = lockerOn(client, { retryDelayMs }).acquire('handoff', {
       ttlMs: 10_000,
       waitMs: 10_000,
     });
-    await delay(300); // the waiter made its first attempt and sleeps for about 3 s
+    // The waiter made its first attempt, joined the line, and sleeps for about 3 s.
+    await until(
+      'the waiter in line',
+      async () => {
+        const { waiters } = await holderLocker.inspect('handoff');
+        return waiters > 0 ? { done: true } : { reason: `${waiters} waiting` };
+      },
+      5_000,
+    );
     const released = performance.now();
     await holder.release();
     const next = await waiting;
-    expect(performance.now() - released).toBeLessThan(500);
+    // Its next attempt comes at least `retryDelayMs / 2` after its first (jitter): only the
+    // wake-up comes this early.
+    expect(performance.now() - released).toBeLessThan(retryDelayMs / 4);
     await next.release();
   });
 
