@@ -1,5 +1,9 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
+import { DEFAULTS } from '../../src/config/options.js';
+import { freePort } from '../../src/testing/ports.js';
+import { readmeExamples } from '../consumers/readme-examples.js';
+import { readPage } from '../support/documentation.js';
 
 /** Runs one of examples/ as the README and docs/ say (against the built package); its lines. */
 function runExample(file: string): string[] {
@@ -20,6 +24,28 @@ describe('README examples', () => {
       'release again: not-held',
       'after release: invoice:42',
     ]);
+  });
+
+  it("the README's quick start, with nothing at REDIS_URL, fails at once and says why in short", async () => {
+    const quickStart = readmeExamples('README.md', readPage('README.md')).find((e) => e.runs);
+    const address = `127.0.0.1:${await freePort()}`;
+    const startedAt = performance.now();
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', quickStart?.code ?? ''], {
+      encoding: 'utf8',
+      env: { ...process.env, REDIS_URL: `redis://${address}` },
+      timeout: 2 * DEFAULTS.waitMs,
+    });
+    // Before: it retried for the default waitMs of its acquire.
+    expect(performance.now() - startedAt).toBeLessThan(DEFAULTS.waitMs);
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain(`NoQuorumError: No quorum for "invoice:42"`);
+    expect(run.stderr).toContain(`Gave up at once: ${address} never answered`);
+    expect(run.stderr).toContain(`connect ECONNREFUSED ${address}`);
+    expect(run.stderr).toContain('`startupWaitMs`');
+    // Each node's error is printed once, without distlock's frames: before, twice with them.
+    expect(run.stderr).not.toMatch(/^\s*nodes: \[/m);
+    expect(run.stderr).not.toMatch(/^\s*at .*dist\/esm\/driver\//m);
+    expect(run.stderr.match(/NotSentError: not connected/g)).toHaveLength(1);
   });
 
   it('fencing.mjs refuses the write of a holder that stalled past its lease', () => {
