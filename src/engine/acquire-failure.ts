@@ -44,7 +44,7 @@ export type StartupView = Pick<LockContext, 'nodes' | 'clock' | 'settings' | 'st
  * to (connection refused, no such host, no route), once the locker's `startupWaitMs` is
  * over; none while it lasts.
  */
-export function absentNodes(attempt: Refusal, context: StartupView): string[] {
+function absentNodes(attempt: Refusal, context: StartupView): string[] {
   const { nodes, clock, settings, startedAt } = context;
   if (attempt.kind !== 'unavailable') return [];
   if (clock.now() - startedAt < settings.startupWaitMs) return [];
