@@ -47,7 +47,11 @@ export class InvalidArgumentError extends LockError {
 /** Failure that carries what each Redis node answered, in the order the nodes were given. */
 abstract class PerNodeError extends LockError {
   readonly resource: string;
-  readonly nodes: readonly NodeResult[];
+  /**
+   * What each node answered. Not enumerable: Node prints an uncaught error's enumerable
+   * fields with every nested error's stack, and the message already quotes each node.
+   */
+  declare readonly nodes: readonly NodeResult[];
 
   constructor(
     code: LockErrorCode,
@@ -63,7 +67,8 @@ abstract class PerNodeError extends LockError {
       cause === undefined ? undefined : { cause },
     );
     this.resource = resource;
-    this.nodes = Object.freeze([...nodes]); // a snapshot: the engine's array may still change
+    // A snapshot: the engine's array may still change.
+    Object.defineProperty(this, 'nodes', { value: Object.freeze([...nodes]), enumerable: false });
   }
 }
 
@@ -107,7 +112,7 @@ export class NoQuorumError extends PerNodeError {
       message,
       resource,
       nodes,
-      errors.length > 0 ? new AggregateError(errors, 'node errors') : undefined,
+      errors.length > 0 ? nodeErrors(errors) : undefined,
     );
   }
 }
@@ -218,6 +223,13 @@ export class UnsafeNodeError extends LockError {
 /** `error` if it is an `Error`, else an `Error` that says what was thrown. */
 export function asError(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error));
+}
+
+/** The nodes' errors as one `cause`, without a stack of its own: it would repeat its owner's. */
+function nodeErrors(errors: readonly Error[]): AggregateError {
+  const aggregate = new AggregateError(errors, 'node errors');
+  aggregate.stack = `${aggregate.name}: ${aggregate.message}`;
+  return aggregate;
 }
 
 function summarize(nodes: readonly NodeResult[]): string {

@@ -103,6 +103,7 @@ export class Locker {
         warn: (index, code, message) => warn(this.events, nodeName(index), code, message),
       }),
       connected,
+      startedAt: monotonicClock.now(),
     };
     this.#owned = owned;
   }
@@ -115,7 +116,8 @@ export class Locker {
   /**
    * Acquires `resource`, retrying while it is busy for up to `waitMs`. Bad arguments throw
    * synchronously. Rejects with `AcquireTimeoutError` (still busy when the wait ran out),
-   * `LockBusyError` (busy and `waitMs: 0`), `NoQuorumError` (nodes failed), `AbortedError`,
+   * `LockBusyError` (busy and `waitMs: 0`), `NoQuorumError` (nodes failed, at once when nodes
+   * never reached refuse connections: see `startupWaitMs`), `AbortedError`,
    * `LockerClosedError`, or `UnsafeNodeError` (`onEvictionRisk: 'refuse'` refused a node).
    */
   acquire(resource: string, options: AcquireOptions): Promise<Lock> {

@@ -66,6 +66,9 @@ export async function withLocker<T>(
 ): Promise<T> {
   const locker = new Locker({
     nodes: nodes.nodes,
+    // The commands give up on nodes that refuse connections by a rule of their own (at any
+    // time, see giveUpWhenDown), and say what to check in terms of their options.
+    startupWaitMs: Number.POSITIVE_INFINITY,
     ...(nodes.tls ? { tls: nodes.tls } : {}),
     ...(prefix === undefined ? {} : { prefix }),
   });

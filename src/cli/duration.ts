@@ -34,3 +34,19 @@ export function formatDuration(ms: number): string {
   }
   return ms >= 1_000 ? `${ms / 1_000}s` : `${ms}ms`;
 }
+
+/**
+ * `ms` for people, rounded down (never more than is left): `850 ms`, `59.8 s`,
+ * `9 min 59.8 s`, `2 h 5 min`.
+ */
+export function humanDuration(ms: number): string {
+  if (ms < 1_000) return `${ms} ms`;
+  const tenths = (rest: number) => Math.floor(rest / 100) / 10;
+  if (ms < 60_000) return `${tenths(ms)} s`;
+  if (ms < 3_600_000) {
+    const seconds = tenths(ms % 60_000);
+    return `${Math.floor(ms / 60_000)} min${seconds > 0 ? ` ${seconds} s` : ''}`;
+  }
+  const minutes = Math.floor((ms % 3_600_000) / 60_000);
+  return `${Math.floor(ms / 3_600_000)} h${minutes > 0 ? ` ${minutes} min` : ''}`;
+}

@@ -177,12 +177,11 @@ function onLock(
 async function showStatus(
   nodes: NodeOptions,
   resource: string,
-  opts: { prefix: string; json?: boolean },
+  opts: { prefix: string; json?: boolean; cron?: boolean },
 ): Promise<LockStatus> {
   const found = await lockStatus(nodes, resource, { prefix: opts.prefix });
-  process.stdout.write(
-    opts.json ? `${JSON.stringify(found)}\n` : `${formatStatus(found).join('\n')}\n`,
-  );
+  const lines = formatStatus(found, { cron: opts.cron === true });
+  process.stdout.write(opts.json ? `${JSON.stringify(found)}\n` : `${lines.join('\n')}\n`);
   for (const hint of hints(unreadNodes(found.nodes), nodes.from)) log(`distlock: ${hint}`);
   return found;
 }

@@ -2,6 +2,7 @@ import { validateResource } from '../config/options.js';
 import { NoReplyError } from '../errors.js';
 import type { LockState, NodeInspection } from '../kinds/mutex/inspect.js';
 import { withLocker } from './command-line.js';
+import { humanDuration } from './duration.js';
 import type { NodeOptions } from './node-options.js';
 import { type NodeProblem, problemOf } from './unreachable.js';
 
@@ -72,8 +73,12 @@ export function lockStatus(
   );
 }
 
-/** Human-readable lines for {@link lockStatus}. */
-export function formatStatus(status: LockStatus): string[] {
+/**
+ * Human-readable lines for {@link lockStatus}. `cron`: the lock is a cron job's tick lock
+ * (`status --cron`), whose TTL is `--at-most` and says when it ends at the latest, not how
+ * long the job will run: it ends when the job does (once `--at-least` has passed).
+ */
+export function formatStatus(status: LockStatus, { cron = false } = {}): string[] {
   const { resource, state, heldOn, nodes, waiters } = status;
   const unread = nodes.filter((n) => n.error !== undefined).length;
   const lines = [
@@ -83,12 +88,19 @@ export function formatStatus(status: LockStatus): string[] {
     const detail = n.error
       ? `unreachable: ${n.error}`
       : n.held
-        ? `held, ${n.remainingMs} ms left`
+        ? held(n.remainingMs, cron)
         : 'free';
     const fence = n.fence === null ? '' : `, fence ${n.fence}`;
     lines.push(`  ${n.node}  ${detail}${fence}${waiting(n.waiters)}`);
   }
   return lines;
+}
+
+function held(remainingMs: number | null, cron: boolean): string {
+  if (remainingMs === null) return 'held, without expiry';
+  if (!cron) return `held, ${remainingMs} ms left`;
+  const atMost = humanDuration(remainingMs);
+  return `held until the tick's job ends (and --at-least has passed), at most ${atMost} more`;
 }
 
 function waiting(waiters: number): string {

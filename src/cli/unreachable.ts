@@ -1,4 +1,5 @@
 import { ClusterNodeError, isConfigurationError, NotSentError } from '../driver/connection.js';
+import { isNodeDown } from '../driver/node-down.js';
 import { NoQuorumError } from '../errors.js';
 import type { Locker } from '../locker.js';
 import type { NodeResult } from '../node-result.js';
@@ -12,15 +13,12 @@ import { DEFAULT_NODE, type NodesFrom } from './node-options.js';
  */
 export type NodeProblem = 'down' | 'timeout' | 'tls' | 'auth' | 'other';
 
-/** Socket errors that say nothing listens there, or that there is no such host. */
-const DOWN = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH']);
-
 /** What a node failed with, classified. */
 export function problemOf(error: unknown): NodeProblem {
+  if (isNodeDown(error)) return 'down';
   let cause = error;
   while (cause instanceof NotSentError && cause.cause !== undefined) cause = cause.cause;
   if (!(cause instanceof Error)) return 'other';
-  if (DOWN.has((cause as NodeJS.ErrnoException).code ?? '')) return 'down';
   if (!isConfigurationError(cause) || cause instanceof ClusterNodeError) return 'other';
   return /^(WRONGPASS|NOAUTH|NOPERM|ERR The user)\b/.test(cause.message) ? 'auth' : 'tls';
 }

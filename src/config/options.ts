@@ -44,6 +44,16 @@ export interface LockerOptions {
    * stay. Minimum 0. @default the longest `ttlMs` this locker has used
    */
   restartGraceMs?: number;
+  /**
+   * How long after the locker is made its acquisitions wait for nodes that it never reached
+   * and that cannot be connected to (connection refused, no such host, no route), for a
+   * service that may start before its Redis. Past it, an attempt that such nodes deny a
+   * majority ends the acquisition at once with a `NoQuorumError` that names them, whatever
+   * `waitMs` is left: nothing listens there, and waiting cannot help. A node that answered
+   * once and then went down is waited for within `waitMs` as usual, and so is one that
+   * does not answer in time. `Infinity`: always wait. Minimum 0. @default 0
+   */
+  startupWaitMs?: number;
   /** TLS for the `rediss://` URLs in `nodes`: a CA to trust, a client certificate (mTLS). */
   tls?: TlsOptions;
   /**
@@ -119,6 +129,7 @@ export interface LockerSettings {
   /** Given, or `undefined`: the longest TTL used so far. */
   readonly restartGraceMs: number | undefined;
   readonly replicaAcks: number;
+  readonly startupWaitMs: number;
   readonly telemetry: LockTelemetry | undefined;
 }
 
@@ -131,6 +142,7 @@ export const LOCKER_OPTIONS = namesOf<LockerOptions>({
   retryDelayMs: true,
   onEvictionRisk: true,
   restartGraceMs: true,
+  startupWaitMs: true,
   tls: true,
   replicaAcks: true,
   telemetry: true,
@@ -230,6 +242,18 @@ export function lockerSettings(options: LockerOptions): LockerSettings {
       nodeTimeoutMs,
     );
   }
+  const startupWaitMs = options.startupWaitMs ?? 0;
+  if (
+    typeof startupWaitMs !== 'number' ||
+    !(Number.isSafeInteger(startupWaitMs) || startupWaitMs === Number.POSITIVE_INFINITY) ||
+    startupWaitMs < 0
+  ) {
+    throw new InvalidArgumentError(
+      'startupWaitMs',
+      'an integer >= 0 (ms), or Infinity',
+      startupWaitMs,
+    );
+  }
   const { telemetry } = options;
   const isTelemetry = (t: unknown): t is LockTelemetry =>
     typeof t === 'object' &&
@@ -253,6 +277,7 @@ export function lockerSettings(options: LockerOptions): LockerSettings {
     onEvictionRisk,
     restartGraceMs,
     replicaAcks,
+    startupWaitMs,
     telemetry,
   };
 }

@@ -137,6 +137,8 @@ export class NotSentError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = 'NotSentError';
+    // Its frames would only say where distlock chose not to send; `cause` has the client's.
+    this.stack = `${this.name}: ${message}`;
   }
 }
 

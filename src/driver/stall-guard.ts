@@ -102,6 +102,14 @@ export class StallGuard implements RedisConnection {
     return this.#answeredGeneration === generation ? this.#answeredAt : undefined;
   }
 
+  /**
+   * Whether the node ever answered a command sent through this guard (a reply, or an error
+   * reply): false while its server has never been reached.
+   */
+  get answeredOnce(): boolean {
+    return this.#answeredGeneration !== -1;
+  }
+
   /** Whether a server of the node has a command that outlived its timeout. */
   get stalled(): boolean {
     for (const flight of this.#flights.values()) if (flight.stalled) return true;

@@ -1,3 +1,4 @@
+import { isNodeDown } from '../driver/node-down.js';
 import { AcquireTimeoutError, LockBusyError, LockError, NoQuorumError } from '../errors.js';
 import type { NodeResult } from '../node-result.js';
 import { driftMs } from '../quorum/validity.js';
@@ -34,6 +35,41 @@ export function misconfigured(attempt: Refusal, { kind }: HoldTarget): boolean {
   return misconfiguredQuorum(results, kind.quorum(results.length));
 }
 
+/** What {@link absentSinceStart} reads of a locker. */
+export type StartupView = Pick<LockContext, 'nodes' | 'clock' | 'settings' | 'startedAt'>;
+
+/**
+ * The nodes of a failed attempt that this locker never reached and that cannot be connected
+ * to (connection refused, no such host, no route), once the locker's `startupWaitMs` is
+ * over; none while it lasts.
+ */
+function absentNodes(attempt: Refusal, context: StartupView): string[] {
+  const { nodes, clock, settings, startedAt } = context;
+  if (attempt.kind !== 'unavailable') return [];
+  if (clock.now() - startedAt < settings.startupWaitMs) return [];
+  return attempt.results.flatMap((result, index) =>
+    result.outcome === 'error' && isNodeDown(result.error) && !nodes[index]?.answeredOnce
+      ? [result.node]
+      : [],
+  );
+}
+
+/**
+ * Whether so many nodes are absent (see {@link absentNodes}) that the others cannot make a
+ * majority. Nothing listens where they were looked for, most likely from the start (Redis is
+ * not running, or the address is wrong): retrying for the rest of the wait cannot help. A
+ * node that answered once may come back, and is waited for.
+ */
+export function absentSinceStart(
+  attempt: Refusal,
+  { kind }: HoldTarget,
+  context: StartupView,
+): boolean {
+  const absent = absentNodes(attempt, context).length;
+  const { length } = attempt.results;
+  return absent > 0 && length - absent < kind.quorum(length);
+}
+
 /** The error an acquisition that gave up rejects with, after its last attempt. */
 export function failure(
   target: HoldTarget,
@@ -42,7 +78,7 @@ export function failure(
     ttlMs: number;
     waitMs: number;
     attempts: number;
-    context: Pick<LockContext, 'clock' | 'settings'>;
+    context: StartupView;
     startedAt: number;
   },
 ): LockError {
@@ -60,7 +96,11 @@ export function failure(
           );
     case 'unavailable': {
       const needed = kind.quorum(results.length);
-      const hint = misconfigured(attempt, target) ? ` ${CONFIGURATION_HINT}` : '';
+      const hint = misconfigured(attempt, target)
+        ? ` ${CONFIGURATION_HINT}`
+        : absentSinceStart(attempt, target, info.context)
+          ? absentHint(absentNodes(attempt, info.context))
+          : '';
       return new NoQuorumError(
         resource,
         `No quorum for "${resource}": ${yes(results)} of ${results.length} node(s) agreed, ${needed} needed.${hint}`,
@@ -76,6 +116,15 @@ export function failure(
       );
     }
   }
+}
+
+/** Why an acquisition gave up at once on nodes never reached, and how to wait instead. */
+function absentHint(absent: readonly string[]): string {
+  return (
+    ` Gave up at once: ${absent.join(', ')} never answered and cannot be connected to ` +
+    '(is Redis running there?); to wait for a Redis that starts after this process, give ' +
+    'the locker `startupWaitMs`.'
+  );
 }
 
 function yes(results: readonly NodeResult[]): number {

@@ -2,7 +2,13 @@ import type { AcquireSettings } from '../config/acquire-settings.js';
 import { CONNECT_WAIT_MS, NotSentError } from '../driver/connection.js';
 import { LockerClosedError } from '../errors.js';
 import type { NodeResult } from '../node-result.js';
-import { failure, misconfigured, outcomeOf, type Refusal } from './acquire-failure.js';
+import {
+  absentSinceStart,
+  failure,
+  misconfigured,
+  outcomeOf,
+  type Refusal,
+} from './acquire-failure.js';
 import { type Attempt, attemptAcquire } from './attempt.js';
 import type { LockContext } from './context.js';
 import type { AcquireRequest, HoldTarget, Lease } from './contract.js';
@@ -155,8 +161,9 @@ class Acquisition {
     const { context, target, settings } = this;
     this.#request = noteUnanswered(this.#request, attempt.results);
     const left = this.#deadline - context.clock.now();
-    // A wrong password or a certificate that does not verify will not heal by waiting.
-    if (left <= 0 || misconfigured(attempt, target)) {
+    // A wrong password or a certificate that does not verify will not heal by waiting, nor
+    // will an address where nothing ever listened (unless the locker was told to wait).
+    if (left <= 0 || misconfigured(attempt, target) || absentSinceStart(attempt, target, context)) {
       const { ttlMs, waitMs } = settings;
       const info = { ttlMs, waitMs, attempts: this.#attempts, context, startedAt: this.#startedAt };
       throw failure(target, attempt, info);

@@ -25,6 +25,8 @@ export interface LockContext extends NodeSet {
    * when that already happened.
    */
   readonly connected: () => Promise<void> | undefined;
+  /** When the locker was made (by `clock`): its `startupWaitMs` counts from then. */
+  readonly startedAt: number;
 }
 
 /** The nodes and which server each is: what counting an attempt's votes needs. */

@@ -195,8 +195,10 @@ describe('the README, docs/ and bench/README.md', () => {
       ['README.md', expect.stringContaining("from 'distlock'")],
       ['README.md', expect.stringContaining("locker.forceRelease('nightly-report')")],
       ['README.md', expect.stringContaining('.election(')],
+      ['docs/scheduled-jobs.md', expect.stringContaining('await job.stop()')],
       ['docs/testing-kit.md', expect.stringContaining("from 'distlock/testing'")],
       ['docs/testing-kit.md', expect.stringContaining('proxy.orphan()')],
+      ['docs/testing-kit.md', expect.stringContaining('client.disconnect()')],
     ]);
   });
 

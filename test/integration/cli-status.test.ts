@@ -88,6 +88,13 @@ describe('distlock status', () => {
       '30',
     ]);
     await lockHeld(fixture(), 'distlock:{schedule:report}');
+    const shown = await distlock(['status', '--cron', 'report', ...nodes()]).done;
+    // The TTL is --at-most (10 min by default): when the lock ends at the latest, not how
+    // long the job runs (before: "held, 599842 ms left").
+    const atMost =
+      /held until the tick's job ends \(and --at-least has passed\), at most (9 min \d+(\.\d)? s|10 min) more/;
+    expect(shown.stdout.split('\n').filter((line) => atMost.test(line))).toHaveLength(3);
+    expect(shown.stdout).not.toMatch(/ms left/);
     const tick = await distlock(['status', '--cron', 'report', '--json', ...nodes()]).done;
     expect(tick.code).toBe(0);
     expect(JSON.parse(tick.stdout)).toMatchObject({ resource: 'schedule:report', state: 'held' });

@@ -1,5 +1,10 @@
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { DEFAULTS } from '../../src/config/options.js';
+import { freePort } from '../../src/testing/ports.js';
+import { readmeExamples } from '../consumers/readme-examples.js';
+import { readPage } from '../support/documentation.js';
 import { installedVersion, NODE, OTHER_RUNTIMES, runScript } from '../support/runtimes.js';
 
 /** How long one example may run (the slowest, failover.mjs, takes about 6 s). */
@@ -37,6 +42,28 @@ describe('README examples, under Node, Bun and Deno', () => {
     const readme = readFileSync('README.md', 'utf8').replace(/\s+/g, ' ');
     const versions = `under Bun ${installedVersion('bun')} and Deno ${installedVersion('deno')}`;
     expect(readme).toContain(versions);
+  });
+
+  it("the README's quick start, with nothing at REDIS_URL, fails at once and says why in short", async () => {
+    const quickStart = readmeExamples('README.md', readPage('README.md')).find((e) => e.runs);
+    const address = `127.0.0.1:${await freePort()}`;
+    const startedAt = performance.now();
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', quickStart?.code ?? ''], {
+      encoding: 'utf8',
+      env: { ...process.env, REDIS_URL: `redis://${address}` },
+      timeout: 2 * DEFAULTS.waitMs,
+    });
+    // Before: it retried for the default waitMs of its acquire.
+    expect(performance.now() - startedAt).toBeLessThan(DEFAULTS.waitMs);
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain(`NoQuorumError: No quorum for "invoice:42"`);
+    expect(run.stderr).toContain(`Gave up at once: ${address} never answered`);
+    expect(run.stderr).toContain(`connect ECONNREFUSED ${address}`);
+    expect(run.stderr).toContain('`startupWaitMs`');
+    // Each node's error is printed once, without distlock's frames: before, twice with them.
+    expect(run.stderr).not.toMatch(/^\s*nodes: \[/m);
+    expect(run.stderr).not.toMatch(/^\s*at .*dist\/esm\/driver\//m);
+    expect(run.stderr.match(/NotSentError: not connected/g)).toHaveLength(1);
   });
 
   it(

@@ -39,6 +39,7 @@ export function fakeContext(
     shutdown: new Shutdown(),
     identities: new NodeIdentities(connections.length),
     connected: () => undefined,
+    startedAt: clock.now(),
   };
 }
 

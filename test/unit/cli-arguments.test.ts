@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatDuration, parseDuration } from '../../src/cli/duration.js';
+import { formatDuration, humanDuration, parseDuration } from '../../src/cli/duration.js';
 import { requireCommandAfterDashes, runTarget } from '../../src/cli/run-arguments.js';
 
 describe('CLI durations', () => {
@@ -40,6 +40,18 @@ describe('CLI durations', () => {
   ])('writes %d ms as %s', (ms, text) => {
     expect(formatDuration(ms)).toBe(text);
     expect(parseDuration(text, { zero: true })).toBe(ms);
+  });
+
+  it.each([
+    [850, '850 ms'],
+    [1_000, '1 s'],
+    [59_999, '59.9 s'], // rounded down: never more than is left
+    [60_000, '1 min'],
+    [599_842, '9 min 59.8 s'],
+    [3_600_000, '1 h'],
+    [7_530_000, '2 h 5 min'],
+  ])('tells %d ms as %s', (ms, text) => {
+    expect(humanDuration(ms)).toBe(text);
   });
 });
 

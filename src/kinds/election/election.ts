@@ -62,7 +62,9 @@ export class Election {
    * {@link Leadership}. Candidates wait in line in arrival order: a leader that resigns hands
    * over at once to the one that waited longest; one that dies is replaced when its lease
    * ends. Rejects with `AbortedError` when `signal` aborts and `LockerClosedError` when the
-   * locker closes (having left the line either way); arguments are checked synchronously.
+   * locker closes (having left the line either way), and with `NoQuorumError` when nodes the
+   * locker never reached refuse connections (see the locker's `startupWaitMs`); arguments
+   * are checked synchronously.
    */
   campaign(value: string, options?: ElectionWaitOptions): Promise<Leadership> {
     validateValue(value);
