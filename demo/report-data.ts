@@ -75,15 +75,9 @@ export function toReportData(input: ReportInput): ReportData {
   });
   const pageHoldings = holdings.map(holding).sort((a, b) => a.fromMs - b.fromMs);
   const faults = input.faults.map((f) => ({ atMs: round(f.at), label: f.label }));
-  const spanMs = Math.max(
-    1,
-    ...pageHoldings.map((h) => h.toMs),
-    ...input.nodes.flatMap((n) => n.segments.map((s) => s.toMs)),
-    ...faults.map((f) => f.atMs),
-  );
   return {
     summary: input.summary,
-    spanMs: round(spanMs),
+    spanMs: timelineSpanMs(input),
     workers,
     holdings: pageHoldings,
     nodes: input.nodes,
@@ -99,6 +93,22 @@ export function toReportData(input: ReportInput): ReportData {
     lostWrites: violations.lostWrites,
     handOff: handOffStats(holdings),
   };
+}
+
+/**
+ * Length of the report's timeline: from the start to the last thing that happened (a release,
+ * the end of a node lane, a fault), in ms. The summary's duration is this one.
+ */
+export function timelineSpanMs(
+  input: Pick<ReportInput, 'startedAt' | 'holdings' | 'nodes' | 'faults'>,
+): number {
+  const spanMs = Math.max(
+    1,
+    ...input.holdings.map((h) => round(h.releasedAt - input.startedAt)),
+    ...input.nodes.flatMap((n) => n.segments.map((s) => s.toMs)),
+    ...input.faults.map((f) => round(f.at)),
+  );
+  return round(spanMs);
 }
 
 /** Microsecond precision is plenty for a picture, and keeps the JSON small. */

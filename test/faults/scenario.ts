@@ -47,6 +47,8 @@ export interface Targets {
   readonly workers: readonly ChildProcess[];
   /** Workers that hold the lock right now, by their own report. */
   readonly holders: () => ChildProcess[];
+  /** The worker whose holding began last (it may have ended since). */
+  readonly lastHolder: () => ChildProcess | undefined;
   /** How many holdings have begun so far, over all workers. */
   readonly acquisitions: () => number;
   /** Whether every worker's first attempt is over: its locker has met the nodes. */
@@ -107,11 +109,13 @@ export async function runScenario(options: ScenarioOptions): Promise<HistoryRepo
     const holding = new Set<ChildProcess>();
     const started = new Set<ChildProcess>();
     let acquisitions = 0;
+    let lastHolder: ChildProcess | undefined;
     for (const w of workers) {
       w.on('message', (m) => {
         if (m === 'started') started.add(w);
         else if (m === 'holding') {
           holding.add(w);
+          lastHolder = w;
           acquisitions++;
         } else holding.delete(w);
       });
@@ -121,6 +125,7 @@ export async function runScenario(options: ScenarioOptions): Promise<HistoryRepo
     const targets: Targets = {
       workers,
       holders: () => [...holding],
+      lastHolder: () => lastHolder,
       acquisitions: () => acquisitions,
       started: () => started.size === workers.length,
       done: () => finished,

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { ReportData } from '../../demo/report-data.js';
 import { dumpDom } from '../support/chromium.js';
 
 const DEFAULT_REPORT = 'demo/results/report.html';
@@ -13,6 +14,12 @@ afterAll(() => rmSync(out, { recursive: true, force: true }));
 /** The default report's modification time, or undefined when there is none. */
 const defaultReportMtime = () =>
   existsSync(DEFAULT_REPORT) ? statSync(DEFAULT_REPORT).mtimeMs : undefined;
+
+/** The data the report's page draws, embedded in it as JSON. */
+function reportData(html: string): ReportData {
+  const json = /<script type="application\/json" id="report-data">(.*?)<\/script>/s.exec(html);
+  return JSON.parse(json?.[1] ?? 'null') as ReportData;
+}
 
 describe('npm run demo', () => {
   it('runs the workers through the faults with no violation and writes the HTML report where told', async () => {
@@ -41,7 +48,18 @@ describe('npm run demo', () => {
 
     const report = join(out, 'report.html');
     expect(stdout).toContain(`report              ${report}`);
-    expect(readFileSync(report, 'utf8')).toContain('<svg id="lanes"');
+    const html = readFileSync(report, 'utf8');
+    expect(html).toContain('<svg id="lanes"');
+
+    // Every fault lands while a worker holds the lock, by the timeline the report draws.
+    const data = reportData(html);
+    const held = (atMs: number) => data.holdings.some((h) => h.fromMs <= atMs && atMs <= h.toMs);
+    const faults = data.faults.map((f) => ({ fault: f.label, held: held(f.atMs) }));
+    expect(faults).toEqual(data.faults.map((f) => ({ fault: f.label, held: true })));
+    expect(faults).toHaveLength(3);
+    // The summary's duration is the timeline's span, to the summary's 0.1 s.
+    const seconds = Number(/^acquisitions +\d+ by \d+ workers in ([\d.]+) s,/m.exec(stdout)?.[1]);
+    expect(Math.abs(seconds * 1_000 - data.spanMs)).toBeLessThanOrEqual(50);
     expect(defaultReportMtime()).toBe(before); // the user's own report is left alone
   }, 60_000);
 
