@@ -118,10 +118,10 @@ export function failure(
   }
 }
 
-/** Why an acquisition gave up at once on nodes never reached, and how to wait instead. */
+/** Why an acquisition gave up early on nodes never reached, and how to wait instead. */
 function absentHint(absent: readonly string[]): string {
   return (
-    ` Gave up at once: ${absent.join(', ')} never answered and cannot be connected to ` +
+    ` Gave up early: ${absent.join(', ')} never answered and cannot be connected to ` +
     '(is Redis running there?); to wait for a Redis that starts after this process, give ' +
     'the locker `startupWaitMs`.'
   );

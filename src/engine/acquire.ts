@@ -162,8 +162,12 @@ class Acquisition {
     this.#request = noteUnanswered(this.#request, attempt.results);
     const left = this.#deadline - context.clock.now();
     // A wrong password or a certificate that does not verify will not heal by waiting, nor
-    // will an address where nothing ever listened (unless the locker was told to wait).
-    if (left <= 0 || misconfigured(attempt, target) || absentSinceStart(attempt, target, context)) {
+    // will an address where nothing ever listened (unless the locker was told to wait). A
+    // refusal may be its client's last error from before Redis came up (a restart): only
+    // one that lasted a connect wait counts.
+    const refusedLongEnough = context.clock.now() - this.#startedAt >= CONNECT_WAIT_MS;
+    const absent = refusedLongEnough && absentSinceStart(attempt, target, context);
+    if (left <= 0 || misconfigured(attempt, target) || absent) {
       const { ttlMs, waitMs } = settings;
       const info = { ttlMs, waitMs, attempts: this.#attempts, context, startedAt: this.#startedAt };
       throw failure(target, attempt, info);

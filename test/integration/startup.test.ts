@@ -54,13 +54,13 @@ async function acquireWithin(l: Locker, ms: number): Promise<unknown> {
 }
 
 describe('nodes that refuse connections from the start', () => {
-  it('fail the first acquisition at once, naming each address, its error and startupWaitMs', async () => {
+  it('fail the first acquisition within a connect wait, naming each address, its error and startupWaitMs', async () => {
     const url = await nothingAt();
     const error = await acquireWithin(locker([url]), GIVE_UP_MS);
     expect(error).toBeInstanceOf(NoQuorumError);
     const { message } = error as NoQuorumError;
     const address = url.slice('redis://'.length);
-    expect(message).toContain(`Gave up at once: ${address} never answered`);
+    expect(message).toContain(`Gave up early: ${address} never answered`);
     expect(message).toMatch(/ECONNREFUSED/);
     expect(message).toContain('`startupWaitMs`');
   });
