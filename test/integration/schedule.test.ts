@@ -7,6 +7,8 @@ import { useRedis } from '../support/redis.js';
 
 const fixture = useRedis(1);
 const PROCESS = new URL('../support/scheduler-process.ts', import.meta.url).pathname;
+/** How long the fleet of the first test may take to run three ticks: a hang, past this. */
+const FLEET_LIMIT_MS = 40_000;
 
 /** A promise and the function that resolves it. */
 function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
@@ -18,43 +20,60 @@ function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
 }
 
 describe('schedule', () => {
-  it('runs each tick of a 1-second cron exactly once across three processes', async () => {
-    const url = fixture().redis.urls[0] as string;
-    const fleet = [0, 1, 2].map(() => {
-      const child = spawn(process.execPath, ['--import', 'tsx', PROCESS, url, 'report'], {
-        stdio: ['ignore', 'pipe', 'inherit'],
+  it(
+    'runs each tick of a 1-second cron exactly once across three processes',
+    async () => {
+      const url = fixture().redis.urls[0] as string;
+      const fleet = [0, 1, 2].map(() => {
+        const child = spawn(process.execPath, ['--import', 'tsx', PROCESS, url, 'report'], {
+          stdio: ['ignore', 'pipe', 'inherit'],
+        });
+        let output = '';
+        child.stdout.on('data', (chunk: Buffer) => {
+          output += chunk.toString();
+        });
+        const exited = new Promise((resolve) => child.once('exit', resolve));
+        return { child, exited, output: () => output };
       });
-      let output = '';
-      child.stdout.on('data', (chunk: Buffer) => {
-        output += chunk.toString();
-      });
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      return { child, exited, output: () => output };
-    });
-    await delay(5_500);
-    for (const member of fleet) member.child.kill('SIGTERM');
-    await Promise.all(fleet.map((m) => m.exited));
+      const read = () =>
+        fleet.flatMap((m) =>
+          m
+            .output()
+            .split('\n')
+            .filter((line) => line.endsWith('}'))
+            .map((line) => JSON.parse(line) as { pid: number; outcome: string; tick: string }),
+        );
+      // Until three ticks ran and every member reported: starting three processes under tsx
+      // takes seconds on a busy machine, so no fixed time would do.
+      const startedAt = performance.now();
+      while (performance.now() - startedAt < FLEET_LIMIT_MS) {
+        const seen = read();
+        const ticks = new Set(seen.filter((e) => e.outcome === 'ran').map((e) => e.tick));
+        if (ticks.size >= 3 && new Set(seen.map((e) => e.pid)).size === 3) break;
+        await delay(100);
+      }
+      await delay(1_000); // the members' reports of the last tick
+      for (const member of fleet) member.child.kill('SIGTERM');
+      await Promise.all(fleet.map((m) => m.exited));
 
-    const events = fleet.flatMap((m) =>
-      m
-        .output()
-        .split('\n')
-        .filter(Boolean)
-        .map((line) => JSON.parse(line) as { pid: number; outcome: string; tick: string }),
-    );
-    const ran = events.filter((e) => e.outcome === 'ran');
-    const perTick = new Map<string, number>();
-    for (const e of ran) perTick.set(e.tick, (perTick.get(e.tick) ?? 0) + 1);
-    expect(perTick.size).toBeGreaterThanOrEqual(3);
-    expect([...perTick.values()].every((count) => count === 1)).toBe(true);
-    // Every member saw the ticks: the others skipped them.
-    expect(events.filter((e) => e.outcome === 'skipped').length).toBeGreaterThanOrEqual(
-      perTick.size,
-    );
-    // All three members took part (a member that never ticked would prove nothing).
-    expect(new Set(events.map((e) => e.pid)).size).toBe(3);
-    expect(events.filter((e) => e.outcome === 'failed').map((e) => JSON.stringify(e))).toEqual([]);
-  });
+      const events = read();
+      const ran = events.filter((e) => e.outcome === 'ran');
+      const perTick = new Map<string, number>();
+      for (const e of ran) perTick.set(e.tick, (perTick.get(e.tick) ?? 0) + 1);
+      expect(perTick.size).toBeGreaterThanOrEqual(3);
+      expect([...perTick.values()].every((count) => count === 1)).toBe(true);
+      // Every member saw the ticks: the others skipped them.
+      expect(events.filter((e) => e.outcome === 'skipped').length).toBeGreaterThanOrEqual(
+        perTick.size,
+      );
+      // All three members took part (a member that never ticked would prove nothing).
+      expect(new Set(events.map((e) => e.pid)).size).toBe(3);
+      expect(events.filter((e) => e.outcome === 'failed').map((e) => JSON.stringify(e))).toEqual(
+        [],
+      );
+    },
+    FLEET_LIMIT_MS + 20_000,
+  );
 
   it('survives a job ending within nodeTimeoutMs of lockAtLeastFor, and a throwing onTick', async () => {
     const locker = new Locker({ nodes: fixture().redis.urls, nodeTimeoutMs: 500 });
