@@ -10,7 +10,7 @@ import {
   readyWithin,
   type Subscriber,
 } from './connection.js';
-import { SchemeCheck, type SchemeTarget, TLS_HANDSHAKE_WAIT_MS } from './tls-scheme.js';
+import { SchemeCheck, type SchemeTarget } from './tls-scheme.js';
 
 /**
  * The subset of an ioredis client that the adapter uses: ioredis 5 and 6 and iovalkey (an
@@ -284,7 +284,7 @@ export class IORedisConnection implements RedisConnection {
       const settle = (ready: boolean) => {
         if (settled) return;
         settled = true;
-        clearTimeout(stalled);
+        attempt.stop();
         client.off('ready', onReady);
         client.off('close', onClose);
         client.off('end', onClose);
@@ -294,16 +294,11 @@ export class IORedisConnection implements RedisConnection {
       const onReady = () => settle(true);
       // 'close' during an attempt means it failed (refused, reset); ioredis retries later.
       // Whether the server speaks the other scheme is asked first, so that the failure says.
-      const onClose = () => {
-        this.#scheme.afterFailure(this.#lastError).then(() => settle(false));
-      };
-      // A TLS client at a plain port waits for a handshake that never comes.
-      const stalled = this.#scheme.tls
-        ? setTimeout(() => {
-            this.#scheme.afterStall().then((found) => found && settle(false));
-          }, TLS_HANDSHAKE_WAIT_MS)
-        : undefined;
-      stalled?.unref();
+      const attempt = this.#scheme.watchAttempt(
+        () => this.#lastError,
+        () => settle(false),
+      );
+      const onClose = attempt.failed;
       client.once('ready', onReady);
       client.once('close', onClose);
       client.once('end', onClose);

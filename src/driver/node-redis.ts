@@ -8,7 +8,7 @@ import {
   readyWithin,
   type Subscriber,
 } from './connection.js';
-import { SchemeCheck, type SchemeTarget, TLS_HANDSHAKE_WAIT_MS } from './tls-scheme.js';
+import { SchemeCheck, type SchemeTarget } from './tls-scheme.js';
 
 /** What the adapter passes with each command (node-redis's `CommandOptions`). */
 interface NodeRedisCommandOptions {
@@ -258,7 +258,7 @@ export class NodeRedisConnection implements RedisConnection {
       const settle = (ready: boolean) => {
         if (settled) return;
         settled = true;
-        clearTimeout(stalled);
+        attempt.stop();
         client.off('ready', onReady);
         client.off('error', onFailed);
         client.off('end', onFailed);
@@ -267,16 +267,11 @@ export class NodeRedisConnection implements RedisConnection {
       };
       const onReady = () => settle(true);
       // Whether the server speaks the other scheme is asked first, so that the failure says.
-      const onFailed = () => {
-        this.#scheme.afterFailure(this.#lastError).then(() => settle(false));
-      };
-      // A TLS client at a plain port waits for a handshake that never comes.
-      const stalled = this.#scheme.tls
-        ? setTimeout(() => {
-            this.#scheme.afterStall().then((found) => found && settle(false));
-          }, TLS_HANDSHAKE_WAIT_MS)
-        : undefined;
-      stalled?.unref();
+      const attempt = this.#scheme.watchAttempt(
+        () => this.#lastError,
+        () => settle(false),
+      );
+      const onFailed = attempt.failed;
       client.on('ready', onReady);
       client.on('error', onFailed);
       client.on('end', onFailed);

@@ -108,6 +108,30 @@ export class SchemeCheck {
     return this.#check;
   }
 
+  /**
+   * Watches one connection attempt of an adapter: `failed()` (the attempt failed, its error
+   * read by `lastError` then) and a TLS handshake still pending after
+   * {@link TLS_HANDSHAKE_WAIT_MS} call `notReady` once the check has had its say, so that
+   * the failure names a mix-up; `stop()` ends the watch when the attempt settles.
+   */
+  watchAttempt(
+    lastError: () => Error | undefined,
+    notReady: () => void,
+  ): { failed: () => void; stop: () => void } {
+    const stalled = this.tls
+      ? setTimeout(() => {
+          this.afterStall().then((found) => found && notReady());
+        }, TLS_HANDSHAKE_WAIT_MS)
+      : undefined;
+    stalled?.unref();
+    return {
+      failed: () => {
+        this.afterFailure(lastError()).then(() => notReady());
+      },
+      stop: () => clearTimeout(stalled),
+    };
+  }
+
   /** The connection is ready: it speaks the right scheme; a later failure is checked anew. */
   clear(): void {
     this.#check = undefined;
