@@ -48,6 +48,26 @@ async function resourceServedBy(master: RedisServer, served = true, name = 'r'):
   }
 }
 
+/**
+ * Hands the (empty) slot of a new resource named from `name`, served by the first master, to
+ * the second, behind the clients' backs: they still send its commands to the first, which
+ * answers MOVED.
+ */
+async function slotHandedOver(name: string) {
+  const masters = await cluster.masters();
+  const [from, to] = masters;
+  if (!from || !to) throw new Error('too few masters');
+  const resource = await resourceServedBy(from, true, name);
+  const admins = masters.map((node) => new Redis(node.port, '127.0.0.1'));
+  const slot = await admins[0]?.call('CLUSTER', 'KEYSLOT', `distlock:{${resource}}`);
+  const target = await admins[1]?.call('CLUSTER', 'MYID');
+  await Promise.all(
+    admins.map((admin) => admin.call('CLUSTER', 'SETSLOT', String(slot), 'NODE', String(target))),
+  );
+  for (const admin of admins) admin.disconnect();
+  return { resource, slot, to };
+}
+
 describe('semaphores, read-write locks and acquireAll on a Redis Cluster', () => {
   it('work on every shard, and acquireAll across shards', async () => {
     const locker = lockerOn(clusterClient());
@@ -196,18 +216,7 @@ describe('a Redis Cluster as one lock node', () => {
   it('follows MOVED when a slot moved: the first attempt locks on its new master', async () => {
     const locker = lockerOn(clusterClient());
     await (await locker.acquire('warm-up', { ttlMs: 1_000 })).release();
-    const masters = await cluster.masters();
-    const [from, to] = masters;
-    if (!from || !to) throw new Error('too few masters');
-    const resource = await resourceServedBy(from, true, 'moving'); // no other test's keys
-    // Hand the (empty) slot to another master behind the client's back.
-    const admins = masters.map((node) => new Redis(node.port, '127.0.0.1'));
-    const slot = await admins[0]?.call('CLUSTER', 'KEYSLOT', `distlock:{${resource}}`);
-    const target = await admins[1]?.call('CLUSTER', 'MYID');
-    await Promise.all(
-      admins.map((admin) => admin.call('CLUSTER', 'SETSLOT', String(slot), 'NODE', String(target))),
-    );
-    for (const admin of admins) admin.disconnect();
+    const { resource, to } = await slotHandedOver('moving'); // no other test's keys
 
     const reasons: string[] = [];
     locker.events.on('retry', ({ nodes }) => {
@@ -226,17 +235,7 @@ describe('a Redis Cluster as one lock node', () => {
     // loaded the machine: only then is its failure, not the per-node timeout, the answer.
     const locker = lockerOn(clusterClient(), { nodeTimeoutMs: 1_000 });
     await (await locker.acquire('warm-up', { ttlMs: 5_000 })).release();
-    const masters = await cluster.masters();
-    const [from, to] = masters;
-    if (!from || !to) throw new Error('too few masters');
-    const resource = await resourceServedBy(from, true, 'dead-end'); // no other test's keys
-    const admins = masters.map((node) => new Redis(node.port, '127.0.0.1'));
-    const slot = await admins[0]?.call('CLUSTER', 'KEYSLOT', `distlock:{${resource}}`);
-    const target = await admins[1]?.call('CLUSTER', 'MYID');
-    await Promise.all(
-      admins.map((admin) => admin.call('CLUSTER', 'SETSLOT', String(slot), 'NODE', String(target))),
-    );
-    for (const admin of admins) admin.disconnect();
+    const { resource, slot, to } = await slotHandedOver('dead-end'); // no other test's keys
     await to.kill(); // the client still sends the slot's commands to `from`, which says MOVED
     try {
       const error = await locker.acquire(resource, { ttlMs: 5_000, waitMs: 0 }).catch((e) => e);
