@@ -3,7 +3,11 @@ import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { fencedWrite, Locker, NoQuorumError, type RedisClient } from '../../src/index.js';
 import { type RedisCluster, type RedisServer, startRedisCluster } from '../../src/testing/index.js';
-import { type ClusterClientKind, clusterClientKinds } from '../support/cluster-clients.js';
+import {
+  type ClusterClientKind,
+  clusterClientKinds,
+  handSlotOver,
+} from '../support/cluster-clients.js';
 
 /**
  * A Redis Cluster as one lock node through the Cluster clients of node-redis (5 and 6) and
@@ -98,14 +102,7 @@ describe.each(KINDS)('a Redis Cluster as one lock node through $name', (kind) =>
     const [from, to] = masters;
     if (!from || !to) throw new Error('too few masters');
     const resource = await resourceServedBy(from, true, `moving-${prefixOf(kind)}`);
-    // Hand the (empty) slot to another master behind the client's back.
-    const admins = masters.map((node) => new Redis(node.port, '127.0.0.1'));
-    const slot = await admins[0]?.call('CLUSTER', 'KEYSLOT', `distlock:{${resource}}`);
-    const target = await admins[1]?.call('CLUSTER', 'MYID');
-    await Promise.all(
-      admins.map((admin) => admin.call('CLUSTER', 'SETSLOT', String(slot), 'NODE', String(target))),
-    );
-    for (const admin of admins) admin.disconnect();
+    await handSlotOver(masters, `distlock:{${resource}}`);
 
     const reasons: string[] = [];
     locker.events.on('retry', ({ nodes }) => {

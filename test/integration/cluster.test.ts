@@ -6,6 +6,7 @@ import { CLUSTER_RECHECK_MS } from '../../src/engine/node-identity.js';
 import { Locker, NoQuorumError } from '../../src/index.js';
 import { type RedisCluster, type RedisServer, startRedisCluster } from '../../src/testing/index.js';
 import { until } from '../../src/testing/until.js';
+import { handSlotOver } from '../support/cluster-clients.js';
 
 let cluster: RedisCluster;
 const clients: Cluster[] = [];
@@ -58,13 +59,7 @@ async function slotHandedOver(name: string) {
   const [from, to] = masters;
   if (!from || !to) throw new Error('too few masters');
   const resource = await resourceServedBy(from, true, name);
-  const admins = masters.map((node) => new Redis(node.port, '127.0.0.1'));
-  const slot = await admins[0]?.call('CLUSTER', 'KEYSLOT', `distlock:{${resource}}`);
-  const target = await admins[1]?.call('CLUSTER', 'MYID');
-  await Promise.all(
-    admins.map((admin) => admin.call('CLUSTER', 'SETSLOT', String(slot), 'NODE', String(target))),
-  );
-  for (const admin of admins) admin.disconnect();
+  const slot = await handSlotOver(masters, `distlock:{${resource}}`);
   return { resource, slot, to };
 }
 

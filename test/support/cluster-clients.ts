@@ -1,5 +1,5 @@
 import { GlideClusterClient, Logger } from '@valkey/valkey-glide';
-import { Cluster } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { Cluster as ValkeyCluster } from 'iovalkey';
 import { createCluster as createNodeRedisCluster5 } from 'redis';
 import { createCluster as createNodeRedisCluster6 } from 'redis6';
@@ -100,4 +100,23 @@ export function clusterClientKinds(cluster: () => RedisCluster): {
       for (const close of closers.splice(0)) await close();
     },
   };
+}
+
+/**
+ * Hands the (empty) slot of `key` from the first master of `masters` to the second, behind
+ * the clients' backs: they still send its commands to the first, which answers MOVED.
+ * Resolves to the slot.
+ */
+export async function handSlotOver(masters: readonly { port: number }[], key: string) {
+  const admins = masters.map((node) => new Redis(node.port, '127.0.0.1'));
+  try {
+    const slot = await admins[0]?.call('CLUSTER', 'KEYSLOT', key);
+    const target = await admins[1]?.call('CLUSTER', 'MYID');
+    await Promise.all(
+      admins.map((admin) => admin.call('CLUSTER', 'SETSLOT', String(slot), 'NODE', String(target))),
+    );
+    return slot;
+  } finally {
+    for (const admin of admins) admin.disconnect();
+  }
 }
