@@ -111,3 +111,12 @@ export function electionKeys(prefix: string, name: string) {
   const lock = `${lockKey(prefix, name)}:election`;
   return { lock, leader: `${lock}:leader`, changes: `${lock}:changes` };
 }
+
+/**
+ * The node's record of the longest lease that lockers with this prefix may have been granted
+ * on it, and of the server that kept it (see `engine/lease-records.ts`). Its name has no
+ * brace, so it is no resource's key.
+ */
+export function leaseRecordKey(prefix: string): string {
+  return `${prefix}longest-lease`;
+}

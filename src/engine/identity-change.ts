@@ -20,8 +20,9 @@ export interface ServerInfo {
  *   previous one still answered: a failover to a replica, an address now reaching another
  *   server, or a restart too quick to tell by whole seconds of uptime. The previous server
  *   may have granted leases until the change was seen: `since` is then.
- * - `young`: first seen up for less than the grace (only with `restartGraceMs`): it may have
- *   restarted just before. `since` is its start.
+ * - `young`: first seen up for less than the grace (with `restartGraceMs`; by default, on
+ *   several nodes, when its server did not keep its own lease record): it may have restarted
+ *   just before. `since` is its start.
  */
 export interface IdentityChange {
   readonly reason: 'restarted' | 'changed' | 'young';
@@ -88,17 +89,17 @@ function youngest(servers: readonly ServerInfo[]): number {
 
 /**
  * Why a node abstains, for its vote's error: what happened, how long ago, and until when.
- * `until` is when it votes again (`since` + grace + drift).
+ * `grace` names the restart grace and where it comes from; `until` is when the node votes
+ * again (`since` + grace + drift).
  */
 export function abstentionReason(
   change: IdentityChange,
   now: number,
-  graceMs: number,
+  grace: string,
   until: number,
 ): string {
   const ago = seconds(now - change.since);
   const left = `${seconds(until - now)} s from now`;
-  const grace = `the ${graceMs} ms restart grace (restartGraceMs)`;
   switch (change.reason) {
     case 'restarted':
       return `restarted ${ago} s ago (its run_id changed) and may have lost the locks it held: it abstains until every lease it could have granted has run out, ${grace} after its restart (${left})`;

@@ -138,8 +138,9 @@ export class Lock implements AsyncDisposable {
       return Promise.reject(new LockerClosedError(`Extending "${this.resource}"`));
     }
     const { shutdown, settings } = this.#context;
-    this.#context.identities.noteTtl(ttlMs); // the restart grace covers this lease too
-    const extending = () =>
+    // The restart grace covers this lease too: a longer one is recorded on the nodes first.
+    const recording = this.#context.identities.noteTtl(ttlMs);
+    const extendNow = () =>
       extendLease(
         this.#context,
         this.#lease,
@@ -147,6 +148,7 @@ export class Lock implements AsyncDisposable {
         (error) => this.#lost(error),
         unconfirmedIsKept,
       );
+    const extending = recording ? () => recording.then(extendNow) : extendNow;
     const { telemetry } = settings;
     const run = telemetry
       ? () =>

@@ -10,9 +10,11 @@ import {
   changeOf,
   type IdentityChange,
   isNewIdentity,
+  type ServerInfo,
   serversIn,
   youngOnArrival,
 } from './identity-change.js';
+import { LeaseRecords } from './lease-records.js';
 
 /**
  * The locker's check of a server's settings (such as eviction) by its `INFO`, before it takes
@@ -29,7 +31,10 @@ export interface IdentityOptions {
    * node, which nothing may bypass).
    */
   readonly mustInspect?: boolean;
-  /** `restartGraceMs`, when given; by default the longest TTL this locker has used. */
+  /**
+   * `restartGraceMs`, when given; by default the longest lease on record on the nodes (see
+   * {@link LeaseRecords}), or this locker's longest TTL if that is longer.
+   */
   readonly restartGraceMs?: number | undefined;
   /** Reports a warning about node `index`. */
   readonly warn?: (index: number, code: WarningCode, message: string) => void;
@@ -54,6 +59,8 @@ interface Identity {
   changed: boolean;
   /** The node that reaches the same server and votes for it, while this one abstains. */
   duplicateOf: number | undefined;
+  /** Its servers when first seen, until the round's lease records tell whether it is young. */
+  arrival: { servers: readonly ServerInfo[]; readAt: number } | undefined;
 }
 
 /**
@@ -81,10 +88,12 @@ export const CLUSTER_RECHECK_MS = 10_000;
  *   request until it answered on the new connection;
  * - a node that answers as another server (it restarted, or failed over) may have lost the
  *   locks it held: on two nodes or more it abstains until every lease it could have granted
- *   has run out (the restart grace: `restartGraceMs`, by default the longest TTL this locker
- *   has used), and a `NODE_IDENTITY_CHANGED` warning names it; on one node, only the warning,
- *   unless `restartGraceMs` is given;
- * - with `restartGraceMs` given, also a node first seen up for less than the grace abstains.
+ *   has run out (the restart grace: `restartGraceMs`, by default the longest lease on record
+ *   on the nodes, see {@link LeaseRecords}), and a `NODE_IDENTITY_CHANGED` warning names it;
+ *   on one node, only the warning, unless `restartGraceMs` is given;
+ * - a node first seen up for less than the grace abstains too (so that a fresh process, such
+ *   as the CLI, keeps out of a restarted node): with `restartGraceMs` given, always; by
+ *   default, on two nodes or more, unless its own lease record was kept by its server.
  *
  * Asked before every acquisition attempt while some node is due; asking never waits for a
  * connection that is not ready, so a down node costs nothing. A Redis Cluster node's masters
@@ -106,8 +115,10 @@ export class NodeIdentities {
   /** Whether a node that changed identity abstains for the grace (else: a warning only). */
   readonly #abstainsOnChange: boolean;
   readonly #restartGraceMs: number | undefined;
-  /** The longest TTL the locker asked for so far: the default restart grace. */
+  /** The longest TTL the locker asked for so far: part of the default restart grace. */
   #longestTtlMs = 0;
+  /** The nodes' lease records: on two nodes or more, without `restartGraceMs`. */
+  readonly #records: LeaseRecords | undefined;
   /** The nodes, clock and settings, from the first check on. */
   #set: NodeSet | undefined;
 
@@ -121,6 +132,7 @@ export class NodeIdentities {
       change: undefined,
       changed: false,
       duplicateOf: undefined,
+      arrival: undefined,
     }));
     this.#inspect = inspect;
     this.#warn = options.warn ?? (() => undefined);
@@ -128,6 +140,8 @@ export class NodeIdentities {
     const strict = restartGraceMs !== undefined && restartGraceMs > 0;
     this.#trustedAtOnce = nodeCount === 1 && !mustInspect && !strict;
     this.#abstainsOnChange = restartGraceMs !== 0 && (nodeCount > 1 || strict);
+    this.#records =
+      nodeCount > 1 && restartGraceMs === undefined ? new LeaseRecords(nodeCount) : undefined;
   }
 
   /**
@@ -135,6 +149,17 @@ export class NodeIdentities {
    * say) on its current connection, and does not abstain.
    */
   known(index: number): boolean {
+    if (!this.#votes(index)) return false;
+    const id = this.#ids[index] as Identity;
+    return !(
+      this.#records &&
+      Array.isArray(id.runIds) &&
+      this.#records.due(index, this.#longestTtlMs)
+    );
+  }
+
+  /** {@link known}, but for the lease record that it may still have to get. */
+  #votes(index: number): boolean {
     const id = this.#ids[index] as Identity;
     if ((id.change || id.duplicateOf !== undefined) && this.#abstains(id)) return false;
     if (this.#trustedAtOnce) return true;
@@ -166,8 +191,13 @@ export class NodeIdentities {
     const change = id.change;
     if (change && this.#abstains(id)) {
       const now = set.clock.now();
-      const reason = abstentionReason(change, now, this.#graceMs(), this.#until(change));
+      const reason = abstentionReason(change, now, this.#graceName(change), this.#until(change));
       return new NotSentError(`${name} ${reason}`);
+    }
+    if (this.#records && Array.isArray(id.runIds) && this.#records.due(index, this.#longestTtlMs)) {
+      return new NotSentError(
+        `${name} has not recorded the ${this.#longestTtlMs} ms lease yet (the lease record that guards against its restarts): it votes once it has`,
+      );
     }
     const node = set.nodes[index];
     if (Array.isArray(id.runIds) && node && !node.isCluster && !this.#current(id, node)) {
@@ -180,9 +210,17 @@ export class NodeIdentities {
     return undefined;
   }
 
-  /** Notes a lease of `ttlMs` (an extension may ask for more than any acquisition did). */
-  noteTtl(ttlMs: number): void {
-    if (ttlMs > this.#longestTtlMs) this.#longestTtlMs = ttlMs;
+  /**
+   * Notes a lease of `ttlMs` (an extension may ask for more than any acquisition did); returns
+   * a promise when it must be recorded on the nodes first (see {@link LeaseRecords}), which
+   * never rejects: a node that did not record it votes in no acquisition until it has.
+   */
+  noteTtl(ttlMs: number): Promise<void> | undefined {
+    if (ttlMs <= this.#longestTtlMs) return undefined;
+    this.#longestTtlMs = ttlMs;
+    const set = this.#set;
+    if (!this.#records || !set) return undefined;
+    return this.#records.record(set, ttlMs, (i) => this.#recordable(i));
   }
 
   /**
@@ -218,13 +256,27 @@ export class NodeIdentities {
     return id.generation === node.generation;
   }
 
-  #graceMs(): number {
-    return this.#restartGraceMs ?? this.#longestTtlMs;
+  /**
+   * How long `change` keeps a node out: `restartGraceMs`, or the longest lease on record (and,
+   * after a change this locker saw, the longest it asked for itself).
+   */
+  #graceMs(change: IdentityChange): number {
+    if (this.#restartGraceMs !== undefined) return this.#restartGraceMs;
+    const fleetMs = this.#records?.fleetLongestMs ?? 0;
+    return change.reason === 'young' ? fleetMs : Math.max(this.#longestTtlMs, fleetMs);
+  }
+
+  /** The grace of `change`, and where it comes from, for messages. */
+  #graceName(change: IdentityChange): string {
+    const graceMs = this.#graceMs(change);
+    return this.#restartGraceMs === undefined
+      ? `the ${graceMs} ms restart grace (the longest lease on record on the nodes)`
+      : `the ${graceMs} ms restart grace (restartGraceMs)`;
   }
 
   /** When a node that changed votes again: every lease it could have granted is over. */
   #until(change: IdentityChange): number {
-    const graceMs = this.#graceMs();
+    const graceMs = this.#graceMs(change);
     return change.since + graceMs + driftMs(graceMs, this.#set?.settings.driftFactor ?? 0);
   }
 
@@ -241,7 +293,7 @@ export class NodeIdentities {
   #due({ nodes, clock }: NodeSet): boolean {
     for (let index = 0; index < this.#ids.length; index++) {
       const node = nodes[index];
-      if (node && this.#isDue(this.#ids[index] as Identity, node, clock)) return true;
+      if (node && this.#isDue(index, node, clock)) return true;
     }
     return false;
   }
@@ -254,13 +306,33 @@ export class NodeIdentities {
     for (let index = 0; index < this.#ids.length; index++) {
       const node = nodes[index];
       const id = this.#ids[index] as Identity;
-      if (!node || (node.isCluster && id.runIds !== undefined)) continue;
-      if (this.#isDue(id, node, clock)) return true;
+      if (!node) continue;
+      if (this.#mustRecord(index)) return true;
+      if (node.isCluster && id.runIds !== undefined) continue;
+      if (this.#isDue(index, node, clock)) return true;
     }
     return false;
   }
 
-  #isDue(id: Identity, node: StallGuard, clock: Clock): boolean {
+  /** Whether node `index` votes but for the lease record it must get first. */
+  #mustRecord(index: number): boolean {
+    return (
+      this.#records !== undefined &&
+      this.#recordable(index) !== undefined &&
+      this.#records.due(index, this.#longestTtlMs)
+    );
+  }
+
+  /** The server to name in node `index`'s lease record, when it may get one now. */
+  #recordable(index: number): string | undefined {
+    const id = this.#ids[index] as Identity;
+    if (!Array.isArray(id.runIds) || !this.#votes(index)) return undefined;
+    return id.runIds.join(',');
+  }
+
+  #isDue(index: number, node: StallGuard, clock: Clock): boolean {
+    const id = this.#ids[index] as Identity;
+    if (this.#mustRecord(index)) return true;
     if (id.runIds === undefined) return true;
     if (id.runIds === null) return false;
     if (node.isCluster) {
@@ -272,19 +344,26 @@ export class NodeIdentities {
 
   async #ask(context: NodeSet, ttlMs: number): Promise<void> {
     const { clock } = context;
+    const changes: (() => void)[] = [];
     const asking = askEveryNode(
       context,
       nodeTimeoutFor(context, ttlMs),
       async (node, _timeoutMs, index) => {
         const id = this.#ids[index] as Identity;
-        if (!this.#isDue(id, node, clock)) return;
+        if (!this.#isDue(index, node, clock)) return;
         const generation = node.generation;
         // Read before INFO is answered: that answer is the new connection's.
         const lastAnsweredAt = node.answeredAt(id.generation);
         try {
           // A readiness wait of 0: a connection that is not up is asked again next time.
-          const info = String(await node.send('INFO', [], 0));
-          this.#read(index, info, generation, clock.now(), lastAnsweredAt);
+          const infoSent = node.send('INFO', [], 0);
+          // Its lease record, read in the same round trip (a read: nothing a stranger keeps).
+          const record = this.#records ? LeaseRecords.fetch(context, node) : undefined;
+          record?.catch(() => undefined); // INFO's failure is the one to tell
+          const info = String(await infoSent);
+          const change = this.#read(index, info, generation, clock.now(), lastAnsweredAt);
+          if (change) changes.push(change);
+          if (record) this.#records?.take(index, await record);
         } catch (error) {
           id.failure = error instanceof Error ? error : undefined;
           // Only the server's own refusal (INFO renamed or denied) is final; a connection
@@ -298,18 +377,41 @@ export class NodeIdentities {
       () => ({ vote: 'yes' }),
     );
     await asking.settled;
+    // A node that changed abstains for the fleet's longest lease: read every record first.
+    if (changes.length > 0) await this.#records?.refresh(context, ttlMs);
+    for (const warn of changes) warn();
     this.#findDuplicates(context);
     if (this.#refusal) throw this.#refusal;
+    if (this.#records) await this.#settleRecords(context, this.#records);
   }
 
-  /** Takes in node `index`'s answer to INFO, sent on connection `generation`. */
+  /**
+   * After a round of INFO: a node first seen that did not keep its own lease record, and is
+   * younger than the longest lease on record, abstains; then each node that votes records the
+   * locker's longest TTL.
+   */
+  async #settleRecords(context: NodeSet, records: LeaseRecords): Promise<void> {
+    for (const [index, id] of this.#ids.entries()) {
+      const arrival = id.arrival;
+      id.arrival = undefined;
+      if (!arrival || !Array.isArray(id.runIds)) continue;
+      if (records.keptBy(index, id.runIds.join(','))) continue;
+      id.change = youngOnArrival(arrival.servers, arrival.readAt, records.fleetLongestMs);
+    }
+    await records.record(context, this.#longestTtlMs, (i) => this.#recordable(i));
+  }
+
+  /**
+   * Takes in node `index`'s answer to INFO, sent on connection `generation`. Returns the
+   * warning to give once the round is over, when the node answers as another server.
+   */
   #read(
     index: number,
     info: string,
     generation: number,
     readAt: number,
     lastAnsweredAt: number | undefined,
-  ): void {
+  ): (() => void) | undefined {
     const id = this.#ids[index] as Identity;
     const before = id.runIds;
     const servers = serversIn(info);
@@ -319,26 +421,33 @@ export class NodeIdentities {
     if (servers.length === 0) {
       if (before === undefined) this.#refusal ??= this.#inspect(index, info);
       id.runIds ??= null; // it will not say; one that did keeps what it said
-      return;
+      return undefined;
     }
     const runIds = servers.map((s) => s.runId);
     id.runIds = runIds;
     if (!Array.isArray(before)) {
       this.#refusal ??= this.#inspect(index, info);
       if (this.#restartGraceMs) id.change = youngOnArrival(servers, readAt, this.#restartGraceMs);
-      return;
+      else if (this.#records) id.arrival = { servers, readAt }; // young? the records tell
+      return undefined;
     }
     if (this.#set?.nodes[index]?.isCluster) {
       // Its masters, read again: their settings may have changed, or a replica took over.
       this.#refusal ??= this.#inspect(index, info);
-      return;
+      return undefined;
     }
-    if (!isNewIdentity(before, runIds)) return;
+    if (!isNewIdentity(before, runIds)) return undefined;
     id.changed = true;
+    this.#records?.forget(index);
     this.#refusal ??= this.#inspect(index, info); // another server: its settings too
     const change = changeOf(before, servers, readAt, lastAnsweredAt);
     if (this.#abstainsOnChange) id.change = change;
-    this.#warn(index, 'NODE_IDENTITY_CHANGED', this.#changeWarning(change, readAt, before, runIds));
+    return () =>
+      this.#warn(
+        index,
+        'NODE_IDENTITY_CHANGED',
+        this.#changeWarning(change, readAt, before, runIds),
+      );
   }
 
   #changeWarning(
@@ -349,8 +458,8 @@ export class NodeIdentities {
   ): string {
     const runIds = `run_id ${before.join(',')}, now ${after.join(',')}`;
     if (this.#abstainsOnChange) {
-      const graceMs = this.#graceMs();
-      return `${abstentionReason(change, now, graceMs, this.#until(change))}; ${runIds}`;
+      const grace = this.#graceName(change);
+      return `${abstentionReason(change, now, grace, this.#until(change))}; ${runIds}`;
     }
     return (
       `its run_id changed (${runIds}): it restarted or failed over, and may have lost the ` +

@@ -4,6 +4,7 @@ import { IORedisConnection } from '../../src/driver/ioredis.js';
 import { IDENTITY_RECHECK_MS } from '../../src/engine/node-identity.js';
 import { type Locker, type LockerEvents, NoQuorumError } from '../../src/index.js';
 import { FaultProxy } from '../../src/testing/index.js';
+import { distlock } from '../support/cli.js';
 import { useLockers, useRedis } from '../support/redis.js';
 
 /**
@@ -91,7 +92,7 @@ describe('a node restarted without persistence, on a majority holder', () => {
     expect(error).toBeInstanceOf(NoQuorumError);
     for (const index of [0, 1]) {
       expect(voteError(error, index)).toMatch(
-        /its run_id changed.*abstains until every lease .* has run out, the 1500 ms restart grace \(restartGraceMs\)/,
+        /its run_id changed.*abstains until every lease .* has run out, the 1500 ms restart grace \(the longest lease on record on the nodes\)/,
       );
     }
     expect(voteError(error, 2)).toBe('yes');
@@ -171,6 +172,63 @@ describe('a node restarted without persistence, on a majority holder', () => {
     } finally {
       await Promise.all(custom.map((c) => c.close()));
     }
+  });
+});
+
+describe('a node restarted empty, seen by other lockers and processes (the lease records)', () => {
+  /** A lease longer than the contenders' own: theirs alone would not cover it. */
+  const LONG_TTL_MS = 4_000;
+
+  /** `holder` holds "r" on exactly nodes 0 and 1 of 3; node 0 then restarts empty. */
+  async function holdThenRestart(holder: Locker) {
+    const { admin, redis } = fixture();
+    await admin[2]?.set(KEY, 'other', 'PX', 60_000);
+    const first = await holder.acquire('r', { ttlMs: LONG_TTL_MS, waitMs: 0 });
+    await redis.nodes[0]?.restart();
+    await admin[2]?.del(KEY);
+    return first;
+  }
+
+  it('keeps a locker made after the restart out while the lease may be valid, by default', async () => {
+    const nodes = fixture().redis.urls.slice(0, 3);
+    const first = await holdThenRestart(locker({ nodes }));
+    // A new process: it never saw node 0 before; its uptime and the records tell.
+    const late = locker({ nodes });
+    const error = await late.tryAcquire('r', { ttlMs: TTL_MS }).catch((e: unknown) => e);
+    // Before: acquired about 0.1 s after the restart, with the first lease 3.9 s from its end.
+    expect(error).toBeInstanceOf(NoQuorumError);
+    expect(voteError(error, 0)).toMatch(
+      /started \d\.\d s ago .* until it has been up for the 4000 ms restart grace \(the longest lease on record on the nodes\)/,
+    );
+    const lock = await late.acquire('r', { ttlMs: TTL_MS, waitMs: LONG_TTL_MS + 3_000 });
+    expect(first.remainingMs()).toBe(0);
+    await lock.release();
+  });
+
+  it("keeps a running locker on shorter leases out for another locker's longer lease", async () => {
+    const nodes = fixture().redis.urls.slice(0, 3);
+    const short = locker({ nodes }); // 1.5 s leases, long known to every node
+    warningsOf(short);
+    await warmUp(short);
+    const first = await holdThenRestart(locker({ nodes }));
+    const lock = await short.acquire('r', { ttlMs: TTL_MS, waitMs: LONG_TTL_MS + 3_000 });
+    // Before: acquired 1.5 s after the restart (its own TTL), the first lease 2.5 s from its end.
+    expect(first.remainingMs()).toBe(0);
+    await lock.release();
+  });
+
+  it('keeps `distlock run` (a fresh process each time) out too', async () => {
+    const f = fixture();
+    const nodes = f.redis.urls.slice(0, 3);
+    const first = await holdThenRestart(locker({ nodes }));
+    const run = distlock(
+      ['run', '-n', ...nodes.flatMap((url) => ['--redis', url]), 'r', '--', 'true'],
+      { DISTLOCK_REDIS: '' },
+    );
+    const { code, stderr } = await run.done;
+    // Before: it ran its command, exit 0, with the first lease about 3.9 s from its end.
+    expect(first.remainingMs()).toBeGreaterThan(0);
+    expect(code, stderr).not.toBe(0);
   });
 });
 

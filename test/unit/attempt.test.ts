@@ -155,7 +155,7 @@ describe('one acquisition attempt is classified', () => {
     ]);
     const attempt = await attemptAcquire(context, request);
     expect(attempt.kind).toBe('unavailable');
-    expect(strangerSent).toEqual(['INFO']);
+    expect(strangerSent).toEqual(['INFO', 'GET']); // GET: its lease record, a read
     expect(sent[0]).toEqual(['SET', 'release 0']);
   });
 

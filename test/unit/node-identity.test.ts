@@ -31,6 +31,16 @@ interface ScriptedServer {
   uptimeS: number;
   generation: number | undefined;
   infos: number;
+  /** Its lease record (`<ttlMs> <server>`), as the record-lease script keeps it. */
+  leaseRecord?: string | undefined;
+}
+
+/** What the record-lease script does, on a scripted server: KEYS[1], ARGV ttlMs, server. */
+function recordLease(server: ScriptedServer, args: readonly (string | number)[]): number {
+  const [, , , ttlMs, name] = args;
+  const longest = Math.max(Number(server.leaseRecord?.split(' ')[0] ?? 0), Number(ttlMs));
+  server.leaseRecord = `${longest} ${name}`;
+  return longest;
 }
 
 function scripted(
@@ -48,11 +58,13 @@ function scripted(
       return server.generation;
     },
     close: async () => {},
-    send: async (command) => {
+    send: async (command, args) => {
       if (command === 'INFO') {
         server.infos++;
         return info(server.runId, server.uptimeS);
       }
+      if (command === 'GET') return server.leaseRecord ?? null;
+      if (command === 'EVAL' || command === 'EVALSHA') return recordLease(server, args);
       return 'OK';
     },
   };
@@ -146,8 +158,10 @@ describe('NodeIdentities', () => {
     expect(votes()).toEqual([false, true, true]);
     expect(identities.abstention(0)?.message).toMatch(/its run_id changed/);
     clock.advance(10_000 - 1);
+    await check(); // records nothing on a node that abstains
     expect(votes()[0]).toBe(false);
     clock.advance(2 + 2); // the grace, and the drift allowance (2 ms at driftFactor 0)
+    await check(); // records the lease on its new server, and then it votes
     expect(votes()[0]).toBe(true);
   });
 
@@ -160,8 +174,10 @@ describe('NodeIdentities', () => {
     (servers[0] as ScriptedServer).generation = 2;
     await check();
     clock.advance(4_000);
+    await check();
     expect(votes()[0]).toBe(false);
     clock.advance(2); // the drift allowance: 2 ms at driftFactor 0
+    await check();
     expect(votes()[0]).toBe(true);
   });
 
@@ -180,6 +196,54 @@ describe('NodeIdentities', () => {
     Object.assign(servers[2] as ScriptedServer, { runId: RUN_C, generation: 3 });
     await check();
     expect(identities.abstention(2)?.message).toMatch(/its run_id changed/);
+  });
+
+  it('keeps a restarted node out of a fresh process for the longest lease on record elsewhere', async () => {
+    const { check, clock, servers, votes, identities, set } = over([RUN_A, RUN_B, RUN_C]);
+    // Another process's 8 s lease is on record on the nodes that kept their data; node 0
+    // restarted empty 2 s ago. This locker asks for 3 s leases (check's 10 s: below).
+    for (const server of servers) server.leaseRecord = `8000 ${server.runId}`;
+    Object.assign(servers[0] as ScriptedServer, { uptimeS: 2, leaseRecord: undefined });
+    await identities.check(set, 3_000);
+    expect(votes()).toEqual([false, true, true]);
+    expect(identities.abstention(0)?.message).toMatch(
+      /started 2\.0 s ago .* until it has been up for the 8000 ms restart grace \(the longest lease on record on the nodes\)/,
+    );
+    clock.advance(6_000 + 16); // up 8 s, and the drift allowance (16 ms at driftFactor 0)
+    await check();
+    expect(votes()).toEqual([true, true, true]);
+    expect((servers[0] as ScriptedServer).leaseRecord).toBe(`10000 ${RUN_A}`);
+  });
+
+  it('lets a young node that kept its own lease record vote at once', async () => {
+    const { check, servers, votes } = over([RUN_A, RUN_B, RUN_C]);
+    for (const server of servers) {
+      server.leaseRecord = `8000 ${server.runId}`;
+      server.uptimeS = 2; // the whole fleet just started, and one locker already locked
+    }
+    await check();
+    expect(votes()).toEqual([true, true, true]);
+  });
+
+  it('keeps a node that restarted out for the longest lease on record, not only its own TTL', async () => {
+    const { check, clock, servers, votes } = over([RUN_A, RUN_B, RUN_C]);
+    await check();
+    // Meanwhile another locker recorded a 30 s lease on every node.
+    for (const server of servers) server.leaseRecord = `30000 ${server.runId}`;
+    clock.advance(60_000);
+    Object.assign(servers[0] as ScriptedServer, {
+      runId: 'e'.repeat(40),
+      uptimeS: 0,
+      generation: 2,
+      leaseRecord: undefined,
+    });
+    await check();
+    clock.advance(10_000 + 100); // past this locker's own 10 s
+    await check();
+    expect(votes()[0]).toBe(false);
+    clock.advance(20_000);
+    await check();
+    expect(votes()[0]).toBe(true);
   });
 
   it('on one node, only warns, and asks again in the background', async () => {

@@ -1,0 +1,108 @@
+import type { StallGuard } from '../driver/stall-guard.js';
+import { leaseRecordKey } from '../keys.js';
+import { type LeaseRecord, parseLeaseRecord, recordLeaseScript } from '../lua/lease-record.js';
+import { askEveryNode, type NodeSet, nodeTimeoutFor } from './every-node.js';
+
+/**
+ * Each node's record of the longest lease it may have granted, kept for the day another node
+ * restarts empty (DESIGN invariant 12): a lease that counted was granted by a majority, so by
+ * at least one node besides the one that forgot it, and that node's record says how long the
+ * forgetful one must abstain, whichever locker or process asks, whatever TTL it uses itself.
+ *
+ * - A locker records its longest TTL on a node (`<prefix>longest-lease`, `<ttlMs> <server>`)
+ *   before that node may grant it such a lease, once per node and server, and again only when
+ *   it asks for a longer one: no cost per operation.
+ * - The record names the server that holds it. A server that has no record of its own, or one
+ *   another server wrote (it restarted since, with its data or without), and that has been up
+ *   for less than the longest lease on record anywhere, abstains until it has been up that
+ *   long: a fresh process (the CLI) tells a restart by the server's uptime and this record.
+ * - Nothing is recorded on a node that abstains, so the next fresh process sees it too.
+ *
+ * Only on two nodes or more, and only when `restartGraceMs` is not given (which fixes the
+ * grace instead).
+ */
+export class LeaseRecords {
+  /** The longest lease recorded on each node's current server by this locker; 0: none. */
+  readonly #recordedMs: number[];
+  /** Each node's record as last read; `undefined` when it has none. */
+  readonly #read: (LeaseRecord | undefined)[];
+  #fleetLongestMs = 0;
+
+  constructor(nodeCount: number) {
+    this.#recordedMs = Array.from({ length: nodeCount }, () => 0);
+    this.#read = Array.from({ length: nodeCount }, () => undefined);
+  }
+
+  /** The longest lease on record on any node read so far: the fleet's restart grace. */
+  get fleetLongestMs(): number {
+    return this.#fleetLongestMs;
+  }
+
+  /** The key of the record. */
+  static key(context: NodeSet): string {
+    return leaseRecordKey(context.settings.prefix);
+  }
+
+  /** Reads node `index`'s record, with its identity: a readiness wait of 0, like INFO. */
+  static fetch(context: NodeSet, node: StallGuard): Promise<unknown> {
+    return node.send('GET', [LeaseRecords.key(context)], 0);
+  }
+
+  /** Takes in node `index`'s record (GET's reply). */
+  take(index: number, reply: unknown): void {
+    const record = parseLeaseRecord(reply);
+    this.#read[index] = record;
+    if (record && record.ttlMs > this.#fleetLongestMs) this.#fleetLongestMs = record.ttlMs;
+  }
+
+  /** Whether node `index`'s own record was written while `server` answered on it. */
+  keptBy(index: number, server: string): boolean {
+    return this.#read[index]?.server === server;
+  }
+
+  /** Node `index` answers as another server: it may have lost its record. */
+  forget(index: number): void {
+    this.#recordedMs[index] = 0;
+    this.#read[index] = undefined;
+  }
+
+  /** Whether node `index` must record `ttlMs` before it grants such a lease. */
+  due(index: number, ttlMs: number): boolean {
+    return (this.#recordedMs[index] ?? 0) < ttlMs;
+  }
+
+  /**
+   * Records `ttlMs` on each node that `mayRecord` (it votes, and knows its server), and whose
+   * record this locker has not raised that far yet; resolves when they answered (a node that
+   * did not records next time, and does not vote meanwhile).
+   */
+  async record(
+    context: NodeSet,
+    ttlMs: number,
+    serverOf: (index: number) => string | undefined,
+  ): Promise<void> {
+    const key = LeaseRecords.key(context);
+    const asking = askEveryNode(context, nodeTimeoutFor(context, ttlMs), (node, timeoutMs, i) => {
+      const server = serverOf(i);
+      if (server === undefined || !this.due(i, ttlMs)) return Promise.resolve(0);
+      return recordLeaseScript.run(node, { key, ttlMs, server }, timeoutMs).then((longest) => {
+        this.#recordedMs[i] = Math.max(this.#recordedMs[i] ?? 0, ttlMs);
+        if (longest > this.#fleetLongestMs) this.#fleetLongestMs = longest;
+        return 1;
+      });
+    });
+    await asking.settled;
+  }
+
+  /** Reads every node's record again (a node changed: the grace must be the fleet's). */
+  async refresh(context: NodeSet, ttlMs: number): Promise<void> {
+    const asking = askEveryNode(context, nodeTimeoutFor(context, ttlMs), (node) =>
+      LeaseRecords.fetch(context, node).then((reply) => {
+        const record = parseLeaseRecord(reply);
+        if (record && record.ttlMs > this.#fleetLongestMs) this.#fleetLongestMs = record.ttlMs;
+        return 1;
+      }),
+    );
+    await asking.settled;
+  }
+}
