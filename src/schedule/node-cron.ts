@@ -13,9 +13,10 @@ export interface RunCoordinatorOptions {
    * How long (ms) a fire's lock is kept after it was taken, however short the job, so that an
    * instance whose clock runs behind (or whose timer fires late) finds the fire taken and does
    * not run it again. Keep it above the clock skew between instances plus how late their
-   * timers can fire; at most the task's `distributedLease`. On N nodes (Redlock), where
-   * instances asking at once can split the votes, a busy answer is asked again within the
-   * first half of it: there, keep skew, lateness and `nodeTimeoutMs` below half of it. A
+   * timers can fire; at most the task's `distributedLease`. A fire that failed with a
+   * `NoQuorumError` a retry may mend (a node out, no majority reached), and on N nodes
+   * (Redlock, where instances asking at once can split the votes) a busy answer, are asked
+   * again within the first half of it: keep skew, lateness and `nodeTimeoutMs` below that. A
    * fire's lock never holds back the next fire, so the default costs only a small key per
    * fire for the lease.
    * @default the whole lease: node-cron's `distributedLease` (30 000 ms unless set)
@@ -34,10 +35,11 @@ export interface NodeCronRunCoordinator {
    * Called by node-cron on every instance at each fire of a `distributed` task. `key` is
    * `<task name>:<the fire's scheduled instant, ISO 8601>`, the same on every instance;
    * `ttlMs` is the task's `distributedLease`, the fire's `lockAtMostFor`. Tries the fire's
-   * lock without waiting for a holder (on N nodes a split vote is asked again, see
-   * `lockAtLeastFor`): resolves `true` on the instance that took it, `false` on the others. Throws an `InvalidArgumentError` on bad input, and rejects when the nodes fail
-   * (`NoQuorumError`): node-cron then skips the fire on this instance (fail-closed, reason
-   * `coordinator-error`) and logs the error.
+   * lock without waiting for a holder (a split vote, or a failure a retry may mend, is asked
+   * again, see `lockAtLeastFor`): resolves `true` on the instance that took it, `false` on the
+   * others. Throws an `InvalidArgumentError` on bad input, and rejects when the nodes still
+   * fail at the end of that window (`NoQuorumError`): node-cron then skips the fire on this
+   * instance (fail-closed, reason `coordinator-error`) and logs the error.
    */
   shouldRun(key: string, ttlMs: number): Promise<boolean>;
   /**

@@ -16,8 +16,9 @@ export interface ScheduleOptions {
   /**
    * Lower bound (ms): after a short job the lock is kept until this long after the tick
    * started, so a node whose clock runs a little behind does not run the same tick again.
-   * On N nodes it also gives nodes that split the votes of a tick time to ask again (within
-   * its first half).
+   * It also gives an instance whose tick failed for want of a majority (a node out, votes
+   * split) time to ask again, within its first half: a tick is lost to failures only when no
+   * majority could be reached that long.
    * @default 0
    */
   lockAtLeastFor?: number;

@@ -1,9 +1,11 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { monotonicClock } from '../clock.js';
 import { DEFAULTS } from '../config/options.js';
+import { misconfiguredQuorum } from '../engine/configuration-failure.js';
 import type { Lock } from '../engine/lock.js';
-import { InvalidArgumentError, type LockError, LockLostError } from '../errors.js';
+import { InvalidArgumentError, type LockError, LockLostError, NoQuorumError } from '../errors.js';
 import type { Locker } from '../locker.js';
+import { quorumOf } from '../quorum/tally.js';
 
 /**
  * How long one tick's lock lives, as in ShedLock: at most `lockAtMostFor` (the TTL, never
@@ -36,12 +38,19 @@ export function validateLockAtLeastFor(
  * Tries the tick's lock without waiting: the `Lock`, or `null` when another instance has the
  * tick. Rejects as `tryAcquire` does when the nodes fail.
  *
- * On N nodes, instances that try at the same moment can split the votes so that none gets a
- * majority: each undoes what it got, and the tick would run nowhere. So a busy answer is asked
- * again, twice at most, after a random pause of up to the default `retryDelayMs`, while less
- * than half of `lockAtLeastFor` has passed: a real holder keeps the tick at least that long,
- * so a retry cannot find it free as long as clock skew, timer lateness and `nodeTimeoutMs`
- * together stay below the other half.
+ * A tick is asked again, after a random pause of up to the default `retryDelayMs`, only while
+ * less than half of `lockAtLeastFor` has passed since it was first asked: a real holder keeps
+ * the tick at least that long, so a retry cannot find it free as long as clock skew, timer
+ * lateness and `nodeTimeoutMs` together stay below the other half. What is asked again:
+ * - on N nodes, a busy answer, twice at most: instances that try at the same moment can split
+ *   the votes so that none gets a majority (each undoes what it got), and the tick would run
+ *   nowhere; a busy answer is usually a real holder, though, so no more than that;
+ * - on any number of nodes, a `NoQuorumError` that retrying may mend, for as long as the
+ *   window lasts: a node out (or one that abstains after a restart) turns a split into an
+ *   error vote, or a majority could not be reached. Not a configuration error (credentials,
+ *   permissions), which no retry mends.
+ * So a tick is lost to failures only when no majority could be reached for half of
+ * `lockAtLeastFor`.
  */
 export async function lockTick(
   locker: Locker,
@@ -53,18 +62,26 @@ export async function lockTick(
   // runs behind must not run the tick again.
   const options = { ttlMs: lockAtMostFor, minHoldMs: lockAtLeastFor };
   const startedAt = monotonicClock.now();
-  const attempts = locker.nodes.length > 1 ? SPLIT_VOTE_ATTEMPTS : 1;
-  let lock = await locker.tryAcquire(resource, options);
-  for (let attempt = 2; lock === null && attempt <= attempts; attempt++) {
-    await delay(Math.random() * DEFAULTS.retryDelayMs);
-    if (monotonicClock.now() - startedAt >= lockAtLeastFor / 2) break;
-    lock = await locker.tryAcquire(resource, options);
+  const quorum = quorumOf(locker.nodes.length);
+  let busyRetries = locker.nodes.length > 1 ? BUSY_RETRIES : 0;
+  for (;;) {
+    const outcome = await locker.tryAcquire(resource, options).catch((error: unknown) => error);
+    if (outcome !== null && !(outcome instanceof Error)) return outcome as Lock;
+    const mayMend =
+      outcome === null
+        ? busyRetries-- > 0
+        : outcome instanceof NoQuorumError && !misconfiguredQuorum(outcome.nodes, quorum);
+    const pauseMs = Math.random() * DEFAULTS.retryDelayMs;
+    if (!mayMend || monotonicClock.now() + pauseMs - startedAt >= lockAtLeastFor / 2) {
+      if (outcome === null) return null;
+      throw outcome;
+    }
+    await delay(pauseMs);
   }
-  return lock;
 }
 
-/** Attempts of one instance at a tick on N nodes, where votes can split (see lockTick). */
-const SPLIT_VOTE_ATTEMPTS = 3;
+/** How often a busy tick is asked again on N nodes, where votes can split (see lockTick). */
+const BUSY_RETRIES = 2;
 
 /**
  * Ends a tick that ran: releases its lock (the key stays until `lockAtLeastFor`). Resolves

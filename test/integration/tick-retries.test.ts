@@ -1,0 +1,102 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import type { Redis } from 'ioredis';
+import { describe, expect, it } from 'vitest';
+import { DEFAULTS } from '../../src/config/options.js';
+import { NoQuorumError, schedule, type TickOutcome } from '../../src/index.js';
+import { runCoordinator } from '../../src/schedule/node-cron.js';
+import { useLockers, useRedis } from '../support/redis.js';
+
+/**
+ * A tick (schedule(), node-cron's fires) on 3 nodes, with one node out: another instance's
+ * attempt holds a second node for a moment, so the votes split (busy, yes, error) and no
+ * instance gets a majority. The tick must be asked again within half of lockAtLeastFor, not
+ * lost: a fire may be lost only when no majority is reachable for that long. Real
+ * redis-server processes; the split is made, not hoped for.
+ */
+const fixture = useRedis(3);
+const locker = useLockers(fixture);
+const LOCK_AT_LEAST_FOR = 3_000;
+
+/** Acquisition requests node `admin` has run so far (a take is a SET or a script). */
+async function takesOn(admin: Redis): Promise<number> {
+  const stats = await admin.info('commandstats');
+  let calls = 0;
+  for (const command of ['set', 'eval', 'evalsha']) {
+    calls += Number(new RegExp(`^cmdstat_${command}:calls=(\\d+)`, 'm').exec(stats)?.[1] ?? 0);
+  }
+  return calls;
+}
+
+/** Resolves once node `admin` has run another acquisition request than the `before` ones. */
+async function anotherTake(admin: Redis, before: number): Promise<void> {
+  while ((await takesOn(admin)) <= before) await delay(10);
+}
+
+/**
+ * A locker that met all three nodes, with node 2 then killed, and `key` held on node 0 by
+ * another instance's attempt; resolves the request count of node 1 then.
+ */
+async function splitSetUp(key: string) {
+  const { admin, redis } = fixture();
+  const l = locker({ nodeTimeoutMs: 200 });
+  await (await l.acquire('warm-up', { ttlMs: 10_000 })).release();
+  await redis.nodes[2]?.kill();
+  await admin[0]?.set(key, 'another-instance', 'PX', 60_000);
+  return { l, admin, before: await takesOn(admin[1] as Redis) };
+}
+
+describe('a tick whose votes split while a node is out', () => {
+  it('schedule(): asks again, and the tick runs', async () => {
+    const { l, admin, before } = await splitSetUp('distlock:{schedule:split}');
+    const outcomes: TickOutcome[] = [];
+    const ticked = new Promise<void>((resolve) => {
+      const job = schedule(
+        l,
+        'split',
+        '* * * * * *',
+        {
+          lockAtMostFor: 10_000,
+          lockAtLeastFor: LOCK_AT_LEAST_FOR,
+          onTick: (outcome) => {
+            outcomes.push(outcome);
+            job.stop().then(resolve, resolve);
+          },
+        },
+        () => undefined,
+      );
+    });
+    // The first attempt split the votes; the other instance's attempt is then undone.
+    await anotherTake(admin[1] as Redis, before);
+    await admin[0]?.del('distlock:{schedule:split}');
+    await ticked;
+    // Before: 'failed' (a NoQuorumError), the tick run nowhere.
+    expect(outcomes).toEqual(['ran']);
+  });
+
+  it('node-cron: asks again, and the fire runs on this instance', async () => {
+    const key = 'report:2026-01-01T03:00:00.000Z';
+    const redisKey = `distlock:{node-cron:${key}}`;
+    const { l, admin, before } = await splitSetUp(redisKey);
+    const coordinator = runCoordinator(l, { lockAtLeastFor: LOCK_AT_LEAST_FOR });
+    const shouldRun = coordinator.shouldRun(key, 10_000).catch((error: unknown) => error);
+    await anotherTake(admin[1] as Redis, before);
+    await admin[0]?.del(redisKey);
+    // Before: rejected with a NoQuorumError, and node-cron skipped the fire (fail-closed).
+    expect(await shouldRun).toBe(true);
+    await coordinator.onComplete(key);
+  });
+
+  it('gives up once half of lockAtLeastFor has passed without a majority', async () => {
+    const key = 'report:2026-01-01T04:00:00.000Z';
+    const { l } = await splitSetUp(`distlock:{node-cron:${key}}`);
+    const coordinator = runCoordinator(l, { lockAtLeastFor: LOCK_AT_LEAST_FOR });
+    const startedAt = performance.now();
+    const error = await coordinator.shouldRun(key, 10_000).catch((e: unknown) => e);
+    const tookMs = performance.now() - startedAt;
+    expect(error).toBeInstanceOf(NoQuorumError);
+    // No attempt starts past half of it: the last pause ends before then.
+    expect(tookMs).toBeGreaterThan(LOCK_AT_LEAST_FOR / 2 - DEFAULTS.retryDelayMs);
+    // The last attempt: a per-node timeout (200 ms) and the undo; far below the whole.
+    expect(tookMs).toBeLessThan(LOCK_AT_LEAST_FOR);
+  });
+});
