@@ -36,12 +36,16 @@ export interface LockerOptions {
    * not vote, counted from its restart (its uptime) or, when that cannot be told, from when
    * the change was seen: it may have lost the locks it held, and must not grant them again
    * before every lease it could have granted has run out. Must cover the longest lease any
-   * client of these nodes asks for: by default, the longest `ttlMs` this locker has used,
-   * so other lockers with longer TTLs need it set. Given explicitly (> 0), it applies also to
-   * a single node (by default only warned about), and to a node first seen up for less than
-   * it (a new process cannot tell whether it restarted just before). `0`: no node abstains
-   * for a restart (for nodes whose writes survive one: `appendfsync always`); the warnings
-   * stay. Minimum 0. @default the longest `ttlMs` this locker has used
+   * client of these nodes asks for. By default, on two nodes or more, each node keeps a
+   * record of the longest lease lockers may have been granted there (`<prefix>longest-lease`,
+   * written once per locker and node), and the grace is the longest on record on any node
+   * (or this locker's own longest `ttlMs`, if longer); a node first seen up for less than
+   * that, whose server did not keep its own record (it restarted), abstains too, so that a
+   * new process (the CLI) keeps out of it as well. Given explicitly (> 0), it replaces that:
+   * it applies to a single node too (by default only warned about), and to every node first
+   * seen up for less than it. `0`: no node abstains for a restart (for nodes whose writes
+   * survive one: `appendfsync always`); the warnings stay. Minimum 0.
+   * @default the longest lease on record on the nodes
    */
   restartGraceMs?: number;
   /**
@@ -126,7 +130,7 @@ export interface LockerSettings {
   readonly nodeTimeoutMs: number | undefined;
   readonly retryDelayMs: number;
   readonly onEvictionRisk: 'warn' | 'refuse';
-  /** Given, or `undefined`: the longest TTL used so far. */
+  /** Given, or `undefined`: the longest lease on record on the nodes (see `LeaseRecords`). */
   readonly restartGraceMs: number | undefined;
   readonly replicaAcks: number;
   readonly startupWaitMs: number;

@@ -29,6 +29,11 @@ export interface IdentityChange {
   readonly since: number;
   /** The new server's uptime when it was read (the youngest, for a Cluster). */
   readonly uptimeMs: number;
+  /**
+   * The grace, when it was fixed as the change was seen (the longest lease on record then:
+   * a lease recorded later was granted after the change); else the locker's own setting.
+   */
+  readonly graceMs?: number;
 }
 
 /** The servers an `INFO` reply speaks for: one, or each master of a Redis Cluster. */

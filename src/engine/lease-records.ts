@@ -26,11 +26,19 @@ export class LeaseRecords {
   readonly #recordedMs: number[];
   /** Each node's record as last read; `undefined` when it has none. */
   readonly #read: (LeaseRecord | undefined)[];
+  /** Why each node's last record could not be written (READONLY, OOM, NOPERM...). */
+  readonly #failures: (Error | undefined)[];
   #fleetLongestMs = 0;
 
   constructor(nodeCount: number) {
     this.#recordedMs = Array.from({ length: nodeCount }, () => 0);
     this.#read = Array.from({ length: nodeCount }, () => undefined);
+    this.#failures = Array.from({ length: nodeCount }, () => undefined);
+  }
+
+  /** Why node `index` could not record its lease last time, if it could not. */
+  failure(index: number): Error | undefined {
+    return this.#failures[index];
   }
 
   /** The longest lease on record on any node read so far: the fleet's restart grace. */
@@ -72,9 +80,10 @@ export class LeaseRecords {
   }
 
   /**
-   * Records `ttlMs` on each node that `mayRecord` (it votes, and knows its server), and whose
-   * record this locker has not raised that far yet; resolves when they answered (a node that
-   * did not records next time, and does not vote meanwhile).
+   * Records `ttlMs` on each node that `serverOf` names a server for (it votes), and whose
+   * record this locker has not raised that far yet; resolves when they answered, each within
+   * the per-node timeout (a node that did not votes once its write is answered: a node that
+   * is paused costs that timeout once, then is known stalled and is not waited for again).
    */
   async record(
     context: NodeSet,
@@ -83,13 +92,21 @@ export class LeaseRecords {
   ): Promise<void> {
     const key = LeaseRecords.key(context);
     const asking = askEveryNode(context, nodeTimeoutFor(context, ttlMs), (node, timeoutMs, i) => {
+      if (!this.due(i, ttlMs)) return Promise.resolve(1);
       const server = serverOf(i);
-      if (server === undefined || !this.due(i, ttlMs)) return Promise.resolve(0);
-      return recordLeaseScript.run(node, { key, ttlMs, server }, timeoutMs).then((longest) => {
-        this.#recordedMs[i] = Math.max(this.#recordedMs[i] ?? 0, ttlMs);
-        if (longest > this.#fleetLongestMs) this.#fleetLongestMs = longest;
-        return 1;
-      });
+      if (server === undefined) return Promise.resolve(0);
+      return recordLeaseScript.run(node, { key, ttlMs, server }, timeoutMs).then(
+        (longest) => {
+          this.#recordedMs[i] = Math.max(this.#recordedMs[i] ?? 0, ttlMs);
+          this.#failures[i] = undefined;
+          if (longest > this.#fleetLongestMs) this.#fleetLongestMs = longest;
+          return 1;
+        },
+        (error: unknown) => {
+          this.#failures[i] = error instanceof Error ? error : new Error(String(error));
+          throw error;
+        },
+      );
     });
     await asking.settled;
   }

@@ -194,11 +194,6 @@ export class NodeIdentities {
       const reason = abstentionReason(change, now, this.#graceName(change), this.#until(change));
       return new NotSentError(`${name} ${reason}`);
     }
-    if (this.#records && Array.isArray(id.runIds) && this.#records.due(index, this.#longestTtlMs)) {
-      return new NotSentError(
-        `${name} has not recorded the ${this.#longestTtlMs} ms lease yet (the lease record that guards against its restarts): it votes once it has`,
-      );
-    }
     const node = set.nodes[index];
     if (Array.isArray(id.runIds) && node && !node.isCluster && !this.#current(id, node)) {
       const why = id.failure ? `: ${id.failure.message}` : '';
@@ -206,6 +201,19 @@ export class NodeIdentities {
         `${name} reconnected: it votes again once it has said which server it now is${why}`,
         { cause: id.failure },
       );
+    }
+    if (this.#records && Array.isArray(id.runIds) && this.#records.due(index, this.#longestTtlMs)) {
+      // The server's own refusal first (READONLY, OOM, NOPERM): the lock would get it too.
+      const failure = this.#records.failure(index);
+      const recording = `the ${this.#longestTtlMs} ms lease record that guards against its restarts`;
+      return failure
+        ? new NotSentError(
+            `${failure.message} (${name}, writing ${recording}; nothing else sent)`,
+            {
+              cause: failure,
+            },
+          )
+        : new NotSentError(`${name} has not written ${recording} yet: it votes once it has`);
     }
     return undefined;
   }
@@ -262,8 +270,8 @@ export class NodeIdentities {
    */
   #graceMs(change: IdentityChange): number {
     if (this.#restartGraceMs !== undefined) return this.#restartGraceMs;
-    const fleetMs = this.#records?.fleetLongestMs ?? 0;
-    return change.reason === 'young' ? fleetMs : Math.max(this.#longestTtlMs, fleetMs);
+    if (change.graceMs !== undefined) return change.graceMs;
+    return Math.max(this.#longestTtlMs, this.#records?.fleetLongestMs ?? 0);
   }
 
   /** The grace of `change`, and where it comes from, for messages. */
@@ -330,9 +338,14 @@ export class NodeIdentities {
     return id.runIds.join(',');
   }
 
+  /** Whether node `index` must be asked which server it is, or get its lease record. */
   #isDue(index: number, node: StallGuard, clock: Clock): boolean {
+    return this.#mustRecord(index) || this.#identityDue(index, node, clock);
+  }
+
+  /** Whether node `index` must be asked (again) which server it is. */
+  #identityDue(index: number, node: StallGuard, clock: Clock): boolean {
     const id = this.#ids[index] as Identity;
-    if (this.#mustRecord(index)) return true;
     if (id.runIds === undefined) return true;
     if (id.runIds === null) return false;
     if (node.isCluster) {
@@ -350,7 +363,7 @@ export class NodeIdentities {
       nodeTimeoutFor(context, ttlMs),
       async (node, _timeoutMs, index) => {
         const id = this.#ids[index] as Identity;
-        if (!this.#isDue(index, node, clock)) return;
+        if (!this.#identityDue(index, node, clock)) return; // (its record comes after)
         const generation = node.generation;
         // Read before INFO is answered: that answer is the new connection's.
         const lastAnsweredAt = node.answeredAt(id.generation);
@@ -396,7 +409,9 @@ export class NodeIdentities {
       id.arrival = undefined;
       if (!arrival || !Array.isArray(id.runIds)) continue;
       if (records.keptBy(index, id.runIds.join(','))) continue;
-      id.change = youngOnArrival(arrival.servers, arrival.readAt, records.fleetLongestMs);
+      const graceMs = records.fleetLongestMs;
+      const young = youngOnArrival(arrival.servers, arrival.readAt, graceMs);
+      id.change = young && { ...young, graceMs };
     }
     await records.record(context, this.#longestTtlMs, (i) => this.#recordable(i));
   }

@@ -52,8 +52,9 @@ describe('nodes that answer with errors', () => {
 
 describe('a node restarted without persistence', () => {
   // The hazard the Redlock authors guard against with delayed restarts or fsync'ed AOF. A
-  // locker that knew the node sees its new run_id and keeps it out for the TTL (see
-  // node-identity.test.ts); these controls show what happens where that check cannot act.
+  // locker that knew the node sees its new run_id, and a new one its uptime and the other
+  // nodes' lease records, and keeps it out for the longest lease (see node-identity.test.ts);
+  // these controls show what happens where that check cannot act.
   it('at once, with the identity check off (restartGraceMs: 0), can hand a held lock to a second client', async () => {
     const { admin, redis } = fixture();
     const second = locker({ restartGraceMs: 0 });
@@ -69,14 +70,15 @@ describe('a node restarted without persistence', () => {
     expect(a.remainingMs()).toBeGreaterThan(0); // ...while A still holds it: two holders
   });
 
-  it('at once, can hand a held lock to a client that first meets the node after its restart', async () => {
-    // Without restartGraceMs, a new locker cannot tell a restarted node from one that has
-    // always been there (docs/redlock-and-safety.md, "Restarts without persistence").
+  it('at once, with the lease records deleted by hand, can hand a held lock to a client that first meets the node after its restart', async () => {
+    // A new locker tells a restarted node from one that has always been there only by the
+    // other nodes' lease records (docs/redlock-and-safety.md, "Restarts without persistence").
     const { admin, redis } = fixture();
     await admin[2]?.set(KEY, 'other', 'PX', 10_000);
     const a = await locker().acquire('r', { ttlMs: 5_000, waitMs: 0 });
     await redis.nodes[1]?.restart();
     await admin[2]?.del(KEY);
+    await Promise.all(admin.map((client) => client.del('distlock:longest-lease')));
     await delay(300);
     const b = await locker().tryAcquire('r', { ttlMs: 5_000 });
     expect(b).not.toBeNull();

@@ -1,3 +1,4 @@
+import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import {
   InvalidArgumentError,
@@ -6,7 +7,7 @@ import {
   NotSentError,
 } from '../../src/index.js';
 import { FaultProxy } from '../../src/testing/index.js';
-import { useLockers, useRedis } from '../support/redis.js';
+import { keysLeft, LEASE_RECORD_KEY, useLockers, useRedis } from '../support/redis.js';
 
 const fixture = useRedis(5);
 const KEY = 'distlock:{r}';
@@ -94,7 +95,9 @@ describe('Redlock over 5 independent masters', () => {
     const nodeTimeoutMs = 150;
     const l = locker({ nodeTimeoutMs });
     const { redis, admin } = fixture();
-    await (await l.acquire('warm', { ttlMs: 1_000 })).release();
+    // Warmed up with the TTL asked below: a longer one is first recorded on the nodes (see
+    // the test of that below), which would hide the timeouts this test counts.
+    await (await l.acquire('warm', { ttlMs: 5_000 })).release();
 
     redis.nodes[0]?.pause();
     redis.nodes[1]?.pause();
@@ -128,12 +131,34 @@ describe('Redlock over 5 independent masters', () => {
     redis.nodes[0]?.resume();
     redis.nodes[1]?.resume();
     await new Promise((resolve) => setTimeout(resolve, 100));
-    const keys = await Promise.all(admin.map((client) => client.keys('distlock:*')));
+    const keys = await Promise.all(admin.map((client) => keysLeft(client)));
     expect(keys).toEqual([[], [], ['distlock:{busy}'], [], []]);
     const later = await l.acquire('r', { ttlMs: 5_000, waitMs: 0 });
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect((await values()).every((v) => v !== null)).toBe(true);
     await later.release();
+  });
+
+  it('records a longer TTL on the nodes before they grant it; a paused node costs one timeout', async () => {
+    const nodeTimeoutMs = 150;
+    const l = locker({ nodeTimeoutMs });
+    const { redis, admin } = fixture();
+    await (await l.acquire('warm', { ttlMs: 1_000 })).release();
+    const records = () => Promise.all(admin.map((client) => client.get(LEASE_RECORD_KEY)));
+    expect((await records()).map((r) => r?.split(' ')[0])).toEqual(Array(5).fill('1000'));
+    redis.nodes[0]?.pause();
+    const started = performance.now();
+    const lock = await l.acquire('r', { ttlMs: 5_000, waitMs: 0 });
+    // The paused node's write is waited for once, up to the per-node timeout; the attempt
+    // then sends it nothing (it is known stalled).
+    expect(performance.now() - started).toBeLessThan(2 * nodeTimeoutMs + 60);
+    const rest = await Promise.all(admin.slice(1).map((client) => client.get(LEASE_RECORD_KEY)));
+    expect(rest.map((r) => r?.split(' ')[0])).toEqual(Array(4).fill('5000'));
+    redis.nodes[0]?.resume();
+    await lock.release();
+    // Once it answers, the paused node holds the record too (its write was queued).
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect((await admin[0]?.get(LEASE_RECORD_KEY))?.split(' ')[0]).toBe('5000');
   });
 
   it('sends nothing more to a paused node once it stopped answering', async () => {
@@ -159,7 +184,7 @@ describe('Redlock over 5 independent masters', () => {
     // 100 acquire+release cycles ran; the paused node received only what was sent before its
     // first timeout (one acquire, its release) plus our own INFO calls and the probes.
     expect((await processed()) - before).toBeLessThan(8);
-    expect(await admin[0]?.keys('distlock:*')).toEqual([]);
+    expect(await keysLeft(admin[0] as Redis)).toEqual([]);
   });
 
   it('rejects one server listed twice under other names, before granting any lock', async () => {
@@ -183,7 +208,7 @@ describe('Redlock over 5 independent masters', () => {
 
   it('hands event listeners a frozen snapshot of the per-node results', async () => {
     const l = locker({ nodeTimeoutMs: 100 });
-    await (await l.acquire('warm', { ttlMs: 1_000 })).release();
+    await (await l.acquire('warm', { ttlMs: 5_000 })).release(); // the TTL asked below
     const seen: Record<string, readonly unknown[]> = {};
     l.events.on('acquired', ({ nodes }) => {
       seen.acquired = nodes;

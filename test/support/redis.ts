@@ -59,3 +59,14 @@ export function useLockers(
     return locker;
   };
 }
+
+/**
+ * The node's lease record (`engine/lease-records.ts`), which every locker on two nodes or
+ * more writes and never deletes: not a lock's key, so not a key left behind.
+ */
+export const LEASE_RECORD_KEY = 'distlock:longest-lease';
+
+/** The keys matching `pattern` on a node, but for its lease record. */
+export async function keysLeft(client: Redis, pattern = 'distlock:*'): Promise<string[]> {
+  return (await client.keys(pattern)).filter((key) => key !== LEASE_RECORD_KEY);
+}
