@@ -23,7 +23,9 @@ function lockerWith(...passwords: (string | undefined)[]): Locker {
       ? `redis://127.0.0.1:${node.port}`
       : `redis://:${password}@127.0.0.1:${node.port}`;
   });
-  const locker = new Locker({ nodes });
+  // About credentials only: no lease records, which would keep out a node that an earlier
+  // locker could not reach (a wrong password) as one that may have restarted.
+  const locker = new Locker({ nodes, restartGraceMs: 0 });
   lockers.push(locker);
   return locker;
 }
