@@ -19,8 +19,8 @@ import { pause, pollingMs, retryDelay } from './retry-pace.js';
 import { sleep, stopped, type WaitStops } from './sleep.js';
 import { traced } from './telemetry.js';
 import { newToken } from './token.js';
-import { PlaceInLine } from './waiting-line.js';
 import { Waiter } from './waiter.js';
+import { PlaceInLine } from './waiting-line.js';
 
 /**
  * Acquires `resource`: attempts until one succeeds, pausing a random delay between attempts

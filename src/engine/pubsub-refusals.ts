@@ -60,6 +60,10 @@ export class PlainPubSubRefusals {
       command === 'SUBSCRIBE'
         ? "this locker's waiters are not woken by releases: they poll every retryDelayMs"
         : "this locker's releases wake no waiter: waiters poll every retryDelayMs";
-    this.#warn('PUBSUB_UNAVAILABLE', `refused ${command} (${reply}): ${effect}; grant ${rule}`, node);
+    this.#warn(
+      'PUBSUB_UNAVAILABLE',
+      `refused ${command} (${reply}): ${effect}; grant ${rule}`,
+      node,
+    );
   }
 }

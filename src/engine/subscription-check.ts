@@ -38,6 +38,8 @@ export class SubscriptionCheck {
   readonly #options: SubscriptionCheckOptions;
   /** When each channel was last checked. */
   readonly #checkedAt = new WeakMap<WakeChannel, number>();
+  /** Channels found without a subscription, until subscribed again. */
+  readonly #repairing = new WeakSet<WakeChannel>();
 
   constructor(nodes: readonly RedisConnection[], options: SubscriptionCheckOptions) {
     this.#nodes = nodes;
@@ -64,7 +66,12 @@ export class SubscriptionCheck {
       node.send('SPUBLISH', [channel.name, ''], CONNECT_WAIT_MS).then(
         (receivers) => {
           if (Number(receivers) > 0) return;
-          channel.resubscribe(subscriber, { lost: true });
+          const repairing = this.#repairing.has(channel);
+          this.#repairing.add(channel);
+          void channel.resubscribe(subscriber, { lost: true }).then((subscribed) => {
+            if (subscribed) this.#repairing.delete(channel);
+          });
+          if (repairing) return; // said once until repaired
           this.#options.warn(
             'WAKE_UPS_REPAIRED',
             `the sharded wake-up channel of slot ${slot} had no subscriber on the slot's ` +

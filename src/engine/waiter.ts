@@ -1,4 +1,4 @@
-import type { Watch, WakeUps } from './wake-ups.js';
+import type { WakeUps, Watch } from './wake-ups.js';
 
 /**
  * One acquisition's use of wake-ups, from its first busy attempt on: each pause ends early

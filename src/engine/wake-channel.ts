@@ -73,13 +73,18 @@ export class WakeChannel {
   /**
    * Subscribes again on a (re)connected subscriber, also when its last subscribe failed.
    * `lost`: the server has no subscription there any more, whatever the client believes:
-   * until the subscribe succeeds, the channel does not count as {@link listening}.
+   * until the subscribe succeeds, the channel does not count as {@link listening}. Resolves
+   * to whether it succeeded.
    */
-  resubscribe(subscriber: Subscriber, { lost = false } = {}): void {
-    if (!this.#subscribers.includes(subscriber)) return;
+  resubscribe(subscriber: Subscriber, { lost = false } = {}): Promise<boolean> {
+    if (!this.#subscribers.includes(subscriber)) return Promise.resolve(false);
     if (lost) this.#listeningOn.delete(subscriber);
-    // A failure is tried again at the next reconnect, or by a waiter's pause (see SubscriptionCheck).
-    this.#subscribe(subscriber).catch(() => undefined);
+    // A failure is tried again at the next reconnect, or by a waiter's pause (see
+    // SubscriptionCheck).
+    return this.#subscribe(subscriber).then(
+      () => true,
+      () => false,
+    );
   }
 
   #subscribe(subscriber: Subscriber): Promise<unknown> {
