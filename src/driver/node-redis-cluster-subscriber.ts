@@ -1,3 +1,4 @@
+import calculateSlot from 'cluster-key-slot';
 import { CONNECT_WAIT_MS, type Subscriber } from './connection.js';
 
 /** The pause before opening a cluster again when no root node could be reached. */
@@ -7,6 +8,7 @@ const REOPEN_DELAY_MS = 1_000;
 interface PubSubClient {
   /** Where it connects: node-redis reads the slot table from it first. */
   readonly options?: object;
+  readonly isReady?: boolean;
   on(event: string, listener: () => void): unknown;
 }
 
@@ -20,6 +22,7 @@ interface SubscriberCluster {
   readonly isOpen: boolean;
   readonly _options: { readonly rootNodes: readonly object[] };
   readonly masters: readonly ShardedMaster[];
+  readonly slots: readonly ({ readonly master: ShardedMaster } | undefined)[];
   /** Internal to node-redis (no public way to refresh the slot table): it may go away. */
   readonly _slots?: {
     rediscover?(startWith: { readonly options?: object | undefined }): Promise<void>;
@@ -39,9 +42,12 @@ interface SubscriberCluster {
 
 /**
  * Pub/sub over a node-redis cluster of its own, opened again after a pause while no root node
- * answers, until closed. Sharded subscriptions follow their slot (see `#watchMoves`); one
- * that gets no answer within {@link CONNECT_WAIT_MS} (node-redis holds it for a master that
- * died, reconnecting for good) fails, and the slot table is read again.
+ * answers, until closed. Sharded subscriptions follow their slot (see `#watchMoves`). A
+ * master that died sends nothing, and node-redis keeps reconnecting to it: a sharded
+ * subscribe to it would wait for good, or (node-redis counting the channel as subscribed
+ * there) resolve at once and subscribe nothing. So a sharded subscribe whose master's pub/sub
+ * client is not connected reads the slot table first, and one that gets no answer within
+ * {@link CONNECT_WAIT_MS} fails and has the slot table read again.
  */
 export class NodeRedisClusterSubscriber implements Subscriber {
   readonly #cluster: SubscriberCluster;
@@ -76,6 +82,7 @@ export class NodeRedisClusterSubscriber implements Subscriber {
       return this.#opened().then(() => this.#cluster.subscribe(channel, this.#listener));
     }
     const subscribed = this.#opened()
+      .then(() => (this.#masterDown(channel) ? this.#reread() : undefined))
       .then(() => this.#cluster.sSubscribe(channel, this.#listener))
       .then(() => this.#watchMoves());
     return this.#bounded(subscribed);
@@ -126,20 +133,34 @@ export class NodeRedisClusterSubscriber implements Subscriber {
     return Promise.race([reply, timedOut]).finally(() => clearTimeout(timer));
   }
 
+  /** Whether the pub/sub client of the master that node-redis names for `channel` is down. */
+  #masterDown(channel: string): boolean {
+    const client = this.#cluster.slots[calculateSlot(channel)]?.master.pubSub?.client;
+    return client?.isReady === false;
+  }
+
+  /** Reads the slot table again, then has every channel subscribed anew. */
+  #slotsMoved(startWith?: PubSubClient): void {
+    if (this.#rereading || this.#closed) return;
+    void this.#reread(startWith).then(() => {
+      if (!this.#closed) this.#onReady?.();
+    });
+  }
+
   /**
    * Reads the slot table again (once at a time), starting with `startWith` (else the first
-   * root node), then has every channel subscribed anew.
+   * root node): node-redis drops the clients of masters that are gone.
    */
-  #slotsMoved(startWith?: PubSubClient): void {
+  #reread(startWith?: PubSubClient): Promise<void> {
     const rediscover = this.#cluster._slots?.rediscover;
-    if (this.#rereading || this.#closed || typeof rediscover !== 'function') return;
+    if (this.#closed || typeof rediscover !== 'function') return Promise.resolve();
     const from = startWith ?? { options: this.#cluster._options.rootNodes[0] };
-    this.#rereading = Promise.resolve(rediscover.call(this.#cluster._slots, from))
+    this.#rereading ??= Promise.resolve(rediscover.call(this.#cluster._slots, from))
       .catch(() => undefined) // the next subscribe that fails reads it again
-      .then(() => {
+      .finally(() => {
         this.#rereading = undefined;
-        if (!this.#closed) this.#onReady?.();
       });
+    return this.#rereading;
   }
 
   #opened(): Promise<void> {

@@ -81,8 +81,8 @@ export class SubscriptionCheck {
           );
         },
         // Not an answer (the master is down, the slot moving): the next hand-off without a
-        // message asks again.
-        () => undefined,
+        // message asks again, however soon.
+        () => this.#checkedAt.delete(channel),
       );
     }
   }
