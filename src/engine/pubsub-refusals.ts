@@ -9,6 +9,7 @@ export function isRefusal(error: unknown): boolean {
   return REFUSED.test(messageOf(error));
 }
 
+/** What `error` says: its message, or itself as text. */
 export function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
