@@ -75,8 +75,8 @@ export class SubscriptionCheck {
           this.#options.warn(
             'WAKE_UPS_REPAIRED',
             `the sharded wake-up channel of slot ${slot} had no subscriber on the slot's ` +
-              'master (it moved, and the client did not subscribe again): a waiter polled ' +
-              'for a hand-off; subscribed again',
+              'master (the slot moved, and the client had not subscribed again): a waiter ' +
+              'polled for a hand-off; subscribed again',
             index,
           );
         },
