@@ -10,23 +10,28 @@ import { IORedisConnection, type IORedisLike } from './ioredis.js';
 interface SlotTable {
   /** Per slot, `host:port` of its master first. */
   readonly slots: readonly (readonly string[] | undefined)[];
+  readonly status: string;
   nodes(role: 'master'): readonly IORedisLike[];
   refreshSlotsCache(callback?: (error?: Error | null) => void): void;
+  /** 'refresh': the slot table was read again. */
+  on(event: 'refresh', listener: () => void): unknown;
+  off(event: 'refresh', listener: () => void): unknown;
 }
 
 /** A client of one master in sharded subscriber mode (ioredis 5.2+, 6, iovalkey). */
 interface ShardSubscriberLike extends IORedisLike {
+  readonly status: string;
   on(event: 'error', listener: (error: Error) => void): unknown;
-  on(event: 'ready' | 'close', listener: () => void): unknown;
+  on(event: 'ready' | 'close' | 'moved', listener: () => void): unknown;
   on(event: 'smessage', listener: (channel: string, message: string) => void): unknown;
   ssubscribe(channel: string): Promise<unknown>;
   sunsubscribe(channel: string): Promise<unknown>;
 }
 
 /**
- * The `sunsubscribe` a master pushes when the slot of a channel moves away, which ioredis
- * does not expect and reports as an error ("Command queue state error ... Last reply:
- * sunsubscribe,<channel>,<count>").
+ * The `sunsubscribe` a master pushes when the slot of a channel moves away, which ioredis 5
+ * and iovalkey do not expect and report as an error ("Command queue state error ... Last
+ * reply: sunsubscribe,<channel>,<count>"); ioredis 6 emits `moved` on the client instead.
  */
 const ENDED_BY_SERVER = /Last reply: sunsubscribe,/;
 
@@ -38,7 +43,10 @@ const ENDED_BY_SERVER = /Last reply: sunsubscribe,/;
  * subscription (a `sunsubscribe` push); the slot table is then read again and `onReady`
  * called, so that every channel is subscribed anew where it now lives. A subscribe that gets
  * no answer (ioredis leaves an `SSUBSCRIBE` answered by MOVED pending) fails after
- * {@link CONNECT_WAIT_MS} and reads the slot table again too.
+ * {@link CONNECT_WAIT_MS} and reads the slot table again too. Whatever the client says of a
+ * move, each reading of the slot table (the cluster reads it on MOVED and on a lost master)
+ * that names another master for a channel than the one it was sent to calls `onReady` too:
+ * a master that died sends nothing, and its replica is named only once promoted.
  */
 export class IORedisShardedSubscriber implements Subscriber {
   readonly #cluster: SlotTable;
@@ -46,6 +54,9 @@ export class IORedisShardedSubscriber implements Subscriber {
   readonly #onReady: (() => void) | undefined;
   /** The subscriber client of each master, by `host:port`. */
   readonly #shards = new Map<string, ShardSubscriberLike>();
+  /** Each channel subscribed, and the master (`host:port`) its last subscribe went to. */
+  readonly #sentTo = new Map<string, string | undefined>();
+  readonly #onSlotTable = () => this.#slotTableRead();
   #refreshing = false;
   #closed = false;
 
@@ -57,10 +68,12 @@ export class IORedisShardedSubscriber implements Subscriber {
     this.#cluster = cluster;
     this.#onMessage = onMessage;
     this.#onReady = onReady;
+    cluster.on('refresh', this.#onSlotTable);
   }
 
   subscribe(channel: string): Promise<unknown> {
     const shard = this.#shardOf(channel);
+    this.#sentTo.set(channel, this.#masterOf(channel));
     if (!shard) {
       this.#slotsMoved();
       return Promise.reject(new Error(`no master known for the slot of ${channel}`));
@@ -69,26 +82,35 @@ export class IORedisShardedSubscriber implements Subscriber {
   }
 
   unsubscribe(channel: string): Promise<unknown> {
+    this.#sentTo.delete(channel);
     const shard = this.#shardOf(channel);
     return shard ? this.#bounded(shard.sunsubscribe(channel)) : Promise.resolve(0);
   }
 
   async close(): Promise<void> {
     this.#closed = true;
+    this.#cluster.off('refresh', this.#onSlotTable);
     const shards = [...this.#shards.values()];
     this.#shards.clear();
     await Promise.all(shards.map((shard) => new IORedisConnection(shard, 'subscriber').close()));
   }
 
+  /** `host:port` of the master that the slot table names for `channel`'s slot. */
+  #masterOf(channel: string): string | undefined {
+    return this.#cluster.slots[calculateSlot(channel)]?.[0];
+  }
+
   /** The subscriber client of the master serving `channel`'s slot, opened if need be. */
   #shardOf(channel: string): ShardSubscriberLike | undefined {
     if (this.#closed) return undefined;
-    const address = this.#cluster.slots[calculateSlot(channel)]?.[0];
+    const address = this.#masterOf(channel);
     const master = this.#cluster
       .nodes('master')
       .find((node) => `${node.options.host}:${node.options.port}` === address);
     if (address === undefined || master === undefined) return undefined;
     let shard = this.#shards.get(address);
+    // A client that gave up reconnecting (its master died) never subscribes again.
+    if (shard?.status === 'end') shard = undefined;
     if (!shard) {
       shard = master.duplicate({
         enableOfflineQueue: true,
@@ -97,6 +119,7 @@ export class IORedisShardedSubscriber implements Subscriber {
       shard.on('error', (error) => {
         if (ENDED_BY_SERVER.test(error.message)) this.#slotsMoved();
       });
+      shard.on('moved', () => this.#slotsMoved());
       shard.on('smessage', (ch: string, message: string) => this.#onMessage(ch, message));
       shard.on('ready', () => this.#onReady?.()); // a reconnect lost its subscriptions
       // A master that died sends no push: its slots move to a replica that the slot table
@@ -130,6 +153,20 @@ export class IORedisShardedSubscriber implements Subscriber {
       if (masters.has(address)) continue;
       this.#shards.delete(address);
       new IORedisConnection(shard, 'subscriber').close().catch(() => undefined);
+    }
+  }
+
+  /**
+   * The slot table was read (by anyone): when it names another master for a channel than the
+   * one its last subscribe went to, every channel is subscribed again where it lives now.
+   */
+  #slotTableRead(): void {
+    if (this.#refreshing || this.#closed) return; // `#slotsMoved` does it once read
+    for (const [channel, sentTo] of this.#sentTo) {
+      if (this.#masterOf(channel) === sentTo) continue;
+      this.#dropFormerMasters();
+      this.#onReady?.();
+      return;
     }
   }
 

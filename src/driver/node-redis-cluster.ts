@@ -18,6 +18,7 @@ import {
   type Subscriber,
 } from './connection.js';
 import { RESP2_SHAPES } from './node-redis.js';
+import { NodeRedisClusterSubscriber } from './node-redis-cluster-subscriber.js';
 
 /** A node as node-redis's cluster events name it. */
 interface NodeAddress {
@@ -143,9 +144,6 @@ const REFUSED = new Set(['ClientOfflineError', 'ClientClosedError']);
 
 /** How long `close()` lets the masters answer before their connections are dropped. */
 const CLOSE_TIMEOUT_MS = 500;
-
-/** The pause before opening a cluster again when no root node could be reached. */
-const REOPEN_DELAY_MS = 1_000;
 
 /**
  * {@link RedisConnection} over a node-redis 5 or 6 Redis Cluster, one lock service: each
@@ -447,112 +445,6 @@ export class NodeRedisClusterConnection implements RedisConnection {
   #notSent(why: string, cause: Error | undefined): NotSentError {
     const detail = cause ? `: ${cause.message}` : '';
     return new NotSentError(`not sent to ${this.name} (${why})${detail}`, { cause });
-  }
-}
-
-/** A master as node-redis keeps it, with its sharded pub/sub client (internal to node-redis). */
-interface ShardedMaster extends MasterNode {
-  readonly pubSub?: {
-    readonly client?: {
-      readonly options?: object;
-      on(event: string, listener: () => void): unknown;
-    };
-  };
-}
-
-/** A subscriber cluster, opened again after a pause while no root node answers, until closed. */
-class NodeRedisClusterSubscriber implements Subscriber {
-  readonly #cluster: OwnedCluster;
-  readonly #listener: (message: string, channel: string) => void;
-  readonly #onReady: (() => void) | undefined;
-  readonly #sharded: boolean;
-  /** Pub/sub clients of masters whose slot moves are watched (see `#watchMoves`). */
-  readonly #watched = new WeakSet<object>();
-  #opening: Promise<void> | undefined;
-  #reopen: NodeJS.Timeout | undefined;
-  #closed = false;
-
-  constructor(
-    caller: NodeRedisClusterLike,
-    mode: 'plain' | 'sharded',
-    onMessage: (channel: string, message?: string) => void,
-    onReady?: () => void,
-  ) {
-    this.#sharded = mode === 'sharded';
-    // Only the pub/sub connection: no connection to each master.
-    this.#cluster = caller.duplicate({ minimizeConnections: true }) as OwnedCluster;
-    this.#cluster.on('error', () => {}); // a lost subscriber only means waiters poll
-    this.#listener = (message, channel) => onMessage(channel, message);
-    this.#onReady = onReady;
-    this.#opened().catch(() => undefined); // tried again after a pause
-  }
-
-  subscribe(channel: string): Promise<unknown> {
-    if (!this.#sharded) {
-      return this.#opened().then(() => this.#cluster.subscribe(channel, this.#listener));
-    }
-    return this.#opened()
-      .then(() => this.#cluster.sSubscribe(channel, this.#listener))
-      .then(() => this.#watchMoves());
-  }
-
-  /**
-   * node-redis (5.12, 6.3) reads a slot's move from its clients' `server-sunsubscribe` event,
-   * which they emit as `sharded-channel-moved`: it never subscribes such a channel again by
-   * itself. So each master's pub/sub client (internal to node-redis) is watched here: after a
-   * move, the slot table is read again and `onReady` has every channel subscribed anew.
-   */
-  #watchMoves(): void {
-    for (const master of this.#cluster.masters as readonly ShardedMaster[]) {
-      const client = master.pubSub?.client;
-      if (!client || this.#watched.has(client)) continue;
-      this.#watched.add(client);
-      client.on('sharded-channel-moved', () => {
-        const rediscover = this.#cluster._slots?.rediscover;
-        const reread =
-          typeof rediscover === 'function'
-            ? rediscover.call(this.#cluster._slots, client)
-            : undefined;
-        void Promise.resolve(reread)
-          .catch(() => undefined)
-          .then(() => {
-            if (!this.#closed) this.#onReady?.();
-          });
-      });
-    }
-  }
-
-  unsubscribe(channel: string): Promise<unknown> {
-    return this.#opened().then(() =>
-      this.#sharded
-        ? this.#cluster.sUnsubscribe(channel, this.#listener)
-        : this.#cluster.unsubscribe(channel, this.#listener),
-    );
-  }
-
-  async close(): Promise<void> {
-    this.#closed = true;
-    clearTimeout(this.#reopen);
-    if (this.#cluster.isOpen) this.#cluster.destroy();
-  }
-
-  #opened(): Promise<void> {
-    if (this.#closed) return Promise.reject(new Error('the subscriber was closed'));
-    this.#opening ??= this.#cluster.connect().then(
-      () => {
-        if (this.#closed) this.#cluster.destroy();
-        else this.#onReady?.();
-      },
-      (error: unknown) => {
-        this.#opening = undefined;
-        if (!this.#closed) {
-          this.#reopen = setTimeout(() => this.#opened().catch(() => undefined), REOPEN_DELAY_MS);
-          this.#reopen.unref();
-        }
-        throw error;
-      },
-    );
-    return this.#opening;
   }
 }
 

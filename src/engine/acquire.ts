@@ -19,8 +19,8 @@ import { pause, pollingMs, retryDelay } from './retry-pace.js';
 import { sleep, stopped, type WaitStops } from './sleep.js';
 import { traced } from './telemetry.js';
 import { newToken } from './token.js';
+import { Waiter } from './waiter.js';
 import { PlaceInLine } from './waiting-line.js';
-import { Waiter } from './wake-ups.js';
 
 /**
  * Acquires `resource`: attempts until one succeeds, pausing a random delay between attempts
@@ -142,6 +142,7 @@ class Acquisition {
     const { context, target, settings } = this;
     const request = this.#request;
     this.#line?.granted(request, attempt.results);
+    this.#waiter?.acquired();
     const lock = grant(context, target.resource, request, attempt, settings, mayHold);
     context.events.report('acquired', () => ({
       resource: target.resource,

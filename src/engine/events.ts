@@ -53,6 +53,9 @@ export interface LockerEvents {
    * and does not vote while that lasts; `SHARDED_PUBSUB_UNAVAILABLE`: a Redis Cluster refused
    * `SSUBSCRIBE` or `SPUBLISH` (a server before Redis 7, an ACL user without them), so releases
    * wake waiters with `PUBLISH`, which every node of the cluster receives;
+   * `WAKE_UPS_REPAIRED`: on a Redis Cluster, a waiter was handed a lock without its wake-up
+   * message and the sharded channel had no subscriber on the slot's master (the slot moved
+   * and the client did not subscribe again): the locker subscribed again;
    * `PUBSUB_UNAVAILABLE`: a node refused `SUBSCRIBE` (this locker's waiters poll instead of
    * being woken) or `PUBLISH` (this locker's releases wake no waiter), naming the ACL rule to
    * add (`+subscribe`, `+publish`, or the channels `&distlock:*`).
@@ -97,6 +100,7 @@ export type WarningCode =
   | 'NODE_IDENTITY_CHANGED'
   | 'NODE_DUPLICATE'
   | 'SHARDED_PUBSUB_UNAVAILABLE'
+  | 'WAKE_UPS_REPAIRED'
   | 'PUBSUB_UNAVAILABLE';
 
 /**

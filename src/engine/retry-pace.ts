@@ -1,8 +1,8 @@
 import type { Attempt } from './attempt.js';
 import type { LockContext } from './context.js';
 import { sleep, type WaitStops } from './sleep.js';
+import type { Waiter } from './waiter.js';
 import type { PlaceInLine } from './waiting-line.js';
-import type { Waiter } from './wake-ups.js';
 
 /**
  * How often to try again. A waiter in line that the locker's channel reaches is handed the

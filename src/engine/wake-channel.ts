@@ -16,6 +16,8 @@ export class WakeChannel {
   readonly #nodes: number;
   /** Subscribers whose last subscribe succeeded. */
   readonly #listeningOn = new Set<Subscriber>();
+  /** Subscribers whose last subscribe failed. */
+  readonly #failedOn = new Set<Subscriber>();
   readonly #onError: (error: unknown, subscriber: Subscriber) => void;
   #subscribed = false;
 
@@ -58,23 +60,48 @@ export class WakeChannel {
     return this.#subscribed;
   }
 
-  /** Subscribes again on a (re)connected subscriber, also when its last subscribe failed. */
-  resubscribe(subscriber: Subscriber): void {
-    if (!this.#subscribers.includes(subscriber)) return;
-    this.#subscribe(subscriber).catch(() => undefined); // retried at the next reconnect
+  /** The subscribers whose last subscribe succeeded. */
+  listeningOn(): readonly Subscriber[] {
+    return [...this.#listeningOn];
+  }
+
+  /** The subscribers whose last subscribe failed (usually none). */
+  failedOn(): readonly Subscriber[] {
+    return this.#failedOn.size === 0 ? NONE : [...this.#failedOn];
+  }
+
+  /**
+   * Subscribes again on a (re)connected subscriber, also when its last subscribe failed.
+   * `lost`: the server has no subscription there any more, whatever the client believes:
+   * until the subscribe succeeds, the channel does not count as {@link listening}. Resolves
+   * to whether it succeeded.
+   */
+  resubscribe(subscriber: Subscriber, { lost = false } = {}): Promise<boolean> {
+    if (!this.#subscribers.includes(subscriber)) return Promise.resolve(false);
+    if (lost) this.#listeningOn.delete(subscriber);
+    // A failure is tried again at the next reconnect, or by a waiter's pause (see
+    // SubscriptionCheck).
+    return this.#subscribe(subscriber).then(
+      () => true,
+      () => false,
+    );
   }
 
   #subscribe(subscriber: Subscriber): Promise<unknown> {
     return subscriber.subscribe(this.name).then(
       (reply) => {
         this.#listeningOn.add(subscriber);
+        this.#failedOn.delete(subscriber);
         return reply;
       },
       (error: unknown) => {
         this.#listeningOn.delete(subscriber);
+        this.#failedOn.add(subscriber);
         this.#onError(error, subscriber);
         throw error;
       },
     );
   }
 }
+
+const NONE: readonly Subscriber[] = [];

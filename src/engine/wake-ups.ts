@@ -1,14 +1,13 @@
 import { CONNECT_WAIT_MS, type RedisConnection, type Subscriber } from '../driver/connection.js';
 import { shardedWakeChannel, wakeChannel } from '../keys.js';
 import type { WarningCode } from './events.js';
+import { isRefusal, messageOf, PlainPubSubRefusals } from './pubsub-refusals.js';
 import { slotOf, slotTag } from './slot-tags.js';
+import { SubscriptionCheck } from './subscription-check.js';
 import { POLLING_ONLY, TicketWatch, type Watch } from './ticket-watch.js';
 import { WakeChannel } from './wake-channel.js';
 
 export type { Watch } from './ticket-watch.js';
-
-/** A refusal that no retry changes: a server before Redis 7, an ACL user without the command. */
-const REFUSED = /unknown command|NOPERM|no permissions/i;
 
 /** What {@link WakeUps} needs of its locker. */
 export interface WakeUpOptions {
@@ -21,6 +20,11 @@ export interface WakeUpOptions {
    * cluster when absent.
    */
   warn(code: WarningCode, message: string, node?: number): void;
+  /**
+   * A monotonic clock, in ms: how often a sharded channel is checked is bounded by it.
+   * @default performance.now
+   */
+  readonly now?: () => number;
 }
 
 /**
@@ -36,6 +40,8 @@ export interface WakeUpOptions {
  *   A cluster that refuses either (before Redis 7, an ACL user without them) falls back to the
  *   first way, with a `SHARDED_PUBSUB_UNAVAILABLE` warning.
  * A missed message costs at most the polling delay, which never exceeds the holder's lease.
+ * A sharded subscription that a slot's move ended without the client subscribing again is
+ * found and made again from the waiters' side (see {@link SubscriptionCheck}).
  */
 export class WakeUps {
   readonly #nodes: readonly RedisConnection[];
@@ -50,10 +56,8 @@ export class WakeUps {
   #shardedSubscribers: Subscriber[] | undefined;
   /** Which node each subscriber is on (an index into the nodes). */
   readonly #nodeOf = new Map<Subscriber, number>();
-  /** Whether the user's right to PUBLISH was asked (or is being asked). */
-  #publishChecked = false;
-  /** The plain pub/sub commands refused so far: each is reported once. */
-  readonly #refusedPlain = new Set<'PUBLISH' | 'SUBSCRIBE'>();
+  readonly #plainRefusals: PlainPubSubRefusals;
+  readonly #check: SubscriptionCheck;
   /** The sharded channel of each slot the locker waited in. */
   readonly #bySlot = new Map<number, WakeChannel>();
   readonly #tickets = new Map<string, TicketWatch>();
@@ -71,6 +75,15 @@ export class WakeUps {
     this.#plainWake = `PUBLISH ${this.#plainName}`;
     // The prefix has no brace of its own (see `keys.ts`): the channel's tag is its slot's.
     this.#sharded = nodes.length > 0 && nodes.every((node) => node.openShardedSubscriber);
+    const warn = (code: WarningCode, message: string, node: number) => {
+      if (!this.#closed) options.warn(code, message, node);
+    };
+    this.#plainRefusals = new PlainPubSubRefusals(options.prefix, warn);
+    this.#check = new SubscriptionCheck(nodes, {
+      nodeOf: (subscriber) => this.#nodeOf.get(subscriber) ?? 0,
+      warn,
+      now: options.now ?? (() => performance.now()),
+    });
   }
 
   /**
@@ -94,20 +107,34 @@ export class WakeUps {
   }
 
   /**
-   * Call as a release begins. A script's `PUBLISH` fails silently (it must not fail the
-   * release), so the first release of a locker asks once, with an empty message to its own
-   * channel (which wakes nobody), whether the user may publish; a refusal is reported as a
-   * `PUBSUB_UNAVAILABLE` warning. On a Cluster's sharded channels, see `#probePublish`.
+   * Call as a release begins: the locker's first release asks whether the user may
+   * `PUBLISH` (see `PlainPubSubRefusals.checkPublish`). On a Cluster's sharded channels, see
+   * `#probePublish`.
    */
   releasing(): void {
-    if (this.#publishChecked || this.#sharded || this.#closed) return;
-    this.#publishChecked = true;
-    this.#nodes.forEach((node, index) => {
-      node.send('PUBLISH', [this.#plainName, ''], CONNECT_WAIT_MS).catch((error: unknown) => {
-        if (REFUSED.test(messageOf(error))) this.#plainRefused('PUBLISH', error, index);
-        else this.#publishChecked = false; // not an answer (a node down): ask again next time
-      });
-    });
+    if (this.#sharded || this.#closed) return;
+    this.#plainRefusals.checkPublish(this.#nodes, this.#plainName);
+  }
+
+  /**
+   * Call as a waiter for `key` pauses: a failed subscribe of its sharded channel is tried
+   * again (see {@link SubscriptionCheck}). Whether the channel counts as subscribed.
+   */
+  pausing(key: string): boolean {
+    const channel = this.#channelOf(key);
+    if (this.#sharded && channel) this.#check.pausing(channel);
+    return channel?.listening ?? false;
+  }
+
+  /**
+   * A waiter for `key` got the lock after a pause taken while its channel counted as
+   * subscribed, and no message came: on a Cluster, the subscription is checked.
+   */
+  unanswered(key: string): void {
+    if (!this.#sharded || this.#closed) return;
+    const slot = slotOf(key);
+    const channel = this.#bySlot.get(slot);
+    if (channel) this.#check.unanswered(channel, slot);
   }
 
   /** Watches for the wake-ups of `ticket`, a waiter for `key`, subscribing first if need be. */
@@ -166,7 +193,7 @@ export class WakeUps {
       subscribers,
       this.#nodes.length,
       (error, subscriber) =>
-        this.#plainRefused('SUBSCRIBE', error, this.#nodeOf.get(subscriber) ?? 0),
+        this.#plainRefusals.refused('SUBSCRIBE', error, this.#nodeOf.get(subscriber) ?? 0),
     );
     return this.#plain;
   }
@@ -207,7 +234,7 @@ export class WakeUps {
   /** After a refusal of `command`, hand-offs wake waiters by `PUBLISH`, from the next attempt. */
   #refused(command: 'SSUBSCRIBE' | 'SPUBLISH', error: unknown): void {
     const reply = messageOf(error);
-    if (!this.#sharded || this.#closed || !REFUSED.test(reply)) return;
+    if (!this.#sharded || this.#closed || !isRefusal(error)) return;
     this.#sharded = false;
     this.#options.warn(
       'SHARDED_PUBSUB_UNAVAILABLE',
@@ -219,27 +246,6 @@ export class WakeUps {
     this.#shardedSubscribers = undefined;
     this.#bySlot.clear();
     for (const subscriber of sharded) void subscriber.close();
-  }
-
-  /**
-   * `command` was refused on node `node`: waiters poll (the waiter side) or are not woken by
-   * this locker's releases (the release side). Said once per command, naming the rule to add:
-   * the channels (`&<prefix>*`) when the user may not use them, else the command.
-   */
-  #plainRefused(command: 'PUBLISH' | 'SUBSCRIBE', error: unknown, node: number): void {
-    const reply = messageOf(error);
-    if (this.#closed || !REFUSED.test(reply) || this.#refusedPlain.has(command)) return;
-    this.#refusedPlain.add(command);
-    const rule = /channel/i.test(reply) ? `&${this.#options.prefix}*` : `+${command.toLowerCase()}`;
-    const effect =
-      command === 'SUBSCRIBE'
-        ? "this locker's waiters are not woken by releases: they poll every retryDelayMs"
-        : "this locker's releases wake no waiter: waiters poll every retryDelayMs";
-    this.#options.warn(
-      'PUBSUB_UNAVAILABLE',
-      `refused ${command} (${reply}): ${effect}; grant ${rule}`,
-      node,
-    );
   }
 
   /** Wakes the waiter named by `message`; every waiter when the adapter gives no payload. */
@@ -263,52 +269,5 @@ export class WakeUps {
   }
 }
 
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
 /** At most this many unclaimed wake-ups are kept (the oldest goes first). */
 const UNCLAIMED_KEPT = 256;
-
-/**
- * One acquisition's use of wake-ups, from its first busy attempt on: each pause ends early
- * when the lock was handed to it since the attempt began.
- */
-export class Waiter {
-  readonly #wakeUps: WakeUps;
-  readonly #ticket: number;
-  readonly #key: string;
-  #watch: Watch | undefined;
-  #seen = 0;
-
-  /** `ticket`: the acquisition's place in line, which wake-up messages name; `key`: its lock. */
-  constructor(wakeUps: WakeUps, ticket: number, key: string) {
-    this.#wakeUps = wakeUps;
-    this.#ticket = ticket;
-    this.#key = key;
-  }
-
-  /** Call as an attempt begins: a wake-up from now on cuts the next pause short. */
-  attemptBegins(): void {
-    this.#seen = this.#watch?.seen() ?? 0;
-  }
-
-  /** Starts listening; resolves once subscribed (or subscribing failed). */
-  listen(): Promise<void> {
-    this.#watch ??= this.#wakeUps.watch(this.#ticket, this.#key);
-    return this.#watch.ready;
-  }
-
-  /**
-   * What ends the next pause early: a wake-up since the attempt began. `cancel` must follow
-   * the pause.
-   */
-  nextRelease(): { wake: Promise<void>; cancel: () => void } | undefined {
-    return this.#watch?.next(this.#seen);
-  }
-
-  /** Stops listening. */
-  dispose(): void {
-    this.#watch?.dispose();
-  }
-}

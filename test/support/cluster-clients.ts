@@ -1,5 +1,6 @@
 import { GlideClusterClient, Logger } from '@valkey/valkey-glide';
 import { Cluster, Redis } from 'ioredis';
+import { Cluster as Cluster6 } from 'ioredis6';
 import { Cluster as ValkeyCluster } from 'iovalkey';
 import { createCluster as createNodeRedisCluster5 } from 'redis';
 import { createCluster as createNodeRedisCluster6 } from 'redis6';
@@ -26,8 +27,8 @@ Logger.setLoggerConfig('off'); // valkey-glide logs every error reply the tests 
 
 /**
  * Every Cluster client distlock supports, on `cluster()` (read when a client is opened), with
- * the library's defaults unless told: ioredis, iovalkey, node-redis 5 and 6 (RESP3),
- * valkey-glide. What they open is closed by `close()`.
+ * the library's defaults unless told: ioredis (5), ioredis 6, iovalkey, node-redis 5 and 6
+ * (RESP3), valkey-glide. What they open is closed by `close()`.
  */
 export function clusterClientKinds(cluster: () => RedisCluster): {
   readonly kinds: readonly ClusterClientKind[];
@@ -43,6 +44,17 @@ export function clusterClientKinds(cluster: () => RedisCluster): {
       async open({ follows } = { follows: true }) {
         const options = follows ? {} : { maxRedirections: 0 };
         const client = new Cluster([...cluster().startupNodes], options);
+        client.on('error', () => {});
+        closers.push(() => client.disconnect());
+        return client;
+      },
+    },
+    {
+      name: 'ioredis 6',
+      retriesTryAgain: true,
+      async open({ follows } = { follows: true }) {
+        const options = follows ? {} : { maxRedirections: 0 };
+        const client = new Cluster6([...cluster().startupNodes], options);
         client.on('error', () => {});
         closers.push(() => client.disconnect());
         return client;

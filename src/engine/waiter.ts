@@ -1,0 +1,60 @@
+import type { WakeUps, Watch } from './wake-ups.js';
+
+/**
+ * One acquisition's use of wake-ups, from its first busy attempt on: each pause ends early
+ * when the lock was handed to it since the attempt began. An acquisition that got the lock
+ * after a pause that no message ended, while its channel counted as subscribed, tells
+ * {@link WakeUps} (the subscription may be lost: see `SubscriptionCheck`).
+ */
+export class Waiter {
+  readonly #wakeUps: WakeUps;
+  readonly #ticket: number;
+  readonly #key: string;
+  #watch: Watch | undefined;
+  #seen = 0;
+  /** Whether the last pause began while the channel counted as subscribed. */
+  #pausedListening = false;
+  /** Whether the attempt under way follows such a pause that no wake-up ended. */
+  #unwoken = false;
+
+  /** `ticket`: the acquisition's place in line, which wake-up messages name; `key`: its lock. */
+  constructor(wakeUps: WakeUps, ticket: number, key: string) {
+    this.#wakeUps = wakeUps;
+    this.#ticket = ticket;
+    this.#key = key;
+  }
+
+  /** Call as an attempt begins: a wake-up from now on cuts the next pause short. */
+  attemptBegins(): void {
+    const seen = this.#watch?.seen() ?? 0;
+    this.#unwoken = this.#pausedListening && seen === this.#seen;
+    this.#pausedListening = false;
+    this.#seen = seen;
+  }
+
+  /** Starts listening; resolves once subscribed (or subscribing failed). */
+  listen(): Promise<void> {
+    this.#watch ??= this.#wakeUps.watch(this.#ticket, this.#key);
+    return this.#watch.ready;
+  }
+
+  /**
+   * What ends the next pause early: a wake-up since the attempt began. `cancel` must follow
+   * the pause.
+   */
+  nextRelease(): { wake: Promise<void>; cancel: () => void } | undefined {
+    if (!this.#watch) return undefined;
+    this.#pausedListening = this.#wakeUps.pausing(this.#key);
+    return this.#watch.next(this.#seen);
+  }
+
+  /** Call when an attempt got the lock. */
+  acquired(): void {
+    if (this.#unwoken) this.#wakeUps.unanswered(this.#key);
+  }
+
+  /** Stops listening. */
+  dispose(): void {
+    this.#watch?.dispose();
+  }
+}
