@@ -27,8 +27,8 @@ export function addressList(
   text: string,
   { defaultPort, tls: allowTls }: { defaultPort: number; tls: boolean },
 ): AddressList {
-  const schemes = allowTls ? 'redis:// or rediss://' : 'redis://';
-  const expected = `comma-separated host:port or ${schemes}[user:password@]host:port addresses`;
+  const forTls = allowTls ? ', rediss:// for TLS' : '';
+  const expected = `comma-separated addresses (host:port, or redis://[user:password@]host:port${forTls})`;
   const fail = (why: string): never => {
     throw new InvalidArgumentError(option, `${expected}${why}`, maskedUrl(text));
   };
