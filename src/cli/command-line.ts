@@ -3,6 +3,7 @@ import { InvalidArgumentError } from '../errors.js';
 import { Locker } from '../locker.js';
 import { formatDuration, parseDuration } from './duration.js';
 import { EXIT } from './exit-codes.js';
+import { lockerNodes } from './node-clients.js';
 import { type NodeOptions, nodeOptions } from './node-options.js';
 import { type CliField, inCliTerms, UsageError } from './usage-errors.js';
 
@@ -64,17 +65,25 @@ export async function withLocker<T>(
   use: (locker: Locker) => Promise<T>,
   { prefix }: { prefix?: string } = {},
 ): Promise<T> {
-  const locker = new Locker({
-    nodes: nodes.nodes,
-    // The commands give up on nodes that refuse connections by a rule of their own (at any
-    // time, see giveUpWhenDown), and say what to check in terms of their options.
-    startupWaitMs: Number.POSITIVE_INFINITY,
-    ...(nodes.tls ? { tls: nodes.tls } : {}),
-    ...(prefix === undefined ? {} : { prefix }),
-  });
+  const given = lockerNodes(nodes);
+  let locker: Locker;
+  try {
+    locker = new Locker({
+      nodes: given.nodes,
+      // The commands give up on nodes that refuse connections by a rule of their own (at any
+      // time, see giveUpWhenDown), and say what to check in terms of their options.
+      startupWaitMs: Number.POSITIVE_INFINITY,
+      ...(given.tls ? { tls: given.tls } : {}),
+      ...(prefix === undefined ? {} : { prefix }),
+    });
+  } catch (error) {
+    given.close();
+    throw error;
+  }
   try {
     return await use(locker);
   } finally {
     await locker.close();
+    given.close();
   }
 }

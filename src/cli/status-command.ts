@@ -39,7 +39,10 @@ export interface LockStatus {
   readonly heldOn: number;
   /** How many nodes must hold it for the lock to be held. */
   readonly quorum: number;
-  /** For how long a quorum of nodes keeps the key at least (see `LockInspection`). */
+  /**
+   * For how long a quorum of nodes keeps the key at least (see `LockInspection`); `null`
+   * when free, or when held by a quorum without expiry.
+   */
   readonly remainingMs: number | null;
   /** The largest fence counter read. */
   readonly fence: string | null;
@@ -81,8 +84,13 @@ export function lockStatus(
 export function formatStatus(status: LockStatus, { cron = false } = {}): string[] {
   const { resource, state, heldOn, nodes, waiters } = status;
   const unread = nodes.filter((n) => n.error !== undefined).length;
+  // Held with no remainingMs: a quorum keeps the key without expiry (PERSISTed by hand).
+  const forever =
+    state === 'held' && status.remainingMs === null
+      ? ', without expiry on a quorum: held until deleted (distlock break)'
+      : '';
   const lines = [
-    `${resource}: ${state} (locked on ${heldOn} of ${nodes.length} node(s)${unread > 0 ? `, ${unread} unreachable` : ''})${waiting(waiters)}`,
+    `${resource}: ${state} (locked on ${heldOn} of ${nodes.length} node(s)${unread > 0 ? `, ${unread} unreachable` : ''})${forever}${waiting(waiters)}`,
   ];
   for (const n of nodes) {
     const detail = n.error

@@ -70,7 +70,7 @@ export function hints(
   if (down.length > 0) {
     const source =
       from === 'default'
-        ? `no --redis or DISTLOCK_REDIS was given, so distlock used ${DEFAULT_NODE}`
+        ? `no --redis, --cluster or --sentinel (nor DISTLOCK_REDIS, DISTLOCK_CLUSTER or DISTLOCK_SENTINEL) was given, so distlock used ${DEFAULT_NODE}`
         : `the nodes come from ${from}`;
     lines.push(`is Redis running at ${down.join(', ')}, and reachable from here? (${source})`);
   }

@@ -1,6 +1,6 @@
 import { maskedUrl } from '../config/node-specs.js';
 import type { InvalidArgumentError } from '../errors.js';
-import type { NodeOptions } from './node-options.js';
+import type { NodeOptions, NodeOrigin } from './node-options.js';
 
 /**
  * A bad command line, found by distlock rather than commander: printed like commander's
@@ -22,30 +22,24 @@ export interface CliField {
 /**
  * `error` (the library's, naming fields such as `ttlMs` or `nodes[0]`) in the terms of the
  * command line: ``Expected `--ttl` to be ..., got 1ms``. `fields` maps the library's field
- * names to the options of the subcommand; `nodes[i]` is the i-th `--redis` (or entry of
- * `$DISTLOCK_REDIS`, when the nodes came from there), echoed without its password. An error
- * that already names an option (`--tls-ca`) is returned as it is.
+ * names to the options of the subcommand; `nodes[i]` is the i-th node as the command line gave
+ * it (`--redis #2`, `--cluster #1`, `$DISTLOCK_REDIS entry 2`: see {@link NodeOrigin}), echoed
+ * without its password. An error that already names an option (`--tls-ca`) is returned as it is.
  */
 export function inCliTerms(
   error: InvalidArgumentError,
   fields: Readonly<Record<string, CliField>>,
-  { nodes, from }: Pick<NodeOptions, 'nodes' | 'from'>,
+  { origins = [] }: Pick<NodeOptions, 'origins'>,
 ): UsageError {
   if (error.field.startsWith('--')) return new UsageError(error.message);
   const node = /^nodes\[(\d+)\]$/.exec(error.field);
   const named = (name: string) => (Object.hasOwn(fields, name) ? fields[name] : undefined);
-  // The i-th node, as the command line gave it: `--redis #2`, or `$DISTLOCK_REDIS entry 2`.
-  const nodeName = (index: string) =>
-    from === 'DISTLOCK_REDIS'
-      ? `$DISTLOCK_REDIS entry ${Number(index) + 1}`
-      : `--redis #${Number(index) + 1}`;
+  const nodeName = (index: string) => origins[Number(index)]?.entry ?? `nodes[${index}]`;
+  const origin = node?.[1] === undefined ? undefined : origins[Number(node[1])];
   const field =
-    node?.[1] === undefined
+    node === null
       ? named(error.field)
-      : {
-          name: from === 'DISTLOCK_REDIS' ? nodeName(node[1]) : '--redis',
-          given: withoutPassword(nodes[Number(node[1])] ?? ''),
-        };
+      : origin && { name: origin.option, given: withoutPassword(origin.given) };
   if (field === undefined) return new UsageError(error.message);
   // The expectation may name other fields: "an integer in [0, lockAtMostFor]".
   const expected = error.expected

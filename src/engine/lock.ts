@@ -52,6 +52,8 @@ export class Lock implements AsyncDisposable {
   /** Takes this lock off the locker's list of locks to end on close. */
   readonly #unhold: () => void;
   #lossReported = false;
+  /** The last release (or expiry) asked for: a later one waits for it to be done. */
+  #ending: Promise<unknown> | undefined;
 
   /** @internal Created by `Locker`; not part of the public API. */
   constructor(context: LockContext, lease: Lease, lifecycle?: LockLifecycle) {
@@ -259,7 +261,17 @@ export class Lock implements AsyncDisposable {
             failed: (error) => ({ outcome: 'error', error: error as Error }),
           })
       : releasing;
-    return this.#context.shutdown.track(ending).then(({ result, nodes, refused }) => {
+    // A release asked for while another is on its way (the locker's close, then acquireAll
+    // giving back what it took) resolves once the keys are gone, not before.
+    const previous = this.#ending;
+    const after = previous
+      ? () =>
+          previous.then(
+            () => ending(),
+            () => ending(),
+          )
+      : ending;
+    const done = this.#context.shutdown.track(after).then(({ result, nodes, refused }) => {
       this.#context.events.report('released', () => ({
         resource: this.resource,
         result,
@@ -269,6 +281,8 @@ export class Lock implements AsyncDisposable {
       if (refused) throw refused;
       return result;
     });
+    this.#ending = done;
+    return done;
   }
 
   #lost(error: LockLostError): void {

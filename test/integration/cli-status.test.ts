@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { LockStatus } from '../../src/cli/status-command.js';
 import { distlock, lockHeld, nodesWith, redisArgs } from '../support/cli.js';
 import { useLockers, useRedis } from '../support/redis.js';
 
@@ -65,6 +66,43 @@ describe('distlock status', () => {
       expect(elapsedMs).toBeLessThan(15_000); // each node gets 2 s at most, not forever
     },
   );
+
+  it('says a key PERSISTed by hand is held without expiry, never a negative or NaN time', async () => {
+    const lock = await locker().acquire('report', { ttlMs: 10_000, fencing: true });
+    const tick = await locker().acquire('schedule:report', { ttlMs: 10_000 }); // a cron tick's
+    for (const admin of fixture().admin.slice(0, 2)) {
+      expect(await admin.persist('distlock:{report}')).toBe(1);
+      expect(await admin.persist('distlock:{schedule:report}')).toBe(1);
+    }
+    const shown = await distlock(['status', 'report', ...nodes()]).done;
+    expect(shown.code).toBe(0);
+    const lines = shown.stdout.trimEnd().split('\n');
+    expect(lines[0]).toBe(
+      'report: held (locked on 3 of 3 node(s)), without expiry on a quorum: held until deleted (distlock break)',
+    );
+    expect(lines.slice(1, 3)).toEqual(
+      fixture()
+        .redis.nodes.slice(0, 2)
+        .map((n) => `  127.0.0.1:${n.port}  held, without expiry, fence 1`),
+    );
+    expect(lines[3]).toMatch(/^ {2}127\.0\.0\.1:\d+ {2}held, \d+ ms left, fence 1$/);
+
+    const { stdout } = await distlock(['status', 'report', '--json', ...nodes()]).done;
+    const found = JSON.parse(stdout) as LockStatus;
+    expect(found).toMatchObject({ state: 'held', held: true, heldOn: 3, remainingMs: null });
+    expect(found.nodes.map((n) => [n.held, n.remainingMs === null])).toEqual([
+      [true, true],
+      [true, true],
+      [true, false],
+    ]);
+    expect(found.nodes[2]?.remainingMs).toBeGreaterThan(0);
+
+    const cron = await distlock(['status', '--cron', 'report', ...nodes()]).done;
+    expect(cron.stdout.match(/held, without expiry/g)).toHaveLength(2);
+    expect(`${shown.stdout}${stdout}${cron.stdout}`).not.toMatch(/-\d+ ms|NaN|Infinity|at most -/);
+    await lock.release();
+    await tick.release();
+  });
 
   it('reads the lock of lockers with another key prefix (--prefix)', async () => {
     const lock = await locker({ prefix: 'app:' }).acquire('report', { ttlMs: 10_000 });

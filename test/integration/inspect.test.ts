@@ -67,6 +67,35 @@ describe('locker.inspect', () => {
     await (await waiting).release();
   });
 
+  it('reports a key PERSISTed by hand as held without expiry, never a negative or NaN time', async () => {
+    const inspector = locker();
+    const lock = await locker().acquire('report', { ttlMs: 10_000, fencing: true });
+    const [first, second] = fixture().admin;
+    const remaining = async () => {
+      const found = await inspector.inspect('report');
+      expect(found.nodes.every((n) => n.held && n.reachable)).toBe(true);
+      return [found.remainingMs, ...found.nodes.map((n) => n.remainingMs)];
+    };
+    expect(await first?.persist('distlock:{report}')).toBe(1);
+    // One node of three without expiry: a quorum still lets the key expire, within its TTL.
+    const [quorumMs, ...one] = await remaining();
+    expect(one[0]).toBeNull();
+    for (const ms of [quorumMs, one[1], one[2]]) {
+      expect(ms).toBeGreaterThan(0);
+      expect(ms).toBeLessThanOrEqual(10_000);
+    }
+    expect(await second?.persist('distlock:{report}')).toBe(1);
+    // Two of three: a quorum keeps it until someone deletes it.
+    const [noneMs, ...two] = await remaining();
+    expect(noneMs).toBeNull();
+    expect(two.slice(0, 2)).toEqual([null, null]);
+    expect(two[2]).toBeGreaterThan(0);
+    const found = await inspector.inspect('report');
+    expect(found).toMatchObject({ state: 'held', held: true, heldOn: 3, fence: 1n });
+    expect(json(found)).not.toMatch(/-1|NaN|Infinity/);
+    expect(await lock.release()).toBe('released'); // its token still matches
+  });
+
   it('works on a single node: a quorum of one', async () => {
     const single = oneNode();
     const lock = await single.acquire('report', { ttlMs: 5_000 });

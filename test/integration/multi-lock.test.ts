@@ -1,10 +1,14 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import {
+  AbortedError,
   AcquireTimeoutError,
   InvalidArgumentError,
   LockBusyError,
+  type Locker,
+  LockerClosedError,
   LockLostError,
+  NoQuorumError,
 } from '../../src/index.js';
 import { useLockers, useRedis } from '../support/redis.js';
 
@@ -185,5 +189,71 @@ describe('acquireAll', () => {
     expect(() => l.acquireAll(['a'], { ttlMs: -1 })).toThrow(
       expect.objectContaining({ field: 'ttlMs' }),
     );
+  });
+});
+
+describe('acquireAll failing part-way', () => {
+  // Each case fails once "a" and "b" are taken, while "c" is being taken, with a TTL far
+  // longer than the test: the keys of "a" and "b" must be gone from every node as soon as
+  // acquireAll rejects, not left to expire.
+  const TTL_MS = 60_000;
+  const taken = ['a', 'b'];
+
+  /** Runs `stop` once "b" is taken (the `acquired` event of its lock). */
+  const onceTaken = (l: Locker, stop: () => void) =>
+    l.events.on('acquired', ({ resource }) => {
+      if (resource === 'b') stop();
+    });
+
+  it('gives back what it took at once when aborted', async () => {
+    const l = locker();
+    const controller = new AbortController();
+    onceTaken(l, () => controller.abort(new Error('stop')));
+    const error = await l
+      .acquireAll(['a', 'b', 'c'], { ttlMs: TTL_MS, waitMs: 10_000, signal: controller.signal })
+      .catch((e) => e);
+    expect(error).toBeInstanceOf(AbortedError);
+    expect(await lockedOn(taken)).toEqual([0, 0, 0, 0, 0]);
+  });
+
+  it('gives back what it took before rejecting when its locker closes', async () => {
+    const l = locker();
+    let closing: Promise<void> | undefined;
+    onceTaken(l, () => {
+      closing = l.close();
+    });
+    const error = await l
+      .acquireAll(['a', 'b', 'c'], { ttlMs: TTL_MS, waitMs: 10_000 })
+      .catch((e) => e);
+    expect(error).toBeInstanceOf(LockerClosedError);
+    // Before: rejected while the close's deletes were still on their way ([2, 2, 2, 2, 2]).
+    expect(await lockedOn(taken)).toEqual([0, 0, 0, 0, 0]);
+    await closing;
+  });
+
+  it('gives back what it took at once when a node refuses the third (NOPERM)', async () => {
+    const { admin, redis } = fixture();
+    // A user who may touch the keys of "a" and "b" only.
+    const rules = ['reset', 'on', '>pw', '~distlock:{a}*', '~distlock:{b}*', '&*', '+@all'];
+    await Promise.all(admin.map((a) => a.call('ACL', 'SETUSER', 'ab', ...rules)));
+    const urls = redis.nodes.map((node) => `redis://ab:pw@127.0.0.1:${node.port}`);
+    const error = await locker({ nodes: urls })
+      .acquireAll(['a', 'b', 'c'], { ttlMs: TTL_MS, waitMs: 10_000 })
+      .catch((e) => e);
+    expect(error).toBeInstanceOf(NoQuorumError);
+    expect((error as NoQuorumError).resource).toBe('c');
+    expect((error as Error).message).toMatch(/NOPERM/);
+    expect(await lockedOn(taken)).toEqual([0, 0, 0, 0, 0]);
+  });
+
+  it('gives back what it took at once when the third fails (a key of the wrong type)', async () => {
+    // Its fence counter is a list: every node answers WRONGTYPE.
+    await Promise.all(fixture().admin.map((a) => a.lpush('distlock:{c}:fence', 'x')));
+    const error = await locker()
+      .acquireAll(['a', 'b', 'c'], { ttlMs: TTL_MS, waitMs: 0, fencing: true })
+      .catch((e) => e);
+    expect(error).toBeInstanceOf(NoQuorumError);
+    expect((error as Error).message).toMatch(/WRONGTYPE/);
+    expect(await lockedOn(taken)).toEqual([0, 0, 0, 0, 0]);
   });
 });

@@ -40,8 +40,10 @@ export interface LockInspection {
   readonly quorum: number;
   /**
    * For how long at least a quorum of nodes keeps the key if the holder neither extends nor
-   * releases it: the quorum-th longest `remainingMs`. `null` unless held. An estimate for
-   * humans: the holder's own validity is shorter (it also subtracts its clock drift).
+   * releases it: the quorum-th longest `remainingMs`. `null` unless held, and when a quorum
+   * keeps the key without expiry (a key PERSISTed by hand: it stays until deleted). An
+   * estimate for humans: the holder's own validity is shorter (it also subtracts its clock
+   * drift).
    */
   readonly remainingMs: number | null;
   /** The largest fence counter among the nodes read: the fence of the last fenced holder. */
