@@ -63,7 +63,7 @@ export async function act(
 export async function withLocker<T>(
   nodes: NodeOptions,
   use: (locker: Locker) => Promise<T>,
-  { prefix }: { prefix?: string } = {},
+  { prefix, restartGraceMs }: { prefix?: string; restartGraceMs?: number | undefined } = {},
 ): Promise<T> {
   const given = lockerNodes(nodes);
   let locker: Locker;
@@ -75,6 +75,7 @@ export async function withLocker<T>(
       startupWaitMs: Number.POSITIVE_INFINITY,
       ...(given.tls ? { tls: given.tls } : {}),
       ...(prefix === undefined ? {} : { prefix }),
+      ...(restartGraceMs === undefined ? {} : { restartGraceMs }),
     });
   } catch (error) {
     given.close();

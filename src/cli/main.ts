@@ -12,6 +12,7 @@ import { cronUnderLock } from './cron-command.js';
 import { DURATION_FORMS, formatDuration } from './duration.js';
 import { EXIT } from './exit-codes.js';
 import { type NodeOptions, withNodeOptions } from './node-options.js';
+import { restartGrace, withRestartGraceOption } from './restart-grace.js';
 import { requireCommandAfterDashes, runTarget } from './run-arguments.js';
 import { runUnderLock } from './run-command.js';
 import {
@@ -88,7 +89,7 @@ const run = program
       '69 Redis unreachable (no quorum); 76 the lock was lost; 2 bad arguments.',
   )
   .passThroughOptions();
-withNodeOptions(run).action(
+withNodeOptions(withRestartGraceOption(run)).action(
   (key: string | undefined, command: string | undefined, args: string[], opts, self: Command) =>
     act(
       self,
@@ -103,20 +104,24 @@ withNodeOptions(run).action(
         const positionals = [key, command, ...args].filter((a) => a !== undefined);
         const target = runTarget(positionals, opts);
         const waitMs = opts.nonblock === true || opts.wait === false ? 0 : (opts.wait as number);
-        return withLocker(nodes, (locker) =>
-          runUnderLock(
-            locker,
-            {
-              ...target,
-              ttlMs: opts.ttl,
-              waitMs,
-              busyExitCode: opts.conflictExitCode,
-              graceMs: opts.grace,
-              foreground: opts.foreground === true,
-              nodesFrom: nodes.from,
-            },
-            log,
-          ),
+        const restartGraceMs = restartGrace(opts);
+        return withLocker(
+          nodes,
+          (locker) =>
+            runUnderLock(
+              locker,
+              {
+                ...target,
+                ttlMs: opts.ttl,
+                waitMs,
+                busyExitCode: opts.conflictExitCode,
+                graceMs: opts.grace,
+                foreground: opts.foreground === true,
+                nodesFrom: nodes.from,
+              },
+              log,
+            ),
+          { restartGraceMs },
         );
       },
     ),
@@ -271,7 +276,7 @@ const cron = program
         ),
       ),
   });
-withNodeOptions(cron).action(
+withNodeOptions(withRestartGraceOption(cron)).action(
   (expression: string, command: string, args: string[], opts, self: Command) =>
     act(
       self,
@@ -294,7 +299,9 @@ withNodeOptions(cron).action(
           command,
           args,
         };
-        return withLocker(nodes, (locker) => cronUnderLock(locker, request, log));
+        return withLocker(nodes, (locker) => cronUnderLock(locker, request, log), {
+          restartGraceMs: restartGrace(opts),
+        });
       },
     ),
 );

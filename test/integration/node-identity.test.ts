@@ -176,6 +176,7 @@ describe('a node restarted without persistence, on a majority holder', () => {
 });
 
 describe('a node restarted empty, seen by other lockers and processes (the lease records)', () => {
+  const urls = (nodes: readonly string[]) => nodes.flatMap((url) => ['--redis', url]);
   /** A lease longer than the contenders' own: theirs alone would not cover it. */
   const LONG_TTL_MS = 4_000;
 
@@ -221,14 +222,37 @@ describe('a node restarted empty, seen by other lockers and processes (the lease
     const f = fixture();
     const nodes = f.redis.urls.slice(0, 3);
     const first = await holdThenRestart(locker({ nodes }));
-    const run = distlock(
-      ['run', '-n', ...nodes.flatMap((url) => ['--redis', url]), 'r', '--', 'true'],
-      { DISTLOCK_REDIS: '' },
-    );
+    const run = distlock(['run', '-n', ...urls(nodes), 'r', '--', 'true'], { DISTLOCK_REDIS: '' });
     const { code, stderr } = await run.done;
     // Before: it ran its command, exit 0, with the first lease about 3.9 s from its end.
     expect(first.remainingMs()).toBeGreaterThan(0);
-    expect(code, stderr).not.toBe(0);
+    expect(code, stderr).toBe(69);
+    expect(stderr).toMatch(/started \d\.\d s ago .* the 4000 ms restart grace/);
+    // The check off, by the variable: it runs its command (a negative control).
+    const unchecked = distlock(['run', '-n', ...urls(nodes), 'r', '--', 'true'], {
+      DISTLOCK_REDIS: '',
+      DISTLOCK_RESTART_GRACE: '0',
+    });
+    expect((await unchecked.done).code).toBe(0);
+    expect(first.remainingMs()).toBeGreaterThan(0);
+  });
+
+  it('takes --restart-grace and $DISTLOCK_RESTART_GRACE, and names a bad one before any I/O', async () => {
+    const nodes = fixture().redis.urls.slice(0, 3);
+    const first = await holdThenRestart(locker({ nodes }));
+    // A grace given explicitly replaces the records: 1 ms is over at once.
+    const short = distlock(
+      ['run', '-w', '3s', '--restart-grace', '1ms', ...urls(nodes), 'r', '--', 'true'],
+      { DISTLOCK_REDIS: '' },
+    );
+    const shortDone = await short.done;
+    expect(shortDone.code, shortDone.stderr).toBe(0);
+    expect(first.remainingMs()).toBeGreaterThan(0);
+    const bad = await distlock(['run', '-n', 'r', '--', 'true'], {
+      DISTLOCK_RESTART_GRACE: 'soon',
+    }).done;
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/\$DISTLOCK_RESTART_GRACE: invalid duration "soon"/);
   });
 });
 
