@@ -306,7 +306,13 @@ describe('inspecting and breaking a lock on a Redis Cluster', () => {
       await delay(10);
     }
     const seen = await operator.inspect('break');
-    expect(seen).toMatchObject({ state: 'held', heldOn: 1, quorum: 1, fence: holder.fence, waiters: 1 });
+    expect(seen).toMatchObject({
+      state: 'held',
+      heldOn: 1,
+      quorum: 1,
+      fence: holder.fence,
+      waiters: 1,
+    });
     const startedAt = performance.now();
     const done = await operator.forceRelease('break');
     const next = await waiting;
