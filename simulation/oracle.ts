@@ -19,15 +19,32 @@ export interface Holding {
 }
 
 /**
+ * When fences may go backwards: a node restarted without persistence lost its fence
+ * counters. On N nodes nothing restores them. On one node the counter never falls below the
+ * node's clock, which makes up for the loss as long as that clock never went back: there,
+ * a loss excuses an inversion only after a jump back of the node's clock (`clockBacks`).
+ */
+export interface FenceExcuses {
+  /** When a node restarted without persistence (virtual ms). */
+  readonly keyLosses: readonly number[];
+  /** Whether one node keeps the counters (its fences follow its clock). */
+  readonly oneNode: boolean;
+  /** When a node's clock jumped back (virtual ms). */
+  readonly clockBacks: readonly number[];
+}
+
+const NO_EXCUSES: FenceExcuses = { keyLosses: [], oneNode: false, clockBacks: [] };
+
+/**
  * What is wrong with `holdings`: two holders of one lock within their validity, more holders
  * of a semaphore than it has permits, a reader with a writer or two writers, and fencing
- * tokens that do not strictly increase in grant order. A node restarted without
- * persistence has lost its fence counters, which nothing can restore: two fenced holdings
- * with such a restart between their grants (`keyLosses`, virtual ms) are not compared.
+ * tokens that do not strictly increase in grant order. Two fenced holdings with a loss of
+ * the counters between their grants are not compared, unless {@link FenceExcuses} says the
+ * clock makes up for it.
  */
 export function violations(
   holdings: readonly Holding[],
-  keyLosses: readonly number[] = [],
+  { keyLosses, oneNode, clockBacks }: FenceExcuses = NO_EXCUSES,
 ): string[] {
   const found: string[] = [];
   const byResource = new Map<string, Holding[]>();
@@ -59,7 +76,9 @@ export function violations(
       active.push(holding);
       if (holding.fence !== undefined) {
         const since = lastFenced?.from ?? Number.POSITIVE_INFINITY;
-        const lost = keyLosses.some((at) => at > since && at < holding.from);
+        const lost =
+          keyLosses.some((at) => at > since && at < holding.from) &&
+          (!oneNode || clockBacks.some((at) => at < holding.from));
         if (!lost && lastFenced?.fence !== undefined && holding.fence <= lastFenced.fence) {
           found.push(
             `${resource}: fence ${holding.fence} (c${holding.client} at ${holding.from.toFixed(3)}) after fence ${lastFenced.fence} (c${lastFenced.client} at ${lastFenced.from.toFixed(3)})`,

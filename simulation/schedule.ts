@@ -45,6 +45,7 @@ export async function runSchedule(
   const time = installVirtualTime(new Random(seed ^ 0x5bd1e995));
   const log: string[] = [];
   const keyLosses: number[] = [];
+  const clockBacks: number[] = [];
   const journal: Journal = {
     holdings: [],
     silent: [],
@@ -135,6 +136,7 @@ export async function runSchedule(
 
     const faults = injectFaults(random, world, clients, shape, (line) => {
       if (line.includes('persistence=false')) keyLosses.push(time.now());
+      if (line.startsWith('fault clock ')) clockBacks.push(time.now());
       journal.note(line);
     });
     await time.run(() => running === 0, shape.workloadMs + DRAIN_MS);
@@ -165,7 +167,9 @@ export async function runSchedule(
     await time.run(() => closed === clientCount, time.now() + DRAIN_MS);
     if (closed < clientCount) found.push(`${clientCount - closed} locker(s) did not close`);
     found.push(...keysWithoutTtl(world));
-    found.push(...violations(journal.holdings, keyLosses), ...journal.silent);
+    const oneNode = nodeCount === 1;
+    found.push(...violations(journal.holdings, { keyLosses, oneNode, clockBacks }));
+    found.push(...journal.silent);
     found.push(...storeViolations(store.writes));
     journal.note(`end holdings=${journal.holdings.length} store-writes=${store.writes.length}`);
     return {

@@ -117,7 +117,9 @@ export interface AcquireOptions {
   fair?: boolean;
   /**
    * Draw a fencing token (`lock.fence`, a bigint) that grows with every holder of the
-   * resource, also across Redlock majorities. Costs a script instead of a plain SET, and one
+   * resource, also across Redlock majorities, and on one node (or Sentinel, or Cluster) also
+   * across an empty restart or a failover to a lagging replica: there it never falls below
+   * the node's clock in µs (docs/fencing.md). Costs a script instead of a plain SET, and one
    * more round trip only when the nodes' counters disagree. @default false
    */
   fencing?: boolean;

@@ -88,7 +88,21 @@ class Acquisition {
     this.#line =
       fair || waitMs > 0 ? new PlaceInLine(context, { kind, key, token, ttlMs }, fair) : undefined;
     const line = this.#line ? { line: this.#line } : {};
-    this.#request = { kind, key, token, attempt: 1, unanswered: NONE, ttlMs, fencing, ...line };
+    // On N nodes the fence is settled on a majority, which remembers it when one node forgets
+    // (and a counter per node's clock would make the nodes disagree, and cost a raise each
+    // time); one node must remember it alone (docs/fencing.md, "Restarts and failovers").
+    const fenceFromClock = fencing && context.nodes.length === 1;
+    this.#request = {
+      kind,
+      key,
+      token,
+      attempt: 1,
+      unanswered: NONE,
+      ttlMs,
+      fencing,
+      fenceFromClock,
+      ...line,
+    };
     this.#startedAt = context.clock.now();
     this.#deadline = this.#startedAt + waitMs;
   }

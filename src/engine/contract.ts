@@ -103,6 +103,12 @@ export interface AcquireRequest extends HoldId {
   readonly line?: LinePass;
   /** Draw a fencing token with the lock. */
   readonly fencing: boolean;
+  /**
+   * Keep the fence counter at or above the node's clock in µs, so that the fence grows across
+   * an empty restart of the node or a failover to a lagging replica (docs/fencing.md). Asked
+   * when one node keeps the counter; on N nodes the settled majority remembers it instead.
+   */
+  readonly fenceFromClock: boolean;
 }
 
 /**

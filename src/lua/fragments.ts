@@ -15,6 +15,33 @@ end
 `;
 
 /**
+ * `drawFence(counter, fromClock)`: increments the fence counter and returns it as an exact
+ * decimal string. With `fromClock` the counter never falls below the node's clock in
+ * microseconds (as in hybrid logical clocks): it becomes max(counter, clock) + 1, so that a
+ * node that restarted empty, or a replica that missed the last increments, still draws more
+ * than the fences drawn before, as long as its clock is not behind by more than the time the
+ * restart or failover took (docs/fencing.md, "Restarts and failovers"). Microseconds, not
+ * ms: more than one fence per ms is common under hand-off, and a counter that outran a ms
+ * clock would drift ahead of it for good. The clock is spelt as digits (seconds, then the
+ * µs zero-padded to 6) and stored with SET, never through a Lua number: it stays exact.
+ * Every draw ends with INCR, so a user without +incr fails at the first fence, not at the
+ * first that finds the counter ahead of the clock.
+ */
+export const DRAW_FENCE = `${FENCE_BELOW}
+local function drawFence(counter, fromClock)
+  if fromClock then
+    local time = redis.call('TIME')
+    local clock = time[1] .. string.rep('0', 6 - #time[2]) .. time[2]
+    if fenceBelow(redis.call('GET', counter) or '0', clock) then
+      redis.call('SET', counter, clock)
+    end
+  end
+  redis.call('INCR', counter)
+  return redis.call('GET', counter)
+end
+`;
+
+/**
  * `isFence(s)`: whether a stored `fence` field is what a fenced write stores (a decimal
  * integer without leading zeros, which the comparison by length needs); anything else means
  * another program wrote the key.

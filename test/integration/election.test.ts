@@ -126,6 +126,28 @@ describe('locker.election', () => {
     await second.resign();
   });
 
+  it('terms keep growing across an empty restart of the one node that keeps the counter', async () => {
+    const { redis } = fixture();
+    const [node] = redis.nodes;
+    const nodes = redis.urls.slice(0, 1);
+    const terms: bigint[] = [];
+    for (const value of ['a', 'b', 'c']) {
+      const leadership = await locker({ nodes }).election('restarts', timings).campaign(value);
+      terms.push(leadership.term);
+      await leadership.resign();
+    }
+    await node?.restart(); // same port, no persistence
+    // No grace: this is about the counter, not about waiting out the leases the node granted.
+    const next = await locker({ nodes, restartGraceMs: 0 })
+      .election('restarts', timings)
+      .campaign('d');
+    terms.push(next.term);
+    await next.resign();
+    for (let i = 1; i < terms.length; i++) {
+      expect(terms[i], `terms ${terms.join(', ')}`).toBeGreaterThan(terms[i - 1] as bigint);
+    }
+  });
+
   // A paused majority stops the leader's renewals. Not at the first failed renewal, but once
   // none was confirmed for renewDeadlineMs, the signal fires, and before the lease ends.
   const paused = { leaseMs: 2_000, renewDeadlineMs: 1_300, retryMs: 250 };

@@ -63,6 +63,30 @@ describe('fencing tokens', () => {
     await third.release();
   });
 
+  it('keep growing across an empty restart of the one node that keeps the counter', async () => {
+    const { redis, admin } = fixture();
+    const [node] = redis.nodes;
+    const [, store] = admin; // the protected store: another server, which keeps its memory
+    if (!node || !store) throw new Error('no node');
+    const nodes = redis.urls.slice(0, 1);
+    const before: bigint[] = [];
+    for (let i = 0; i < 5; i++) {
+      const lock = await locker({ nodes }).acquire('account', { ttlMs: 5_000, fencing: true });
+      before.push(lock.fence as bigint);
+      expect(await fencedWrite(store, 'balance', lock.fence as bigint, `v${i}`)).toBe('applied');
+      await lock.release();
+    }
+    await node.restart(); // same port, no persistence: the counter is gone
+    // No grace: this is about the counter, not about waiting out the leases the node granted.
+    const after = await locker({ nodes, restartGraceMs: 0 }).acquire('account', {
+      ttlMs: 5_000,
+      fencing: true,
+    });
+    expect(after.fence).toBeGreaterThan(before.at(-1) as bigint);
+    expect(await fencedWrite(store, 'balance', after.fence as bigint, 'after')).toBe('applied');
+    await after.release();
+  });
+
   it('are absent unless asked for', async () => {
     const lock = await locker().acquire('account', { ttlMs: 5_000 });
     expect(lock.fence).toBeUndefined();

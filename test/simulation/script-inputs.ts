@@ -73,8 +73,13 @@ const fence = (r: Random) =>
 
 /** Input generators by script name. */
 export const INPUTS: Record<string, (r: Random) => unknown> = {
-  'acquire-fenced': lock,
-  'acquire-in-line': (r) => ({ ...lock(r), fencing: r.chance(0.5), line: line(r) }),
+  'acquire-fenced': (r) => ({ ...lock(r), fenceFromClock: r.chance(0.5) }),
+  'acquire-in-line': (r) => ({
+    ...lock(r),
+    fencing: r.chance(0.5),
+    fenceFromClock: r.chance(0.5),
+    line: line(r),
+  }),
   reclaim: lock,
   extend: lock,
   release: (r) => ({ ...lock(r), announce: r.chance(0.6) }),

@@ -81,6 +81,7 @@ const request: AcquireRequest = {
   unanswered: [],
   ttlMs: 10_000,
   fencing: false,
+  fenceFromClock: false,
 };
 
 describe('one acquisition attempt is classified', () => {

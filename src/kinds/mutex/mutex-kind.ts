@@ -62,8 +62,8 @@ function takeInLine(
   line: LinePass,
   timeoutMs: number,
 ): Promise<TakeReply> {
-  const { key, token, attempt, ttlMs, fencing } = request;
-  const inLine = { key, token, attempt, ttlMs, fencing, line: line.enter() };
+  const { key, token, attempt, ttlMs, fencing, fenceFromClock } = request;
+  const inLine = { key, token, attempt, ttlMs, fencing, fenceFromClock, line: line.enter() };
   return acquireInLineScript.run(node, inLine, timeoutMs);
 }
 

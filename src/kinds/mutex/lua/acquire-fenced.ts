@@ -1,6 +1,6 @@
 import type { TakeReply } from '../../../engine/contract.js';
 import { fenceKey } from '../../../keys.js';
-import { HOLD_VALUES, HOLDER_TTL } from '../../../lua/fragments.js';
+import { DRAW_FENCE, HOLD_VALUES, HOLDER_TTL } from '../../../lua/fragments.js';
 import { defineScript } from '../../../lua/script.js';
 
 /** Parses `{ state, fence }` from an acquisition script. */
@@ -14,6 +14,16 @@ export function fencedReply(script: string) {
   };
 }
 
+/** What a fenced acquisition asks one node for. */
+export interface FencedAcquisition {
+  readonly key: string;
+  readonly token: string;
+  readonly attempt: number;
+  readonly ttlMs: number;
+  /** Keep the fence at or above the node's clock (`AcquireRequest.fenceFromClock`). @default false */
+  readonly fenceFromClock?: boolean;
+}
+
 /**
  * acquire-fenced — take the lock if it is free and, in the same step, draw the next fencing
  * token from the resource's counter.
@@ -23,6 +33,7 @@ export function fencedReply(script: string) {
  * ARGV[1]  token
  * ARGV[2]  attempt (see HOLD_VALUES)
  * ARGV[3]  ttl in milliseconds
+ * ARGV[4]  '1' to keep the counter at or above the node's clock in µs (see DRAW_FENCE), '0'
  *
  * Returns { 0, fence } when the lock is now ours (an earlier attempt's hold that landed
  * unseen becomes this attempt's, with the TTL its validity assumes, and the counter as it
@@ -32,20 +43,22 @@ export function fencedReply(script: string) {
  */
 export const acquireFencedScript = defineScript({
   name: 'acquire-fenced',
-  keys: ({ key }: { key: string; token: string; attempt: number; ttlMs: number }) => [
-    key,
-    fenceKey(key),
+  keys: ({ key }: FencedAcquisition) => [key, fenceKey(key)],
+  args: ({ token, attempt, ttlMs, fenceFromClock }) => [
+    token,
+    attempt,
+    ttlMs,
+    fenceFromClock ? '1' : '0',
   ],
-  args: ({ token, attempt, ttlMs }) => [token, attempt, ttlMs],
   parse: fencedReply('acquire-fenced'),
-  lua: `${HOLDER_TTL}${HOLD_VALUES}
+  lua: `${HOLDER_TTL}${HOLD_VALUES}${DRAW_FENCE}
 local lockKey, fenceCounter = KEYS[1], KEYS[2]
 local token, attempt, ttl = ARGV[1], tonumber(ARGV[2]), ARGV[3]
+local fromClock = ARGV[4] == '1'
 local mine = holdOf(token, attempt)
 
 if redis.call('SET', lockKey, mine, 'NX', 'PX', ttl) then
-  redis.call('INCR', fenceCounter)
-  return {0, redis.call('GET', fenceCounter)}
+  return {0, drawFence(fenceCounter, fromClock)}
 end
 local held = attemptOf(redis.call('GET', lockKey), token)
 if held and held <= attempt then

@@ -1,5 +1,5 @@
 import { fenceKey, mutexLineKeys } from '../../../keys.js';
-import { HOLD_VALUES, HOLDER_TTL } from '../../../lua/fragments.js';
+import { DRAW_FENCE, HOLD_VALUES, HOLDER_TTL } from '../../../lua/fragments.js';
 import { defineScript } from '../../../lua/script.js';
 import { type LineTicket, placeArgs } from '../../../lua/waiting-line.js';
 import { fencedReply } from './acquire-fenced.js';
@@ -13,6 +13,8 @@ export interface LineAcquisition {
   readonly ttlMs: number;
   /** Draw a fencing token on acquisition. */
   readonly fencing: boolean;
+  /** Keep the fence at or above the node's clock (`AcquireRequest.fenceFromClock`). @default false */
+  readonly fenceFromClock?: boolean;
   readonly line: LineTicket;
 }
 
@@ -37,6 +39,7 @@ export interface LineAcquisition {
  * ARGV[8]  '1' fair: a free lock goes only to the first in line, and no release may leave it
  *          free while the caller waits; '0' plain: a free lock goes to anyone, unless a fair
  *          waiter joined the line (see LOCK_LINE)
+ * ARGV[9]  '1' to keep the fence counter at or above the node's clock in µs (see DRAW_FENCE)
  *
  * When the key holds a hand-over to the caller or an earlier attempt's hold (that landed
  * unseen), it becomes this attempt's, with the TTL this attempt's validity counts on; when a
@@ -56,27 +59,27 @@ export interface LineAcquisition {
 export const acquireInLineScript = defineScript({
   name: 'acquire-in-line',
   keys: ({ key }: LineAcquisition) => [...mutexLineKeys(key), fenceKey(key)],
-  args: ({ token, attempt, ttlMs, line, fencing }) => [
+  args: ({ token, attempt, ttlMs, line, fencing, fenceFromClock }) => [
     token,
     attempt,
     ttlMs,
     ...placeArgs(line),
     fencing ? '1' : '0',
     line.fair ? '1' : '0',
+    fenceFromClock ? '1' : '0',
   ],
   parse: fencedReply('acquire-in-line'),
-  lua: `${HOLDER_TTL}${LOCK_LINE}${HOLD_VALUES}
+  lua: `${HOLDER_TTL}${LOCK_LINE}${HOLD_VALUES}${DRAW_FENCE}
 local lockKey, fenceCounter = KEYS[1], KEYS[6]
 local token, attempt, ttl, ticket = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
 local patience, channel = tonumber(ARGV[5]), ARGV[6]
-local fenced, fair = ARGV[7] == '1', ARGV[8] == '1'
+local fenced, fair, fromClock = ARGV[7] == '1', ARGV[8] == '1', ARGV[9] == '1'
 local mine = holdOf(token, attempt)
 
 local function granted()
   leaveLine(token)
   if fenced then
-    redis.call('INCR', fenceCounter)
-    return {0, redis.call('GET', fenceCounter)}
+    return {0, drawFence(fenceCounter, fromClock)}
   end
   return {0, ''}
 end
