@@ -1,6 +1,7 @@
 import calculateSlot from 'cluster-key-slot';
 import { CONNECT_WAIT_MS, type Subscriber } from './connection.js';
 import { IORedisConnection, type IORedisLike } from './ioredis.js';
+import { answeredInTime } from './sharded-subscribe.js';
 
 /**
  * What the subscriber needs of an ioredis `Cluster`: its slot table, its masters, and a way
@@ -131,17 +132,9 @@ export class IORedisShardedSubscriber implements Subscriber {
     return shard;
   }
 
-  /** Fails after {@link CONNECT_WAIT_MS} without an answer (and reads the slot table again). */
+  /** Fails after {@link CONNECT_WAIT_MS} without an answer, and reads the slot table again. */
   #bounded(reply: Promise<unknown>): Promise<unknown> {
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        this.#slotsMoved();
-        reject(new Error(`no answer to a sharded subscribe within ${CONNECT_WAIT_MS} ms`));
-      }, CONNECT_WAIT_MS);
-      timer.unref();
-    });
-    return Promise.race([reply, timedOut]).finally(() => clearTimeout(timer));
+    return answeredInTime(reply, () => this.#slotsMoved());
   }
 
   /** Closes the subscriber clients of servers that are masters no more (dead, or demoted). */

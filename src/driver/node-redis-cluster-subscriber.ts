@@ -1,5 +1,6 @@
 import calculateSlot from 'cluster-key-slot';
 import { CONNECT_WAIT_MS, type Subscriber } from './connection.js';
+import { answeredInTime } from './sharded-subscribe.js';
 
 /** The pause before opening a cluster again when no root node could be reached. */
 const REOPEN_DELAY_MS = 1_000;
@@ -17,20 +18,15 @@ interface ShardedMaster {
   readonly pubSub?: { readonly client?: PubSubClient };
 }
 
-/** The node-redis cluster (`createCluster()`, 5+) a subscriber is opened from. */
-interface SubscriberCluster {
-  readonly isOpen: boolean;
-  readonly _options: { readonly rootNodes: readonly object[] };
-  readonly masters: readonly ShardedMaster[];
-  readonly slots: readonly ({ readonly master: ShardedMaster } | undefined)[];
+/**
+ * What node-redis's cluster (`createCluster()`, 5+) offers for pub/sub, and its slot table's
+ * refresh: read by the subscriber and by the adapter's own cluster alike.
+ */
+export interface ClusterPubSub {
   /** Internal to node-redis (no public way to refresh the slot table): it may go away. */
   readonly _slots?: {
     rediscover?(startWith: { readonly options?: object | undefined }): Promise<void>;
   };
-  duplicate(overrides?: object): unknown;
-  connect(): Promise<unknown>;
-  destroy(): void;
-  on(event: 'error', listener: (error: Error) => void): unknown;
   subscribe(channel: string, listener: (message: string, channel: string) => void): Promise<void>;
   unsubscribe(channel: string, listener: (message: string, channel: string) => void): Promise<void>;
   sSubscribe(channel: string, listener: (message: string, channel: string) => void): Promise<void>;
@@ -38,6 +34,18 @@ interface SubscriberCluster {
     channel: string,
     listener: (message: string, channel: string) => void,
   ): Promise<void>;
+}
+
+/** The node-redis cluster (`createCluster()`, 5+) a subscriber is opened from. */
+interface SubscriberCluster extends ClusterPubSub {
+  readonly isOpen: boolean;
+  readonly _options: { readonly rootNodes: readonly object[] };
+  readonly masters: readonly ShardedMaster[];
+  readonly slots: readonly ({ readonly master: ShardedMaster } | undefined)[];
+  duplicate(overrides?: object): unknown;
+  connect(): Promise<unknown>;
+  destroy(): void;
+  on(event: 'error', listener: (error: Error) => void): unknown;
 }
 
 /**
@@ -117,20 +125,9 @@ export class NodeRedisClusterSubscriber implements Subscriber {
     }
   }
 
-  /**
-   * Fails after {@link CONNECT_WAIT_MS} without an answer, and reads the slot table again:
-   * it drops the client of a master that is gone, and names the master that replaced it.
-   */
+  /** Fails after {@link CONNECT_WAIT_MS} without an answer, and reads the slot table again. */
   #bounded(reply: Promise<unknown>): Promise<unknown> {
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        this.#slotsMoved();
-        reject(new Error(`no answer to a sharded subscribe within ${CONNECT_WAIT_MS} ms`));
-      }, CONNECT_WAIT_MS);
-      timer.unref();
-    });
-    return Promise.race([reply, timedOut]).finally(() => clearTimeout(timer));
+    return answeredInTime(reply, () => this.#slotsMoved());
   }
 
   /** Whether the pub/sub client of the master that node-redis names for `channel` is down. */

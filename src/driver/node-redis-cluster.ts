@@ -18,7 +18,7 @@ import {
   type Subscriber,
 } from './connection.js';
 import { RESP2_SHAPES } from './node-redis.js';
-import { NodeRedisClusterSubscriber } from './node-redis-cluster-subscriber.js';
+import { type ClusterPubSub, NodeRedisClusterSubscriber } from './node-redis-cluster-subscriber.js';
 
 /** A node as node-redis's cluster events name it. */
 interface NodeAddress {
@@ -91,23 +91,12 @@ interface MasterNode {
 }
 
 /** What the adapter reads of the cluster it opened itself, beyond {@link NodeRedisClusterLike}. */
-interface OwnedCluster extends NodeRedisClusterLike {
+interface OwnedCluster extends NodeRedisClusterLike, ClusterPubSub {
   on(event: 'error', listener: (error: Error) => void): unknown;
   on(event: 'node-error', listener: (error: Error, node: NodeAddress) => void): unknown;
   on(event: 'node-ready', listener: (node: NodeAddress) => void): unknown;
   readonly slots: readonly ({ readonly master: MasterNode } | undefined)[];
   readonly masters: readonly MasterNode[];
-  /** Internal to node-redis (no public way to refresh the slot table): it may go away. */
-  readonly _slots?: {
-    rediscover?(startWith: { readonly options?: object | undefined }): Promise<void>;
-  };
-  subscribe(channel: string, listener: (message: string, channel: string) => void): Promise<void>;
-  unsubscribe(channel: string, listener: (message: string, channel: string) => void): Promise<void>;
-  sSubscribe(channel: string, listener: (message: string, channel: string) => void): Promise<void>;
-  sUnsubscribe(
-    channel: string,
-    listener: (message: string, channel: string) => void,
-  ): Promise<void>;
 }
 
 /** True when `value` looks like a node-redis cluster (`createCluster()`). */
