@@ -99,7 +99,10 @@ function act(): void {
   const { termAt, killAt } = stopPlan(lease, graceMs, { now, termSentAt, distlockGone });
   // Looked at only when a signal is due (or after SIGTERM): it reads /proc.
   const due = termSentAt !== undefined || now >= termAt || now >= killAt;
-  if (due && !running(target)) return forget();
+  if (due && !running(target)) {
+    forget();
+    return;
+  }
   const left = `${Math.max(0, Math.floor((lease?.endsAt ?? now) - now))} ms left on the lease`;
   const why = distlockGone
     ? `distlock ended while its command ran, with ${left}`
@@ -107,7 +110,8 @@ function act(): void {
   if (now >= killAt) {
     send('SIGKILL');
     log(`${why}; sent SIGKILL to ${named(target)}`);
-    return forget();
+    forget();
+    return;
   }
   if (termSentAt === undefined && now >= termAt) {
     termSentAt = now;
