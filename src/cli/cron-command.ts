@@ -100,7 +100,10 @@ export async function cronUnderLock(
           throw new Error(`${error.message} (exit ${error.exitCode})`);
         throw error;
       });
-      // What was told to stop is gone before the tick's lock is released.
+      // What was told to stop (by distlock or by the guardian) is gone before the tick's
+      // lock is released.
+      const killAt = guardian?.stoppingUntil();
+      if (killAt !== undefined) stopping ??= command.drain(Math.max(0, killAt - sharedNow()));
       await stopping;
       if (code !== 0) throw new Error(`"${request.command}" exited with ${code}`);
     } finally {

@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import type { LockerEmitter } from '../engine/events.js';
 import type { Lock } from '../engine/lock.js';
+import { type LeaseTold, stopPlan } from './guardian-plan.js';
 import { sharedNow } from './shared-clock.js';
 
 /** What a guardian stops if distlock dies: a command's process group, or (foreground) it alone. */
@@ -60,11 +61,15 @@ export class Guardian {
   #onGone: ((why: string) => void) | undefined;
   #gone: string | undefined;
   #dismissed = false;
+  readonly #graceMs: number;
+  /** The guarded command's lease, as last told. */
+  #lease: LeaseTold | undefined;
   /** How far the guardian's clock may be behind distlock's (ms), from the check at start. */
   #uncertaintyMs = 0;
 
-  private constructor(child: GuardianProcess) {
+  private constructor(child: GuardianProcess, graceMs: number) {
     this.#child = child;
+    this.#graceMs = graceMs;
     const gone = (why: string) => {
       this.#gone ??= why;
       if (!this.#dismissed) this.#onGone?.(why);
@@ -124,7 +129,7 @@ export class Guardian {
       detached: true,
       stdio: ['pipe', 'pipe', 'inherit'],
     });
-    return new Guardian(child);
+    return new Guardian(child, graceMs);
   }
 
   /** `onGone` hears why if the guardian ends before it is dismissed (soon if it already has). */
@@ -142,7 +147,24 @@ export class Guardian {
   /** Tells the guardian that the guarded command's lease can now run out at `endsAt`. */
   tell(endsAt: number): void {
     // Earlier by what the clocks may differ: the guardian then acts early, never late.
-    this.#write(`lease ${sharedNow()} ${endsAt - this.#uncertaintyMs}`);
+    this.#lease = { toldAt: sharedNow(), endsAt: endsAt - this.#uncertaintyMs };
+    this.#write(`lease ${this.#lease.toldAt} ${this.#lease.endsAt}`);
+  }
+
+  /**
+   * The instant (shared clock) by which the guardian SIGKILLs the guarded command, once its
+   * rule (guardian-plan.ts) has it stopping the command; `undefined` before. A command whose
+   * leader exits then is waited for until its group is gone, not freed with children left.
+   */
+  stoppingUntil(): number | undefined {
+    if (this.#lease === undefined) return undefined;
+    const now = sharedNow();
+    const plan = stopPlan(this.#lease, this.#graceMs, {
+      now,
+      termSentAt: undefined,
+      distlockGone: false,
+    });
+    return now >= plan.termAt || now >= plan.killAt ? plan.killAt : undefined;
   }
 
   /**
@@ -162,6 +184,7 @@ export class Guardian {
 
   /** Tells the guardian that the guarded command has ended: nothing to guard until the next. */
   free(): void {
+    this.#lease = undefined;
     this.#write('free');
   }
 

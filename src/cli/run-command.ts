@@ -111,6 +111,9 @@ export async function runUnderLock(
   // Read now, the signal reports a lease that ran out while distlock did not run (stopped,
   // starved) as lost, even if the command's exit was heard first.
   if (lock.signal.aborted && !lost) onLost();
+  // A command that its guardian is stopping is waited for until its whole group is gone.
+  const killAt = guardian?.stoppingUntil();
+  if (killAt !== undefined) stopping ??= command.drain(Math.max(0, killAt - sharedNow()));
   // What was told to stop is gone before the lock is released: the command's children get
   // the grace period, then SIGKILL. A command that simply ended may leave children running.
   await (stopping ?? (forwarded ? command.drain(request.graceMs) : undefined));
