@@ -3,7 +3,9 @@
  * on one key each while a nemesis SIGKILLs them or SIGSTOPs them past their lease (and
  * SIGCONTs them later). Each job logs its start to a job log; a watch reads the log and the
  * jobs' process groups every few ms (test/support/job-log.ts): no two jobs of one key may
- * run at once. The jobs ignore SIGTERM, so only a SIGKILL in time keeps them apart.
+ * run at once. The jobs ignore SIGTERM, so only a SIGKILL in time keeps them apart, and
+ * outlast their lease (a `run` job 1.5 s on a 1 s TTL, extended while distlock runs; a `cron`
+ * job 3 s against `--at-most 1.5s`, so each is stopped before its tick's lock runs out).
  * FAULT_SECONDS sets how long it runs (at least 15 s).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -53,7 +55,7 @@ describe('fault suite: the CLI', { timeout: (SECONDS + 40) * 1_000 }, () => {
     const runLoop = async () => {
       while (!over) {
         const args = ['run', '--key', 'job', '--ttl', '1s', '--wait', '5s', '--grace', '10s'];
-        const child = distlock(args, job(runLog, 0.4));
+        const child = distlock(args, job(runLog, 1.5));
         instances.add(child);
         await new Promise((resolve) => child.once('exit', resolve));
         instances.delete(child);
@@ -71,7 +73,7 @@ describe('fault suite: the CLI', { timeout: (SECONDS + 40) * 1_000 }, () => {
           '--grace',
           '10s',
         ];
-        const child = distlock(args, job(cronLog, 0.6));
+        const child = distlock(args, job(cronLog, 3));
         instances.add(child);
         await new Promise((resolve) => child.once('exit', resolve));
         instances.delete(child);
@@ -117,8 +119,8 @@ describe('fault suite: the CLI', { timeout: (SECONDS + 40) * 1_000 }, () => {
         `cron: ${crons.jobs.length} jobs, ${crons.overlaps.length} overlaps`,
     );
     expect(faults.SIGKILL + faults.SIGSTOP).toBeGreaterThan(3);
-    expect(runs.jobs.length).toBeGreaterThan(3);
-    expect(crons.jobs.length).toBeGreaterThan(2);
+    expect(runs.jobs.length).toBeGreaterThan(1);
+    expect(crons.jobs.length).toBeGreaterThan(1);
     expect(runs.overlaps).toEqual([]);
     expect(crons.overlaps).toEqual([]);
   });
