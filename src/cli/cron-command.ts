@@ -1,7 +1,10 @@
 import { constants } from 'node:os';
 import type { Locker } from '../locker.js';
-import { schedule, type Tick } from '../schedule/schedule.js';
+import { schedule, type Tick, tickResource } from '../schedule/schedule.js';
 import { CommandGroup, NotStartedError } from './command-group.js';
+import { EXIT } from './exit-codes.js';
+import { Guardian } from './guardian.js';
+import { sharedNow } from './shared-clock.js';
 import { STOP_SIGNALS } from './stop-signals.js';
 
 /** What `distlock cron` was asked to do. */
@@ -19,38 +22,77 @@ export interface CronRequest {
 /**
  * Runs the command on every tick of the cron expression, on exactly one of the machines that
  * run the same `distlock cron` with the same key; each run is a process group of its own.
- * Runs until SIGINT, SIGTERM, SIGHUP or SIGQUIT: forwards it to the running job's group,
- * waits for the group (SIGKILL after the grace period), stops the schedule, and resolves
- * 128 + the signal's number (143 for SIGTERM, 130 for SIGINT).
+ * A {@link Guardian}, told of each job and of when its tick's lock can run out, stops the
+ * job's group before then (SIGTERM, then SIGKILL), whatever happens to distlock (killed,
+ * stopped, starved) and also when the job runs past `--at-most`. Runs until SIGINT, SIGTERM,
+ * SIGHUP or SIGQUIT: forwards it to the running job's group, waits for the group (SIGKILL
+ * after the grace period) before the tick's lock is released, stops the schedule, and
+ * resolves 128 + the signal's number (143 for SIGTERM, 130 for SIGINT). Resolves 69 without
+ * running anything when the guardian cannot start, and stops (69) if it ends.
  */
 export async function cronUnderLock(
   locker: Locker,
   request: CronRequest,
   log: (line: string) => void,
 ): Promise<number> {
-  let running: CommandGroup | undefined;
+  const guardian = Guardian.start(request.graceMs);
+  const unguarded = await guardian?.ready.catch((error: Error) => error);
+  if (unguarded) {
+    log(`distlock: ${unguarded.message}; no job was run`);
+    await guardian?.dismiss();
+    return EXIT.unavailable;
+  }
+  let running: { stop(signal: NodeJS.Signals): void } | undefined;
   let received: NodeJS.Signals | undefined;
+  let guardianGone = false;
   let onStopRequested!: () => void;
   const stopRequested = new Promise<void>((resolve) => {
     onStopRequested = resolve;
   });
   const onSignal = (signal: NodeJS.Signals) => {
     received ??= signal;
-    running?.signal(signal);
+    running?.stop(signal);
     onStopRequested();
   };
+  guardian?.whenGone((why) => {
+    log(
+      `distlock: the guardian of the jobs ${why}; stopping the running job and the schedule: were distlock killed now, nothing would stop a job before its lock runs out`,
+    );
+    guardianGone = true;
+    running?.stop('SIGTERM');
+    onStopRequested();
+  });
+
+  // When the lock of the tick about to run can run out, on the clock the guardian shares:
+  // the lock is taken (and this event reported) just before its job is called.
+  const resource = tickResource(request.key);
+  let tickEndsAt: number | undefined;
+  const onAcquired = ({
+    resource: taken,
+    validityMs,
+  }: {
+    resource: string;
+    validityMs: number;
+  }) => {
+    if (taken === resource) tickEndsAt = sharedNow() + validityMs;
+  };
+  locker.events.on('acquired', onAcquired);
 
   const runJob = async ({ signal: lockLost }: Tick): Promise<void> => {
-    if (received !== undefined) return; // the tick was being locked when the signal came
+    const endsAt = tickEndsAt ?? sharedNow(); // unknown: treated as already over
+    tickEndsAt = undefined;
+    if (received !== undefined || guardianGone) return; // stopping while the tick was locked
     const command = CommandGroup.start(request.command, request.args);
-    running = command;
     let stopping: Promise<void> | undefined;
-    const stop = () => {
-      // The tick's lock ran out (lockAtMostFor): the job must not go on unprotected.
-      command.signal('SIGTERM');
-      stopping = command.drain(request.graceMs);
+    const stop = (signal: NodeJS.Signals) => {
+      command.signal(signal);
+      stopping ??= command.drain(request.graceMs);
     };
-    lockLost.addEventListener('abort', stop, { once: true });
+    running = { stop };
+    if (command.pid !== undefined) guardian?.guard({ pid: command.pid, group: true }, endsAt);
+    // The tick's lock ran out (the guardian stops the job before that, unless it is gone).
+    const onLost = () => stop('SIGTERM');
+    lockLost.addEventListener('abort', onLost, { once: true });
     try {
       const code = await command.exited.catch((error: unknown) => {
         // Logged as a shell would exit: 127 not found, 126 not executable.
@@ -58,10 +100,15 @@ export async function cronUnderLock(
           throw new Error(`${error.message} (exit ${error.exitCode})`);
         throw error;
       });
+      // What was told to stop (by distlock or by the guardian) is gone before the tick's
+      // lock is released.
+      const killAt = guardian?.stoppingUntil();
+      if (killAt !== undefined) stopping ??= command.drain(Math.max(0, killAt - sharedNow()));
       await stopping;
       if (code !== 0) throw new Error(`"${request.command}" exited with ${code}`);
     } finally {
-      lockLost.removeEventListener('abort', stop);
+      lockLost.removeEventListener('abort', onLost);
+      guardian?.free();
       running = undefined;
     }
   };
@@ -86,7 +133,10 @@ export async function cronUnderLock(
   for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
 
   await stopRequested;
-  await Promise.all([running?.drain(request.graceMs), job.stop()]);
+  await job.stop(); // waits for the running job, and its group when it was told to stop
+  locker.events.off('acquired', onAcquired);
+  await guardian?.dismiss();
   for (const signal of STOP_SIGNALS) process.off(signal, onSignal);
-  return 128 + (received ? (constants.signals[received] ?? 0) : 0);
+  if (received === undefined) return EXIT.unavailable; // the guardian ended
+  return 128 + (constants.signals[received] ?? 0);
 }

@@ -5,6 +5,8 @@ import { dirname, join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import type { LockerEmitter } from '../engine/events.js';
 import type { Lock } from '../engine/lock.js';
+import { type LeaseTold, stopPlan } from './guardian-plan.js';
+import { sharedNow } from './shared-clock.js';
 
 /** What a guardian stops if distlock dies: a command's process group, or (foreground) it alone. */
 export interface GuardedCommand {
@@ -33,29 +35,41 @@ function unrefPipe(pipe: Readable | Writable): void {
 }
 
 /**
- * distlock's side of the guardian of a running command (guardian-process.ts): a process in a
- * session of its own that stops the command, before the lease runs out, if distlock dies
- * without dismissing it. distlock names the command to it once started, and tells it the
- * lease's validity then and after every extension.
+ * distlock's side of the guardian of running commands (guardian-process.ts): a process in a
+ * session of its own that stops a command before its lease can run out whenever distlock
+ * does not extend it in time (killed, stopped, starved). distlock names each command to it
+ * once started, with the instant its lease can run out, on a clock both processes share
+ * (shared-clock.ts), then each later instant after an extension, and frees it once the
+ * command has ended.
  *
  * @example
  * const guardian = Guardian.start(graceMs); // while the lock is taken
  * await guardian?.ready; // then start the command, and:
- * guardian?.guard({ pid, group: true }, lock, locker.events, (why) => stopTheCommand(why));
+ * guardian?.whenGone((why) => stopTheCommand(why));
+ * guardian?.guard({ pid, group: true }, sharedNow() + lock.remainingMs());
+ * const unfollow = guardian?.follow(lock, locker.events);
  * // ... once the command is done with:
  * await guardian?.dismiss();
  */
 export class Guardian {
-  /** Resolves once the guardian listens; rejects if it ends or cannot start before that. */
+  /**
+   * Resolves once the guardian listens and its clock agrees with distlock's; rejects if it
+   * ends or cannot start before that, or if the clocks do not agree.
+   */
   readonly ready: Promise<void>;
   readonly #child: GuardianProcess;
   #onGone: ((why: string) => void) | undefined;
   #gone: string | undefined;
   #dismissed = false;
-  #unwatch = () => {};
+  readonly #graceMs: number;
+  /** The guarded command's lease, as last told. */
+  #lease: LeaseTold | undefined;
+  /** How far the guardian's clock may be behind distlock's (ms), from the check at start. */
+  #uncertaintyMs = 0;
 
-  private constructor(child: GuardianProcess) {
+  private constructor(child: GuardianProcess, graceMs: number) {
     this.#child = child;
+    this.#graceMs = graceMs;
     const gone = (why: string) => {
       this.#gone ??= why;
       if (!this.#dismissed) this.#onGone?.(why);
@@ -66,7 +80,26 @@ export class Guardian {
     // A write to a guardian that died fails with EPIPE: its exit reports that, once.
     child.stdin.on('error', () => undefined);
     this.ready = new Promise<void>((resolve, reject) => {
-      child.stdout.once('data', () => resolve());
+      let askedAt = 0;
+      let pending = '';
+      child.stdout.setEncoding('utf8');
+      child.stdout.on('data', (chunk: string) => {
+        const lines = (pending + chunk).split('\n');
+        pending = lines.pop() ?? '';
+        for (const line of lines) {
+          if (line === 'ready') {
+            askedAt = sharedNow();
+            child.stdin.write('clock\n');
+          } else if (line.startsWith('clock ')) {
+            const check = checkClock(askedAt, Number(line.slice(6)), sharedNow());
+            if (typeof check === 'string') reject(new Error(check));
+            else {
+              this.#uncertaintyMs = check;
+              resolve();
+            }
+          }
+        }
+      });
       child.once('error', reject);
       child.once('exit', () => reject(new Error(`the guardian of the command ${this.#gone}`)));
     });
@@ -79,8 +112,8 @@ export class Guardian {
   }
 
   /**
-   * Starts a guardian whose command, once named, gets `graceMs` between SIGTERM and SIGKILL
-   * if the lease lasts that long. `undefined` on Windows, which has neither process groups
+   * Starts a guardian whose commands, once named, get `graceMs` between SIGTERM and SIGKILL
+   * if their lease lasts that long. `undefined` on Windows, which has neither process groups
    * nor POSIX signals: a command runs unguarded there. Throws when the guardian's script is
    * missing next to the running `distlock`.
    */
@@ -96,48 +129,98 @@ export class Guardian {
       detached: true,
       stdio: ['pipe', 'pipe', 'inherit'],
     });
-    return new Guardian(child);
+    return new Guardian(child, graceMs);
   }
 
-  /**
-   * Names the command to guard, and tells the guardian the validity of `lock` now, after
-   * every extension, and when it is lost. `onGone` hears why if the guardian ends before it
-   * is dismissed (at once if it already has).
-   */
-  guard(
-    command: GuardedCommand,
-    lock: Lock,
-    events: LockerEmitter,
-    onGone: (why: string) => void,
-  ): void {
-    const tell = () => {
-      if (!this.#dismissed) this.#child.stdin.write(`${Math.floor(lock.remainingMs())}\n`);
-    };
-    const onExtended = ({ resource }: { resource: string }) => {
-      if (resource === lock.resource) tell();
-    };
-    this.#child.stdin.write(`${command.group ? 'group' : 'process'} ${command.pid}\n`);
-    tell();
-    events.on('extended', onExtended);
-    lock.signal.addEventListener('abort', tell, { once: true }); // lost: 0 left
-    this.#unwatch = () => {
-      events.off('extended', onExtended);
-      lock.signal.removeEventListener('abort', tell);
-    };
+  /** `onGone` hears why if the guardian ends before it is dismissed (soon if it already has). */
+  whenGone(onGone: (why: string) => void): void {
     if (this.#gone === undefined) this.#onGone = onGone;
     else queueMicrotask(() => onGone(this.#gone ?? ''));
   }
 
+  /** Names the command to guard from now on, whose lease can run out at `endsAt` (shared clock). */
+  guard(command: GuardedCommand, endsAt: number): void {
+    this.#write(`${command.group ? 'group' : 'process'} ${command.pid}`);
+    this.tell(endsAt);
+  }
+
+  /** Tells the guardian that the guarded command's lease can now run out at `endsAt`. */
+  tell(endsAt: number): void {
+    // Earlier by what the clocks may differ: the guardian then acts early, never late.
+    this.#lease = { toldAt: sharedNow(), endsAt: endsAt - this.#uncertaintyMs };
+    this.#write(`lease ${this.#lease.toldAt} ${this.#lease.endsAt}`);
+  }
+
   /**
-   * Tells the guardian that the command needs no guarding any more (or that none will run);
+   * The instant (shared clock) by which the guardian SIGKILLs the guarded command, once its
+   * rule (guardian-plan.ts) has it stopping the command; `undefined` before. A command whose
+   * leader exits then is waited for until its group is gone, not freed with children left.
+   */
+  stoppingUntil(): number | undefined {
+    if (this.#lease === undefined) return undefined;
+    const now = sharedNow();
+    const plan = stopPlan(this.#lease, this.#graceMs, {
+      now,
+      termSentAt: undefined,
+      distlockGone: false,
+    });
+    return now >= plan.termAt || now >= plan.killAt ? plan.killAt : undefined;
+  }
+
+  /**
+   * Tells the guardian the lease of `lock` now and after every extension, until the
+   * function it returns is called. A lock that is lost keeps its last lease: the guardian
+   * stops the command by then at the latest, and distlock stops it at once.
+   */
+  follow(lock: Lock, events: LockerEmitter): () => void {
+    const tell = () => this.tell(sharedNow() + lock.remainingMs());
+    const onExtended = ({ resource }: { resource: string }) => {
+      if (resource === lock.resource) tell();
+    };
+    tell();
+    events.on('extended', onExtended);
+    return () => events.off('extended', onExtended);
+  }
+
+  /** Tells the guardian that the guarded command has ended: nothing to guard until the next. */
+  free(): void {
+    this.#lease = undefined;
+    this.#write('free');
+  }
+
+  /**
+   * Tells the guardian that no command needs guarding any more (or that none will run);
    * resolves once that is written (or the guardian is gone), so that distlock exiting next
    * does not look like its death.
    */
   dismiss(): Promise<void> {
-    this.#unwatch();
     this.#child.stdout.destroy(); // distlock no longer waits for `ready`
     if (this.#dismissed || this.#gone !== undefined) return Promise.resolve();
     this.#dismissed = true;
     return new Promise<void>((resolve) => this.#child.stdin.end('done\n', () => resolve()));
   }
+
+  #write(line: string): void {
+    if (!this.#dismissed) this.#child.stdin.write(`${line}\n`);
+  }
+}
+
+/** How far apart two readings of the shared clock may be and still count as in order (ms). */
+const CLOCK_TOLERANCE_MS = 1;
+
+/**
+ * Checks the guardian's reading `theirs` against distlock's readings before it asked and
+ * after it heard: the uncertainty between the two clocks (ms) when it lies between them, or
+ * why they cannot be the same clock.
+ */
+export function checkClock(askedAt: number, theirs: number, heardAt: number): number | string {
+  if (theirs >= askedAt - CLOCK_TOLERANCE_MS && theirs <= heardAt + CLOCK_TOLERANCE_MS) {
+    return heardAt - askedAt + 2 * CLOCK_TOLERANCE_MS;
+  }
+  return (
+    `the guardian of the command reads ${theirs.toFixed(1)} ms on the clock it shares with distlock, ` +
+    `which read ${askedAt.toFixed(1)} ms before asking and ${heardAt.toFixed(1)} ms after hearing: ` +
+    'the two do not share a clock (was the wall clock stepped while they started?), so the ' +
+    'guardian could not tell when the lease runs out'
+  );
 }

@@ -11,6 +11,7 @@ import { CommandGroup, NotStartedError } from './command-group.js';
 import { EXIT } from './exit-codes.js';
 import { Guardian } from './guardian.js';
 import type { NodesFrom } from './node-options.js';
+import { sharedNow } from './shared-clock.js';
 import { STOP_SIGNALS } from './stop-signals.js';
 import { giveUpWhenDown, hints, resultProblem } from './unreachable.js';
 
@@ -36,10 +37,11 @@ export interface RunRequest {
  * Holds the lock (auto-extended) while the command runs, like `flock`. The command runs in a
  * process group of its own (unless `foreground`); distlock forwards SIGINT, SIGTERM, SIGHUP
  * and SIGQUIT to that group, and stops the group (SIGTERM, then SIGKILL after the grace
- * period) if the lock is lost. A {@link Guardian} stops the group before the lease runs out
- * if distlock itself dies; should the guardian end first, distlock stops the group. Resolves
- * the exit code: the command's own, 126 or 127 when it cannot be started (as shells do),
- * `busyExitCode`, or one of {@link EXIT}.
+ * period, or sooner: the guardian's SIGKILL comes before the lease can run out) if the lock
+ * is lost. A {@link Guardian} stops the group before the lease can run out whenever
+ * distlock does not extend it in time (killed, stopped, starved); should the guardian end
+ * first, distlock stops the group. Resolves the exit code: the command's own, 126 or 127 when
+ * it cannot be started (as shells do), `busyExitCode`, or one of {@link EXIT}.
  */
 export async function runUnderLock(
   locker: Locker,
@@ -76,14 +78,17 @@ export async function runUnderLock(
     command.signal('SIGTERM');
     stopping ??= command.drain(request.graceMs);
   };
-  if (command.pid !== undefined) {
+  let unfollow = () => {};
+  if (command.pid !== undefined && guardian) {
     const guarded = { pid: command.pid, group: !request.foreground };
-    guardian?.guard(guarded, lock, locker.events, (why) => {
+    guardian.guard(guarded, sharedNow() + lock.remainingMs());
+    guardian.whenGone((why) => {
       log(
         `distlock: the guardian of the command ${why}; stopping the command: were distlock killed now, nothing would stop it before the lease runs out`,
       );
       stop();
     });
+    unfollow = guardian.follow(lock, locker.events);
   }
   let forwarded = false;
   const forward = (signal: NodeJS.Signals) => {
@@ -103,9 +108,16 @@ export async function runUnderLock(
     log(`distlock: ${error.message}`);
     return error instanceof NotStartedError ? error.exitCode : EXIT.notFound;
   });
+  // Read now, the signal reports a lease that ran out while distlock did not run (stopped,
+  // starved) as lost, even if the command's exit was heard first.
+  if (lock.signal.aborted && !lost) onLost();
+  // A command that its guardian is stopping is waited for until its whole group is gone.
+  const killAt = guardian?.stoppingUntil();
+  if (killAt !== undefined) stopping ??= command.drain(Math.max(0, killAt - sharedNow()));
   // What was told to stop is gone before the lock is released: the command's children get
   // the grace period, then SIGKILL. A command that simply ended may leave children running.
   await (stopping ?? (forwarded ? command.drain(request.graceMs) : undefined));
+  unfollow();
   await guardian?.dismiss();
   lock.signal.removeEventListener('abort', onLost);
   for (const signal of STOP_SIGNALS) process.off(signal, forward);

@@ -14,6 +14,7 @@ import {
   stopsRunning,
   withBackgroundSleep,
 } from '../support/cli.js';
+import { JobLogWatch, logStart } from '../support/job-log.js';
 import { useRedis } from '../support/redis.js';
 
 const fixture = useRedis(3);
@@ -119,7 +120,7 @@ describe('distlock cron', () => {
     expect((await cron.done).code).toBe(143);
   });
 
-  it('stops a job that runs past --at-most, and logs its tick as lost', async () => {
+  it('stops a job that runs past --at-most before its lock runs out', async () => {
     const cron = distlock([
       'cron',
       '* * * * * *',
@@ -134,10 +135,12 @@ describe('distlock cron', () => {
       'sleep',
       '30',
     ]);
-    await printed(cron, /lost its lock/);
+    // 500 ms leave no room for --grace (5 s): SIGKILL, 200 ms before the lock can run out.
+    await printed(cron, /tick \S+ failed: "sleep" exited with 137/);
     expect(cron.stderr()).toMatch(
-      /^distlock: tick \S+ lost its lock: Lock on "schedule:overrun" lost: its validity ran out/m,
+      /^distlock: no extension of the command's lease came in time, with \d+ ms left on the lease; sent SIGKILL to process group \d+$/m,
     );
+    expect(cron.stderr()).not.toMatch(/lost its lock/);
     cron.child.kill('SIGTERM');
     expect((await cron.done).code).toBe(143);
   });
@@ -168,6 +171,60 @@ describe('distlock cron', () => {
     expect((await cron.done).code).toBe(143);
   });
 });
+
+// The instance whose job runs is killed (SIGKILL) or stopped (SIGSTOP) mid-job: its guardian
+// stops the job before the tick's lock can run out, so the other instance's next tick never
+// starts the job beside it.
+describe.each(['SIGKILL', 'SIGSTOP'] as const)('distlock cron receiving %s mid-job', (signal) => {
+  it("leaves no job running past its tick's lock: the other instance's next job never overlaps it", async () => {
+    const log = join(dir, `${signal}.log`);
+    const args = [
+      'cron',
+      '* * * * * *',
+      '--key',
+      `report-${signal}`,
+      '--at-most',
+      '2s',
+      '--grace',
+      '30s',
+      ...nodes(),
+      '--',
+      'sh',
+      '-c',
+      `trap '' TERM; ${logStart(log)}; sleep 5`, // runs past --at-most, deaf to SIGTERM
+    ];
+    const fleet = [distlock(args), distlock(args)];
+    const watch = new JobLogWatch(log);
+    try {
+      const first = await watch.started(1);
+      started.push(first.group);
+      const runner = fleet.find((member) => member.child.pid === parentOf(first.group));
+      runner?.child.kill(signal);
+      const signalledAt = performance.now();
+      const second = await watch.started(2);
+      started.push(second.group);
+      watch.stop();
+      console.log(
+        `cron ${signal}: first job's group gone ${((first.endedAt ?? Number.NaN) - signalledAt).toFixed(0)} ms after the signal, next job started after ${(second.startedAt - signalledAt).toFixed(0)} ms`,
+      );
+      expect(runner).toBeDefined();
+      expect(watch.overlaps).toEqual([]);
+      expect((first.endedAt ?? Number.POSITIVE_INFINITY) - signalledAt).toBeLessThan(2_000);
+    } finally {
+      watch.stop();
+      for (const member of fleet) {
+        member.child.kill('SIGCONT');
+        member.child.kill('SIGKILL');
+      }
+    }
+  });
+});
+
+/** The parent of process `pid`. */
+function parentOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+}
 
 /** Resolves once `file` has at least `count` lines. */
 async function linesIn(file: string, count: number, withinMs = 15_000): Promise<void> {

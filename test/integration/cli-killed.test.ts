@@ -13,6 +13,7 @@ import {
   stopsRunning,
   watchKey,
 } from '../support/cli.js';
+import { JobLogWatch, logStart } from '../support/job-log.js';
 import { isRunning } from '../support/processes.js';
 import { useRedis } from '../support/redis.js';
 import { NODE, OTHER_RUNTIMES, type Runtime } from '../support/runtimes.js';
@@ -33,7 +34,7 @@ const TTL_MS = 1_000;
 /** `distlock run` of the job "job" on a `TTL_MS` lease, its command under `sh -c`. */
 const run = (script: string, ...flags: string[]) => runUnder(NODE, script, ...flags);
 
-/** {@link run} under `runtime`. */
+/** {@link run} under `runtime` (a later `--ttl` in `flags` wins). */
 const runUnder = (runtime: Runtime, script: string, ...flags: string[]) =>
   distlock(
     [
@@ -191,5 +192,112 @@ describe.each(OTHER_RUNTIMES)('distlock run under $name', (runtime) => {
       first,
       new RegExp(`ended while its command ran, .* sent SIGTERM to process group ${group}\\b`),
     );
+  });
+});
+
+/** A command that logs its start to `log`, ignores SIGTERM, and runs for 30 s. */
+const stubborn = (log: string) => `trap '' TERM; ${logStart(log)}; sleep 30`;
+
+/**
+ * Runs `run -n` of a short job logging to `log` until one gets the lock, within `withinMs`:
+ * the next holder, as soon as the lock is free.
+ */
+async function nextHolder(runtime: Runtime, log: string, withinMs: number): Promise<number> {
+  const deadline = performance.now() + withinMs;
+  for (;;) {
+    const { code } = await runUnder(runtime, `${logStart(log)}; sleep 0.2`, '-n').done;
+    if (code === 0 || performance.now() > deadline) return code ?? -1;
+    await delay(50);
+  }
+}
+
+// distlock alive but not running (SIGSTOP: a debugger, a cgroup freezer; or starved), or a
+// guardian that reads distlock's word late: the guardian acts on the lease's end, an instant
+// on a clock both share, not on distlock's death, nor on when it reads.
+describe.each([NODE, ...OTHER_RUNTIMES])("distlock run's guardian under $name", (runtime) => {
+  it('stops the command of a SIGSTOPped distlock before the lease runs out: a second run -n never overlaps it', async () => {
+    const ttlMs = 3_000;
+    const log = join(dir, `stopped-${runtime.name}.log`);
+    const watch = new JobLogWatch(log);
+    const first = runUnder(runtime, stubborn(log), '--ttl', '3s', '--grace', '30s');
+    try {
+      const job = await watch.started(1);
+      started.push(job.group);
+      first.child.kill('SIGSTOP');
+      const stoppedAt = performance.now();
+      expect(await nextHolder(runtime, log, 4 * ttlMs)).toBe(0);
+      watch.stop();
+      console.log(
+        `${runtime.name}: A's group gone ${((job.endedAt ?? Number.NaN) - stoppedAt).toFixed(0)} ms after SIGSTOP, ` +
+          `B started after ${((watch.jobs[1]?.startedAt ?? Number.NaN) - stoppedAt).toFixed(0)} ms`,
+      );
+      expect(watch.overlaps).toEqual([]);
+      // The lease had at most its TTL left when distlock stopped.
+      expect((job.endedAt ?? Number.POSITIVE_INFINITY) - stoppedAt).toBeLessThan(ttlMs);
+    } finally {
+      watch.stop();
+      first.child.kill('SIGCONT');
+    }
+    expect((await first.done).code).toBe(76); // it finds the lock lost once it runs again
+    expect(first.stderr()).toMatch(
+      /no extension of the command's lease came in time, with \d+ ms left on the lease; sent SIGTERM to process group \d+, SIGKILL in \d+ ms/,
+    );
+  });
+
+  it('told of each extension, lets the command run while distlock extends, and stops it once distlock stops', async () => {
+    const log = join(dir, `extended-${runtime.name}.log`);
+    const watch = new JobLogWatch(log);
+    const first = runUnder(runtime, `${logStart(log)}; sleep 30`);
+    try {
+      const job = await watch.started(1);
+      started.push(job.group);
+      // Without word of each extension, the guardian would stop the command three quarters
+      // into the first lease: 3 leases later it must still run.
+      for (let extension = 0; extension < 6; extension++) await extended();
+      expect(job.endedAt, first.stderr()).toBeUndefined();
+      await extended();
+      first.child.kill('SIGSTOP');
+      const stoppedAt = performance.now();
+      while (job.endedAt === undefined && performance.now() - stoppedAt < 2 * TTL_MS) {
+        await delay(5);
+      }
+      expect((job.endedAt ?? Number.POSITIVE_INFINITY) - stoppedAt).toBeLessThan(TTL_MS);
+    } finally {
+      watch.stop();
+      first.child.kill('SIGCONT');
+    }
+    // The command's SIGTERM (143), or the lock found lost if the lease ran out first (76).
+    expect([143, 76]).toContain((await first.done).code);
+  });
+
+  it('that reads late acts at once: a guardian stopped 1.2 s over an extension and a SIGKILL of distlock', async () => {
+    const ttlMs = 2_000;
+    const log = join(dir, `late-${runtime.name}.log`);
+    const watch = new JobLogWatch(log);
+    const first = runUnder(runtime, stubborn(log), '--ttl', '2s', '--grace', '30s');
+    const job = await watch.started(1);
+    started.push(job.group);
+    const guardian = await guardianOf(first.child.pid ?? 0);
+    process.kill(guardian, 'SIGSTOP');
+    try {
+      await extended(); // told to the guardian while it cannot read
+      await delay(50);
+      first.child.kill('SIGKILL');
+      const killedAt = performance.now();
+      const second = nextHolder(runtime, log, 4 * ttlMs);
+      await delay(1_200);
+      process.kill(guardian, 'SIGCONT');
+      expect(await second).toBe(0);
+      watch.stop();
+      console.log(
+        `${runtime.name}: A's group gone ${((job.endedAt ?? Number.NaN) - killedAt).toFixed(0)} ms after the kill, ` +
+          `B started after ${((watch.jobs[1]?.startedAt ?? Number.NaN) - killedAt).toFixed(0)} ms; ${first.stderr()}`,
+      );
+      expect(watch.overlaps).toEqual([]);
+      expect((job.endedAt ?? Number.POSITIVE_INFINITY) - killedAt).toBeLessThan(ttlMs);
+    } finally {
+      watch.stop();
+      if (isRunning(guardian)) process.kill(guardian, 'SIGCONT');
+    }
   });
 });
