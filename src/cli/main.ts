@@ -70,7 +70,11 @@ const run = program
       .default(EXIT.busy),
   )
   .addOption(
-    durationOption('--grace <duration>', 'SIGTERM to SIGKILL once the lock is lost', 5_000),
+    durationOption(
+      '--grace <duration>',
+      'SIGTERM to SIGKILL when the command must stop (the lock lost, a signal); cut short so that the group is gone before the lease ends',
+      5_000,
+    ),
   )
   .option(
     '--foreground',
