@@ -87,10 +87,10 @@ export async function attemptAcquire(
     context,
     nodeTimeoutFor(context, ttlMs),
     (node, timeoutMs, index) =>
-      context.identities.known(index)
+      context.identities.known(index, ttlMs)
         ? takeOnNode(context, node, request, timeoutMs)
         : Promise.reject(
-            context.identities.abstention(index) ??
+            context.identities.abstention(index, ttlMs) ??
               unidentified(node.name, context.identities.failure(index)),
           ),
     judge,

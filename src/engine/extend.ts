@@ -1,9 +1,10 @@
+import { NotSentError } from '../driver/connection.js';
 import type { StallGuard } from '../driver/stall-guard.js';
 import { LockLostError } from '../errors.js';
 import type { NodeResult } from '../node-result.js';
 import { validityMs } from '../quorum/validity.js';
 import { misconfiguredOperation, misconfiguredQuorum } from './configuration-failure.js';
-import type { NodeSet } from './context.js';
+import type { IdentifiedNodes } from './context.js';
 import type { Lease } from './contract.js';
 import { askEveryNode, nodeTimeoutFor } from './every-node.js';
 import { deleteIfOwned } from './release.js';
@@ -27,7 +28,7 @@ import { awaitReplicas } from './replicas.js';
  * node's error, not with a loss.
  */
 export async function extendLease(
-  context: NodeSet,
+  context: IdentifiedNodes,
   lease: Lease,
   ttlMs: number,
   lose: (error: LockLostError) => void,
@@ -46,7 +47,14 @@ export async function extendLease(
   // Takes back what this extension set, when the lease is over after all.
   const undo = () => deleteIfOwned(context, { ...lease, ttlMs }, true).settled;
   const hold = { key, token, attempt, unanswered, ttlMs };
-  const extendOnNode = async (node: StallGuard, timeoutMs: number) => {
+  const extendOnNode = async (node: StallGuard, timeoutMs: number, index: number) => {
+    // A node extends a lease only as long as it has on record (see LeaseRecords): a longer
+    // extension is recorded first, and a node whose record failed takes no part.
+    if (!context.identities.recorded(index, ttlMs)) {
+      throw new NotSentError(
+        `${node.name} has not recorded the ${ttlMs} ms lease (the lease record that guards against its restarts): not extended there`,
+      );
+    }
     const until = clock.now() + timeoutMs;
     const extended = await kind.extend(node, hold, timeoutMs);
     if (extended === 1) await awaitReplicas(node, settings.replicaAcks, clock, until);

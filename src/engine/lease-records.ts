@@ -1,3 +1,4 @@
+import { isErrorReply } from '../driver/connection.js';
 import type { StallGuard } from '../driver/stall-guard.js';
 import { leaseRecordKey } from '../keys.js';
 import { type LeaseRecord, parseLeaseRecord, recordLeaseScript } from '../lua/lease-record.js';
@@ -26,8 +27,8 @@ export class LeaseRecords {
   readonly #recordedMs: number[];
   /** Each node's record as last read; `undefined` when it has none. */
   readonly #read: (LeaseRecord | undefined)[];
-  /** Why each node's last record could not be written (READONLY, OOM, NOPERM...). */
-  readonly #failures: (Error | undefined)[];
+  /** Why each node's last record could not be written (READONLY, OOM, NOPERM...), and when. */
+  readonly #failures: ({ error: Error; at: number } | undefined)[];
   #fleetLongestMs = 0;
 
   constructor(nodeCount: number) {
@@ -38,7 +39,17 @@ export class LeaseRecords {
 
   /** Why node `index` could not record its lease last time, if it could not. */
   failure(index: number): Error | undefined {
-    return this.#failures[index];
+    return this.#failures[index]?.error;
+  }
+
+  /**
+   * Whether node `index`'s server itself refused its record less than `intervalMs` before
+   * `now` (READONLY, OOM, NOPERM): it is asked again only that often, not before every
+   * acquisition, and does not vote meanwhile.
+   */
+  refusedSince(index: number, now: number, intervalMs: number): boolean {
+    const failure = this.#failures[index];
+    return failure !== undefined && isErrorReply(failure.error) && now - failure.at < intervalMs;
   }
 
   /** The longest lease on record on any node read so far: the fleet's restart grace. */
@@ -72,6 +83,7 @@ export class LeaseRecords {
   forget(index: number): void {
     this.#recordedMs[index] = 0;
     this.#read[index] = undefined;
+    this.#failures[index] = undefined;
   }
 
   /** Whether node `index` must record `ttlMs` before it grants such a lease. */
@@ -103,7 +115,8 @@ export class LeaseRecords {
           return 1;
         },
         (error: unknown) => {
-          this.#failures[i] = error instanceof Error ? error : new Error(String(error));
+          const failure = error instanceof Error ? error : new Error(String(error));
+          this.#failures[i] = { error: failure, at: context.clock.now() };
           throw error;
         },
       );
@@ -111,15 +124,21 @@ export class LeaseRecords {
     await asking.settled;
   }
 
-  /** Reads every node's record again (a node changed: the grace must be the fleet's). */
-  async refresh(context: NodeSet, ttlMs: number): Promise<void> {
-    const asking = askEveryNode(context, nodeTimeoutFor(context, ttlMs), (node) =>
+  /**
+   * Reads every node's record again (a node changed, or one is first seen: the grace must be
+   * the fleet's longest lease now, not as this locker read it before); resolves which nodes
+   * answered.
+   */
+  async refresh(context: NodeSet, ttlMs: number): Promise<ReadonlySet<number>> {
+    const answered = new Set<number>();
+    const asking = askEveryNode(context, nodeTimeoutFor(context, ttlMs), (node, _t, index) =>
       LeaseRecords.fetch(context, node).then((reply) => {
-        const record = parseLeaseRecord(reply);
-        if (record && record.ttlMs > this.#fleetLongestMs) this.#fleetLongestMs = record.ttlMs;
+        this.take(index, reply);
+        answered.add(index);
         return 1;
       }),
     );
     await asking.settled;
+    return answered;
   }
 }

@@ -2,6 +2,7 @@ import type { Clock } from '../clock.js';
 import { NotSentError } from '../driver/connection.js';
 import type { StallGuard } from '../driver/stall-guard.js';
 import { InvalidArgumentError } from '../errors.js';
+import { quorumOf } from '../quorum/tally.js';
 import { driftMs } from '../quorum/validity.js';
 import type { WarningCode } from './events.js';
 import { askEveryNode, type NodeSet, nodeTimeoutFor } from './every-node.js';
@@ -145,23 +146,28 @@ export class NodeIdentities {
   }
 
   /**
-   * Whether node `index` may vote in an acquisition: it said which server it is (or will not
-   * say) on its current connection, and does not abstain.
+   * Whether node `index` may vote in an acquisition of a lease of `ttlMs`: it said which
+   * server it is (or will not say) on its current connection, does not abstain, and has that
+   * lease on record (see {@link LeaseRecords}).
    */
-  known(index: number): boolean {
-    if (!this.#votes(index)) return false;
+  known(index: number, ttlMs: number): boolean {
+    return this.#votes(index) && this.recorded(index, ttlMs);
+  }
+
+  /**
+   * Whether node `index` has a lease of `ttlMs` on record, as it must before it grants or
+   * extends one (always, without lease records, or for a node that will not say its server).
+   */
+  recorded(index: number, ttlMs: number): boolean {
     const id = this.#ids[index] as Identity;
-    return !(
-      this.#records &&
-      Array.isArray(id.runIds) &&
-      this.#records.due(index, this.#longestTtlMs)
-    );
+    return !this.#records || !Array.isArray(id.runIds) || !this.#records.due(index, ttlMs);
   }
 
   /** {@link known}, but for the lease record that it may still have to get. */
   #votes(index: number): boolean {
     const id = this.#ids[index] as Identity;
     if ((id.change || id.duplicateOf !== undefined) && this.#abstains(id)) return false;
+    if (id.arrival) return false; // first seen: the lease records tell whether it is young
     if (this.#trustedAtOnce) return true;
     if (id.runIds === undefined) return false;
     const node = this.#set?.nodes[index];
@@ -177,7 +183,7 @@ export class NodeIdentities {
    * Why node `index` does not vote although it said which server it is (it abstains, or its
    * connection was re-established since), as the error of its vote; `undefined` otherwise.
    */
-  abstention(index: number): NotSentError | undefined {
+  abstention(index: number, ttlMs = this.#longestTtlMs): NotSentError | undefined {
     const id = this.#ids[index];
     const set = this.#set;
     if (!id || !set) return undefined;
@@ -202,10 +208,15 @@ export class NodeIdentities {
         { cause: id.failure },
       );
     }
-    if (this.#records && Array.isArray(id.runIds) && this.#records.due(index, this.#longestTtlMs)) {
+    if (id.arrival) {
+      return new NotSentError(
+        `${name} is first seen: it votes once the lease records of the other nodes tell whether it restarted`,
+      );
+    }
+    if (!this.recorded(index, ttlMs)) {
       // The server's own refusal first (READONLY, OOM, NOPERM): the lock would get it too.
-      const failure = this.#records.failure(index);
-      const recording = `the ${this.#longestTtlMs} ms lease record that guards against its restarts`;
+      const failure = this.#records?.failure(index);
+      const recording = `the ${ttlMs} ms lease record that guards against its restarts`;
       return failure
         ? new NotSentError(
             `${failure.message} (${name}, writing ${recording}; nothing else sent)`,
@@ -224,11 +235,16 @@ export class NodeIdentities {
    * never rejects: a node that did not record it votes in no acquisition until it has.
    */
   noteTtl(ttlMs: number): Promise<void> | undefined {
-    if (ttlMs <= this.#longestTtlMs) return undefined;
-    this.#longestTtlMs = ttlMs;
+    if (ttlMs > this.#longestTtlMs) this.#longestTtlMs = ttlMs;
     const set = this.#set;
-    if (!this.#records || !set) return undefined;
-    return this.#records.record(set, ttlMs, (i) => this.#recordable(i));
+    const records = this.#records;
+    if (!records || !set) return undefined;
+    // Whether the TTL was asked for before does not tell: its records may have failed.
+    let due = false;
+    for (let index = 0; index < this.#ids.length && !due; index++) {
+      due = records.due(index, ttlMs) && this.#recordable(index) !== undefined;
+    }
+    return due ? records.record(set, this.#longestTtlMs, (i) => this.#recordable(i)) : undefined;
   }
 
   /**
@@ -322,20 +338,26 @@ export class NodeIdentities {
     return false;
   }
 
-  /** Whether node `index` votes but for the lease record it must get first. */
+  /**
+   * Whether node `index` votes but for the lease record it must get first (a node whose
+   * server refused it is asked again every {@link IDENTITY_RECHECK_MS}, not before every
+   * acquisition), or is first seen and waits for the records to tell whether it is young.
+   */
   #mustRecord(index: number): boolean {
-    return (
-      this.#records !== undefined &&
-      this.#recordable(index) !== undefined &&
-      this.#records.due(index, this.#longestTtlMs)
-    );
+    const records = this.#records;
+    if (!records) return false;
+    if (this.#ids[index]?.arrival) return true;
+    if (!records.due(index, this.#longestTtlMs)) return false;
+    const now = this.#set?.clock.now() ?? 0;
+    if (records.refusedSince(index, now, IDENTITY_RECHECK_MS)) return false;
+    return this.#recordable(index) !== undefined;
   }
 
   /** The server to name in node `index`'s lease record, when it may get one now. */
   #recordable(index: number): string | undefined {
     const id = this.#ids[index] as Identity;
     if (!Array.isArray(id.runIds) || !this.#votes(index)) return undefined;
-    return id.runIds.join(',');
+    return serverName(id.runIds);
   }
 
   /** Whether node `index` must be asked which server it is, or get its lease record. */
@@ -395,23 +417,40 @@ export class NodeIdentities {
     for (const warn of changes) warn();
     this.#findDuplicates(context);
     if (this.#refusal) throw this.#refusal;
-    if (this.#records) await this.#settleRecords(context, this.#records);
+    if (this.#records) await this.#settleRecords(context, this.#records, ttlMs);
   }
 
   /**
    * After a round of INFO: a node first seen that did not keep its own lease record, and is
    * younger than the longest lease on record, abstains; then each node that votes records the
-   * locker's longest TTL.
+   * locker's longest TTL. The records are read again then, from every node: a node first
+   * seen later than the others must be judged on the records as they are now. Enough other
+   * nodes must answer that one of any majority the node was part of is among them (N - quorum
+   * + 1 of the others); with fewer (more nodes out than a majority tolerates), this locker's
+   * own longest TTL counts too, as the best left to go by.
    */
-  async #settleRecords(context: NodeSet, records: LeaseRecords): Promise<void> {
-    for (const [index, id] of this.#ids.entries()) {
-      const arrival = id.arrival;
-      id.arrival = undefined;
-      if (!arrival || !Array.isArray(id.runIds)) continue;
-      if (records.keptBy(index, id.runIds.join(','))) continue;
-      const graceMs = records.fleetLongestMs;
-      const young = youngOnArrival(arrival.servers, arrival.readAt, graceMs);
-      id.change = young && { ...young, graceMs };
+  async #settleRecords(context: NodeSet, records: LeaseRecords, ttlMs: number): Promise<void> {
+    const arriving = [...this.#ids.entries()].filter(([index, id]) => {
+      if (!id.arrival) return false;
+      if (Array.isArray(id.runIds) && !records.keptBy(index, serverName(id.runIds))) return true;
+      id.arrival = undefined; // its server kept its own record: it kept its data
+      return false;
+    });
+    if (arriving.length > 0) {
+      const answered = await records.refresh(context, ttlMs);
+      const needed = this.#ids.length - quorumOf(this.#ids.length) + 1;
+      for (const [index, id] of arriving) {
+        const arrival = id.arrival;
+        id.arrival = undefined;
+        if (!arrival) continue;
+        const others = [...answered].filter((i) => i !== index).length;
+        const graceMs =
+          others >= needed
+            ? records.fleetLongestMs
+            : Math.max(records.fleetLongestMs, this.#longestTtlMs);
+        const young = youngOnArrival(arrival.servers, arrival.readAt, graceMs);
+        id.change = young && { ...young, graceMs };
+      }
     }
     await records.record(context, this.#longestTtlMs, (i) => this.#recordable(i));
   }
@@ -522,6 +561,11 @@ export class NodeIdentities {
       }
     }
   }
+}
+
+/** The server(s) a record names: run_ids in order, whatever order a client lists them in. */
+function serverName(runIds: readonly string[]): string {
+  return [...runIds].sort().join(',');
 }
 
 /**

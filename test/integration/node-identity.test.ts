@@ -237,6 +237,31 @@ describe('a node restarted empty, seen by other lockers and processes (the lease
     expect(first.remainingMs()).toBeGreaterThan(0);
   });
 
+  it('judges a node first reached after the others on the records as they are then', async () => {
+    const { admin, redis } = fixture();
+    const proxy = await FaultProxy.start(redis.nodes[0]?.port as number);
+    proxies.push(proxy);
+    proxy.set({ mode: 'reset' });
+    // C starts while node 0 is out of its reach: it reads the other records (its own 1.5 s).
+    const c = locker({ nodes: [proxy.url, ...redis.urls.slice(1, 3)] });
+    warningsOf(c);
+    await warmUp(c);
+    // Later another process takes a longer lease on exactly nodes 0 and 1.
+    await admin[2]?.set(KEY, 'other', 'PX', 60_000);
+    await delay(LONG_TTL_MS / 2); // node 0 is now up longer than C's own records say
+    const first = await locker({ nodes: redis.urls.slice(0, 3) }).acquire('r', {
+      ttlMs: LONG_TTL_MS,
+      waitMs: 0,
+    });
+    await redis.nodes[0]?.restart();
+    await admin[2]?.del(KEY);
+    proxy.set({ mode: 'pass' }); // C reaches node 0 for the first time
+    const lock = await c.acquire('r', { ttlMs: TTL_MS, waitMs: LONG_TTL_MS + 3_000 });
+    // Before: acquired about 1.9 s after the restart, judged on C's 1.5 s of records.
+    expect(first.remainingMs()).toBe(0);
+    await lock.release();
+  });
+
   it('takes --restart-grace and $DISTLOCK_RESTART_GRACE, and names a bad one before any I/O', async () => {
     const nodes = fixture().redis.urls.slice(0, 3);
     const first = await holdThenRestart(locker({ nodes }));

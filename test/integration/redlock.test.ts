@@ -161,6 +161,27 @@ describe('Redlock over 5 independent masters', () => {
     expect((await admin[0]?.get(LEASE_RECORD_KEY))?.split(' ')[0]).toBe('5000');
   });
 
+  it('extends a lease on a node only as long as its record goes: a refused record, no extension there', async () => {
+    const { admin } = fixture();
+    const l = locker();
+    const lock = await l.acquire('r', { ttlMs: 1_500 });
+    // Node 0 refuses new memory (noeviction): its record's SET fails with OOM, PEXPIRE not.
+    await admin[0]?.config('SET', 'maxmemory', '1');
+    try {
+      await lock.extend(8_000); // the other four record it, then extend
+    } finally {
+      await admin[0]?.config('SET', 'maxmemory', '0');
+    }
+    const records = await Promise.all(admin.map((client) => client.get(LEASE_RECORD_KEY)));
+    const pttls = await Promise.all(admin.map((client) => client.pttl(KEY)));
+    // Before: node 0 extended to 8 s on a record of 1.5 s.
+    for (const [index, pttl] of pttls.entries()) {
+      expect(pttl, `node ${index}`).toBeLessThanOrEqual(Number(records[index]?.split(' ')[0]));
+    }
+    expect(pttls.slice(1).every((pttl) => pttl > 1_500)).toBe(true);
+    await lock.release();
+  });
+
   it('sends nothing more to a paused node once it stopped answering', async () => {
     const l = locker({ nodeTimeoutMs: 30 });
     const { redis, admin } = fixture();

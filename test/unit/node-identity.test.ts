@@ -86,7 +86,7 @@ function over(runIds: readonly string[], restartGraceMs?: number) {
     warn: (index, code) => warnings.push(`${index} ${code}`),
   });
   const check = () => identities.check(set, 10_000);
-  const votes = () => runIds.map((_, i) => identities.known(i));
+  const votes = (ttlMs = 10_000) => runIds.map((_, i) => identities.known(i, ttlMs));
   return { identities, set, clock, servers: made.map((m) => m.server), warnings, check, votes };
 }
 
@@ -205,7 +205,7 @@ describe('NodeIdentities', () => {
     for (const server of servers) server.leaseRecord = `8000 ${server.runId}`;
     Object.assign(servers[0] as ScriptedServer, { uptimeS: 2, leaseRecord: undefined });
     await identities.check(set, 3_000);
-    expect(votes()).toEqual([false, true, true]);
+    expect(votes(3_000)).toEqual([false, true, true]);
     expect(identities.abstention(0)?.message).toMatch(
       /started 2\.0 s ago .* until it has been up for the 8000 ms restart grace \(the longest lease on record on the nodes\)/,
     );
@@ -321,7 +321,7 @@ describe('NodeIdentities', () => {
     clock.advance(1);
     masters[1] = info(RUN_C, 1); // a replica took over
     expect(identities.check(set, 10_000)).toBeUndefined(); // no vote waits for it
-    expect(identities.known(0)).toBe(true);
+    expect(identities.known(0, 10_000)).toBe(true);
     await settled();
     expect(seen).toHaveLength(2);
     expect(seen[1]).toContain(RUN_C);
