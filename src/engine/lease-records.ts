@@ -126,19 +126,15 @@ export class LeaseRecords {
 
   /**
    * Reads every node's record again (a node changed, or one is first seen: the grace must be
-   * the fleet's longest lease now, not as this locker read it before); resolves which nodes
-   * answered.
+   * the fleet's longest lease now, not as this locker read it before).
    */
-  async refresh(context: NodeSet, ttlMs: number): Promise<ReadonlySet<number>> {
-    const answered = new Set<number>();
+  async refresh(context: NodeSet, ttlMs: number): Promise<void> {
     const asking = askEveryNode(context, nodeTimeoutFor(context, ttlMs), (node, _t, index) =>
       LeaseRecords.fetch(context, node).then((reply) => {
         this.take(index, reply);
-        answered.add(index);
         return 1;
       }),
     );
     await asking.settled;
-    return answered;
   }
 }

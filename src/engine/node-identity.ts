@@ -2,7 +2,6 @@ import type { Clock } from '../clock.js';
 import { NotSentError } from '../driver/connection.js';
 import type { StallGuard } from '../driver/stall-guard.js';
 import { InvalidArgumentError } from '../errors.js';
-import { quorumOf } from '../quorum/tally.js';
 import { driftMs } from '../quorum/validity.js';
 import type { WarningCode } from './events.js';
 import { askEveryNode, type NodeSet, nodeTimeoutFor } from './every-node.js';
@@ -424,10 +423,11 @@ export class NodeIdentities {
    * After a round of INFO: a node first seen that did not keep its own lease record, and is
    * younger than the longest lease on record, abstains; then each node that votes records the
    * locker's longest TTL. The records are read again then, from every node: a node first
-   * seen later than the others must be judged on the records as they are now. Enough other
-   * nodes must answer that one of any majority the node was part of is among them (N - quorum
-   * + 1 of the others); with fewer (more nodes out than a majority tolerates), this locker's
-   * own longest TTL counts too, as the best left to go by.
+   * seen later than the others must be judged on the records as they are now. That covers
+   * the node's leases when one of any majority it was part of answers (it does when N -
+   * quorum + 1 other nodes answer); when fewer answer, more nodes are out than a majority
+   * tolerates besides the restart, and the records read are all there is to go by (taking
+   * this locker's own TTL instead would keep a fresh deployment with nodes out from locking).
    */
   async #settleRecords(context: NodeSet, records: LeaseRecords, ttlMs: number): Promise<void> {
     const arriving = [...this.#ids.entries()].filter(([index, id]) => {
@@ -437,17 +437,12 @@ export class NodeIdentities {
       return false;
     });
     if (arriving.length > 0) {
-      const answered = await records.refresh(context, ttlMs);
-      const needed = this.#ids.length - quorumOf(this.#ids.length) + 1;
-      for (const [index, id] of arriving) {
+      await records.refresh(context, ttlMs);
+      const graceMs = records.fleetLongestMs;
+      for (const [, id] of arriving) {
         const arrival = id.arrival;
         id.arrival = undefined;
         if (!arrival) continue;
-        const others = [...answered].filter((i) => i !== index).length;
-        const graceMs =
-          others >= needed
-            ? records.fleetLongestMs
-            : Math.max(records.fleetLongestMs, this.#longestTtlMs);
         const young = youngOnArrival(arrival.servers, arrival.readAt, graceMs);
         id.change = young && { ...young, graceMs };
       }

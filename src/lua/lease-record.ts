@@ -16,10 +16,21 @@ export const recordLeaseScript = defineScript({
   keys: ({ key }: { key: string; ttlMs: number; server: string }) => [key],
   args: ({ ttlMs, server }) => [ttlMs, server],
   parse: integerReply('record-lease'),
-  lua: `local record, ttlMs, server = KEYS[1], tonumber(ARGV[1]), ARGV[2]
+  lua: `local record, server = KEYS[1], ARGV[2]
+
+-- A whole number of ms from 0 to 2^31 - 1 (the longest TTL distlock takes: a timer's limit),
+-- whatever was given or stored, so that string.format gets an integer.
+local function wholeMs(value)
+  local ms = tonumber(value) or 0
+  if ms ~= ms or ms < 0 then
+    return 0
+  end
+  return math.floor(math.min(ms, 2147483647))
+end
 
 local stored = redis.call('GET', record)
-local longest = stored and tonumber(string.match(stored, '^%d+')) or 0
+local longest = wholeMs(stored and string.match(stored, '^%d+'))
+local ttlMs = wholeMs(ARGV[1])
 if ttlMs > longest then
   longest = ttlMs
 end

@@ -85,6 +85,12 @@ export const INPUTS: Record<string, (r: Random) => unknown> = {
   release: (r) => ({ ...lock(r), announce: r.chance(0.6) }),
   'leave-queue': (r) => ({ key: r.pick(LOCKS), token: r.pick(TOKENS), granted: r.chance(0.3) }),
   'raise-fence': (r) => ({ ...lock(r), fence: fence(r) }),
+  // Its own key mostly; a lock's key at times (a value it cannot read counts as none).
+  'record-lease': (r) => ({
+    key: r.chance(0.7) ? 'distlock:longest-lease' : r.pick(LOCKS),
+    ttlMs: ms(r),
+    server: r.pick(['a'.repeat(40), `${'b'.repeat(40)},${'c'.repeat(40)}`]),
+  }),
   'inspect-lock': (r) => ({ key: r.pick(LOCKS) }),
   'force-release': (r) => ({ key: r.pick(LOCKS) }),
   proclaim: (r) => {
