@@ -239,9 +239,13 @@ export class NodeIdentities {
     const records = this.#records;
     if (!records || !set) return undefined;
     // Whether the TTL was asked for before does not tell: its records may have failed.
+    const now = set.clock.now();
     let due = false;
     for (let index = 0; index < this.#ids.length && !due; index++) {
-      due = records.due(index, ttlMs) && this.#recordable(index) !== undefined;
+      due =
+        records.due(index, ttlMs) &&
+        !records.refusedSince(index, now, IDENTITY_RECHECK_MS) &&
+        this.#recordable(index) !== undefined;
     }
     return due ? records.record(set, this.#longestTtlMs, (i) => this.#recordable(i)) : undefined;
   }
