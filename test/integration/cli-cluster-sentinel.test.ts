@@ -73,7 +73,11 @@ describe('--cluster', () => {
     expect(held.code).toBe(0);
     // One seed is enough to find the rest, as with a Cluster client.
     const fromOneSeed = await distlock(['status', resource, '--json', '--cluster', firstSeed]).done;
-    expect(JSON.parse(fromOneSeed.stdout)).toMatchObject({ state: 'held', fence: '1' });
+    // A fence follows the node's clock (docs/fencing.md): a positive integer, not 1.
+    expect(JSON.parse(fromOneSeed.stdout)).toMatchObject({
+      state: 'held',
+      fence: expect.stringMatching(/^[1-9]\d*$/),
+    });
 
     const broken = await distlock(['break', resource, '--yes', '--cluster', seeds]).done;
     expect(broken.stdout).toMatch(
