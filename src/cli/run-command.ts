@@ -70,6 +70,15 @@ export async function runUnderLock(
     return EXIT.lost;
   }
 
+  // Listening before the command starts: once it runs (and may be seen running), a signal
+  // that came before the handlers would end distlock by its default action, leaving the
+  // command to the guardian. The handlers run only after this code, once `command` is set.
+  let forwarded = false;
+  const forward = (signal: NodeJS.Signals) => {
+    forwarded = true;
+    command.signal(signal);
+  };
+  for (const signal of STOP_SIGNALS) process.on(signal, forward);
   const command = CommandGroup.start(request.command, request.args, {
     foreground: request.foreground,
   });
@@ -90,12 +99,6 @@ export async function runUnderLock(
     });
     unfollow = guardian.follow(lock, locker.events);
   }
-  let forwarded = false;
-  const forward = (signal: NodeJS.Signals) => {
-    forwarded = true;
-    command.signal(signal);
-  };
-  for (const signal of STOP_SIGNALS) process.on(signal, forward);
   let lost = false;
   const onLost = () => {
     lost = true;
