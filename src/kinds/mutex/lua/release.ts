@@ -31,14 +31,26 @@ export const releaseScript = defineScript({
     mutexLineKeys(key),
   args: ({ token, attempt, announce }) => [token, attempt, announce ? '1' : '0'],
   parse: integerReply('release'),
-  lua: `${LOCK_LINE}${HOLD_VALUES}
-local lockKey, token, attempt, announce = KEYS[1], ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1'
-
-local held = attemptOf(redis.call('GET', lockKey), token)
-if held ~= attempt and not (announce and held == 0) then
+  // The usual case comes first: the key holds this very attempt's hold and nobody waits in
+  // line. It costs what a plain compare-and-delete costs: the line's functions (and the
+  // general parsing of holds) are not even defined then.
+  lua: `local lockKey, token, attempt, announce = KEYS[1], ARGV[1], ARGV[2], ARGV[3] == '1'
+local value = redis.call('GET', lockKey)
+if value == token .. ':' .. attempt and (not announce or redis.call('EXISTS', KEYS[2]) == 0) then
+  redis.call('DEL', lockKey)
+  return 1
+end
+${HOLD_VALUES}
+local held = attemptOf(value, token)
+if held ~= tonumber(attempt) and not (announce and held == 0) then
   return 0
 end
-if announce and redis.call('EXISTS', queue) == 1 then
+if not announce or redis.call('EXISTS', KEYS[2]) == 0 then
+  redis.call('DEL', lockKey)
+  return 1
+end
+do
+${LOCK_LINE}
   if not inTurn() then
     local now = serverMs()
     dropGone(now)
