@@ -93,8 +93,7 @@ export async function attemptAcquire(
             context.identities.abstention(index, ttlMs) ??
               unidentified(node.name, context.identities.failure(index)),
           ),
-    judge,
-    quorum,
+    { judge, quorum },
   );
   const decision = await round.decided;
   let decidedAt = decision.decidedAt;

@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
 import { defaultNodeTimeoutMs, type LockerSettings } from '../config/options.js';
 import type { StallGuard } from '../driver/stall-guard.js';
-import { type FanOut, fanOut, type Judgement } from '../quorum/fan-out.js';
+import { type FanOut, type FanOutOptions, fanOut, type Judgement } from '../quorum/fan-out.js';
 
 /** A locker's nodes, with what it takes to send them a request. */
 export interface NodeSet {
@@ -35,22 +35,22 @@ export const RELEASE_NODE_TIMEOUT_MS = 1_000;
  * Sends one request to every node at once, each with the per-node timeout `timeoutMs` (see
  * {@link nodeTimeoutFor}); a node that lets it outlive the timeout gets no new work until it
  * answers. A reply of 1 counts as yes (what the compare-and-act scripts return) unless
- * `judge` says otherwise; `quorum` yes votes decide (a majority unless told).
+ * `how.judge` says otherwise; `how.quorum` yes votes decide (a majority unless told).
  */
 export function askEveryNode<T>(
   context: NodeSet,
   timeoutMs: number,
   request: NodeRequest<T>,
-  judge: (reply: T) => Judgement = oneIsYes,
-  quorum?: number,
+  how: Partial<Pick<FanOutOptions<StallGuard, T>, 'judge' | 'quorum' | 'settleEarly'>> = {},
 ): FanOut {
   return fanOut(context.nodes, {
     timeoutMs,
     clock: context.clock,
     run: (node, index) => request(node, timeoutMs, index),
-    judge,
+    judge: how.judge ?? (oneIsYes as (reply: T) => Judgement),
     onTimeout: markStalled,
-    ...(quorum === undefined ? {} : { quorum }),
+    ...(how.quorum === undefined ? {} : { quorum: how.quorum }),
+    ...(how.settleEarly === undefined ? {} : { settleEarly: how.settleEarly }),
   });
 }
 

@@ -61,13 +61,7 @@ export async function extendLease(
     return extended;
   };
   const quorum = kind.quorum(context.nodes.length);
-  const round = askEveryNode(
-    context,
-    nodeTimeoutFor(context, ttlMs),
-    extendOnNode,
-    undefined,
-    quorum,
-  );
+  const round = askEveryNode(context, nodeTimeoutFor(context, ttlMs), extendOnNode, { quorum });
   const decision = await round.decided;
   const validity = validityMs(ttlMs, startedAt, decision.decidedAt, settings.driftFactor);
   if (lease.status !== 'held') {

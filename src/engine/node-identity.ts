@@ -412,7 +412,7 @@ export class NodeIdentities {
           }
         }
       },
-      () => ({ vote: 'yes' }),
+      { judge: () => ({ vote: 'yes' }) },
     );
     await asking.settled;
     // A node that changed abstains for the fleet's longest lease: read every record first.

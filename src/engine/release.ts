@@ -1,8 +1,9 @@
 import { NotSentError } from '../driver/connection.js';
+import type { StallGuard } from '../driver/stall-guard.js';
 import type { NoQuorumError } from '../errors.js';
 import type { WaitingPlace } from '../lua/waiting-line.js';
 import type { NodeResult } from '../node-result.js';
-import type { FanOut } from '../quorum/fan-out.js';
+import type { FanOutOptions } from '../quorum/fan-out.js';
 import { misconfiguredOperation, misconfiguredQuorum } from './configuration-failure.js';
 import type { NodeSet } from './context.js';
 import type { HoldId, HoldKind, Lease, ReleaseResult } from './contract.js';
@@ -27,13 +28,22 @@ export async function releaseLease(
   if (lease.status === 'released') return { result: 'not-held', nodes: [] };
   const wasHeld = lease.status === 'held';
   lease.status = 'released';
-  const timeoutMs = releaseTimeoutFor(context, lease.ttlMs);
+  const quorum = lease.kind.quorum(context.nodes.length);
+  // Each node may take a release's own, longer timeout while the verdict is open; from the
+  // lease's per-node timeout on, a known verdict is enough (the nodes still silent count as
+  // timed out, as they would in any other request of the lease).
+  const timing: ReleaseTiming = {
+    timeoutMs: releaseTimeoutFor(context, lease.ttlMs),
+    settleEarly: {
+      afterMs: nodeTimeoutFor(context, lease.ttlMs),
+      accept: (soFar) => verdict(soFar, quorum) !== 'failed',
+    },
+  };
   const ending =
     keepMs === undefined
-      ? deleteIfOwned(context, lease, true, timeoutMs)
-      : expireIfOwned(context, lease, keepMs, timeoutMs);
-  const quorum = lease.kind.quorum(context.nodes.length);
-  const results = await verdictKnown(context, ending, nodeTimeoutFor(context, lease.ttlMs), quorum);
+      ? deleteIfOwned(context, lease, true, timing)
+      : expireIfOwned(context, lease, keepMs, timing);
+  const results = await ending.settled;
   // A lease that had already run out is not held, but nodes that failed still say so.
   const result = verdict(results, quorum);
   if (result === 'failed' && misconfiguredQuorum(results, quorum)) {
@@ -43,39 +53,6 @@ export async function releaseLease(
     return { result, nodes: results, refused };
   }
   return { result: wasHeld || result === 'failed' ? result : 'not-held', nodes: results };
-}
-
-/**
- * The release's results: all of them once every node answered, or, from `nodeTimeoutMs` on,
- * as soon as the answers so far decide the verdict (the nodes still silent count as timed
- * out after `nodeTimeoutMs`, as they would have in any other request of the lease).
- */
-function verdictKnown(
-  context: NodeSet,
-  ending: FanOut,
-  nodeTimeoutMs: number,
-  quorum: number,
-): Promise<readonly NodeResult[]> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timedOut = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, nodeTimeoutMs);
-    timer.unref();
-  });
-  const early = Promise.all([timedOut, ending.decided]).then(
-    ([, { results }]) =>
-      new Promise<readonly NodeResult[]>((resolve) => {
-        const sofar = results.map(
-          (result, index): NodeResult =>
-            result ?? {
-              node: context.nodes[index]?.name ?? '',
-              outcome: 'timeout',
-              timeoutMs: nodeTimeoutMs,
-            },
-        );
-        if (verdict(sofar, quorum) !== 'failed') resolve(sofar); // else the settled results
-      }),
-  );
-  return Promise.race([ending.settled, early]).finally(() => clearTimeout(timer));
 }
 
 /**
@@ -122,17 +99,22 @@ export function deleteIfOwned(
   context: NodeSet,
   request: DeleteRequest,
   announce: boolean,
-  timeoutMs = nodeTimeoutFor(context, request.ttlMs),
+  timing?: ReleaseTiming,
 ) {
   const { kind, acquireResults } = request;
   const { key, token, attempt, unanswered, line } = request;
   const hold = line
     ? { key, token, attempt, unanswered, announce, line }
     : { key, token, attempt, unanswered, announce };
-  return askEveryNode(context, timeoutMs, (node, nodeTimeoutMs, index) =>
-    mayHoldToken(acquireResults, index)
-      ? kind.release(node.forced, hold, nodeTimeoutMs)
-      : Promise.resolve(0),
+  const timeoutMs = timing?.timeoutMs ?? nodeTimeoutFor(context, request.ttlMs);
+  return askEveryNode(
+    context,
+    timeoutMs,
+    (node, nodeTimeoutMs, index) =>
+      mayHoldToken(acquireResults, index)
+        ? kind.release(node.forced, hold, nodeTimeoutMs)
+        : NOT_OURS,
+    timing?.settleEarly ? { settleEarly: timing.settleEarly } : {},
   );
 }
 
@@ -141,15 +123,26 @@ export function deleteIfOwned(
  * PEXPIRE). Unlike an extension it claims no validity: the holder is done with the lock, and
  * the key only keeps others out until then.
  */
-function expireIfOwned(context: NodeSet, lease: Lease, keepMs: number, timeoutMs: number) {
+function expireIfOwned(context: NodeSet, lease: Lease, keepMs: number, timing: ReleaseTiming) {
   const { kind, key, token, attempt, unanswered, acquireResults } = lease;
   const hold = { key, token, attempt, unanswered, ttlMs: keepMs };
-  return askEveryNode(context, timeoutMs, (node, nodeTimeoutMs, index) =>
-    mayHoldToken(acquireResults, index)
-      ? kind.extend(node, hold, nodeTimeoutMs)
-      : Promise.resolve(0),
+  return askEveryNode(
+    context,
+    timing.timeoutMs,
+    (node, nodeTimeoutMs, index) =>
+      mayHoldToken(acquireResults, index) ? kind.extend(node, hold, nodeTimeoutMs) : NOT_OURS,
+    { settleEarly: timing.settleEarly },
   );
 }
+
+/** How long a release waits for each node (see `releaseLease`). */
+interface ReleaseTiming {
+  readonly timeoutMs: number;
+  readonly settleEarly?: FanOutOptions<StallGuard, number>['settleEarly'];
+}
+
+/** A node that cannot hold our token: counts as "not ours" without any I/O. */
+const NOT_OURS: Promise<number> = Promise.resolve(0);
 
 /**
  * Whether node `index` may hold our token after an acquisition round: not if it refused

@@ -45,13 +45,26 @@ export class Shutdown {
   }
 
   /** Runs `operation` between {@link Shutdown.begin} and {@link Shutdown.end}. */
-  async track<T>(operation: () => Promise<T>): Promise<T> {
+  track<T>(operation: () => Promise<T>): Promise<T> {
     this.begin();
+    let running: Promise<T>;
     try {
-      return await operation();
-    } finally {
+      running = operation();
+    } catch (error) {
       this.end();
+      return Promise.reject(error);
     }
+    // One reaction, not an async function's chain: every release passes through here.
+    return running.then(
+      (value) => {
+        this.end();
+        return value;
+      },
+      (error: unknown) => {
+        this.end();
+        throw error;
+      },
+    );
   }
 
   /** Registers a held lock; the returned function unregisters it. */

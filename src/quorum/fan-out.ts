@@ -42,6 +42,15 @@ export interface FanOutOptions<Node extends RedisConnection, T> {
   readonly onTimeout?: (node: Node) => void;
   /** Yes votes that make the verdict: a majority unless told (see `quorumOf`). */
   readonly quorum?: number;
+  /**
+   * Settles before `timeoutMs` when it may: `afterMs` into the fan-out, with the verdict
+   * known, the nodes still silent count as timed out (after `afterMs`) if `accept` takes the
+   * results so far. Otherwise they keep the full `timeoutMs`. The same one timer serves both.
+   */
+  readonly settleEarly?: {
+    readonly afterMs: number;
+    readonly accept: (soFar: readonly NodeResult[]) => boolean;
+  };
 }
 
 /**
@@ -53,44 +62,61 @@ export function fanOut<Node extends RedisConnection, T>(
   nodes: readonly Node[],
   options: FanOutOptions<Node, T>,
 ): FanOut {
-  const { timeoutMs, clock, run, judge, onTimeout, quorum } = options;
+  const { timeoutMs, clock, run, judge, onTimeout, quorum, settleEarly } = options;
   const results: (NodeResult | undefined)[] = new Array(nodes.length).fill(undefined);
   let yes = 0;
   let against = 0;
   let pending = nodes.length;
-  let decided = false;
+  let decision: Decision | undefined;
   let timer: NodeJS.Timeout | undefined;
-  let onDecided!: (decision: Decision) => void;
-  let onSettled!: (all: readonly NodeResult[]) => void;
-  const decidedPromise = new Promise<Decision>((resolve) => {
+  let onDecided: ((decision: Decision) => void) | undefined;
+  const decided = new Promise<Decision>((resolve) => {
     onDecided = resolve;
   });
-  const settledPromise = new Promise<readonly NodeResult[]>((resolve) => {
-    onSettled = resolve;
-  });
+  // Made only when asked for: most callers need the verdict alone.
+  let all: readonly NodeResult[] | undefined;
+  let settledPromise: Promise<readonly NodeResult[]> | undefined;
+  let onSettled: ((all: readonly NodeResult[]) => void) | undefined;
+  const settle = (final: readonly NodeResult[]) => {
+    if (all) return;
+    all = final;
+    onSettled?.(final);
+  };
 
+  const early = settleEarly && settleEarly.afterMs < timeoutMs ? settleEarly : undefined;
+  let pastEarly = false;
+  /** Once past `early.afterMs` with the verdict known: the results so far, if they do. */
+  const settleIfEarlyEnough = () => {
+    if (!early || !pastEarly || !decision || all) return;
+    const soFar = results.map(
+      (result, index): NodeResult =>
+        result ?? { node: nodes[index]?.name ?? '', outcome: 'timeout', timeoutMs: early.afterMs },
+    );
+    if (early.accept(soFar)) settle(soFar);
+  };
+  const decide = () => {
+    decision = {
+      quorum: verdictOf(yes, against, nodes.length, quorum) === 'quorum',
+      decidedAt: clock.now(),
+      results,
+    };
+    onDecided?.(decision);
+    settleIfEarlyEnough();
+  };
   const record = (index: number, result: NodeResult) => {
     if (results[index] !== undefined) return; // already counted as timed out
     results[index] = result;
     if (result.outcome === 'yes') yes++;
     else against++;
     pending--;
-    const verdict = verdictOf(yes, against, nodes.length, quorum);
-    if (!decided && (verdict !== 'open' || pending === 0)) {
-      decided = true;
-      onDecided({ quorum: verdict === 'quorum', decidedAt: clock.now(), results });
+    if (!decision && (pending === 0 || verdictOf(yes, against, nodes.length, quorum) !== 'open')) {
+      decide();
     }
     if (pending === 0) {
       clearTimeout(timer);
-      onSettled(results as NodeResult[]);
+      settle(results as NodeResult[]);
     }
   };
-
-  if (nodes.length === 0) {
-    onDecided({ quorum: false, decidedAt: clock.now(), results });
-    onSettled([]);
-    return { decided: decidedPromise, settled: settledPromise };
-  }
 
   const startedAt = clock.now();
   nodes.forEach((node, index) => {
@@ -116,19 +142,40 @@ export function fanOut<Node extends RedisConnection, T>(
     reply.then(answered, failed);
   });
 
-  if (pending > 0) {
-    timer = setTimeout(() => {
+  if (nodes.length === 0) {
+    decide();
+    settle([]);
+  } else if (pending > 0) {
+    const timedOut = () => {
       results.forEach((result, index) => {
         const node = nodes[index];
         if (result !== undefined || node === undefined) return;
         onTimeout?.(node);
         record(index, { node: node.name, outcome: 'timeout', timeoutMs });
       });
-    }, timeoutMs);
+    };
+    if (early) {
+      timer = setTimeout(() => {
+        pastEarly = true;
+        settleIfEarlyEnough();
+        timer = setTimeout(timedOut, timeoutMs - early.afterMs);
+        timer.unref();
+      }, early.afterMs);
+    } else timer = setTimeout(timedOut, timeoutMs);
     timer.unref();
   }
 
-  return { decided: decidedPromise, settled: settledPromise };
+  return {
+    decided,
+    get settled() {
+      settledPromise ??= all
+        ? Promise.resolve(all)
+        : new Promise<readonly NodeResult[]>((resolve) => {
+            onSettled = resolve;
+          });
+      return settledPromise;
+    },
+  };
 }
 
 /** A node's vote as its result (built without spreads: one object per reply). */

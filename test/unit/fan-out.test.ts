@@ -82,4 +82,76 @@ describe('fanOut', () => {
     const [result] = await round.settled;
     expect(result).toMatchObject({ outcome: 'error' });
   });
+
+  describe('settleEarly', () => {
+    const silent = (name: string): RedisConnection => ({
+      name,
+      close: async () => {},
+      send: () => new Promise(() => {}),
+    });
+    const run = (n: RedisConnection) => n.send('X', [], 1_000);
+
+    it('settles at afterMs with the silent nodes timed out, when the results so far are accepted', async () => {
+      const late: string[] = [];
+      const seen: string[][] = [];
+      const round = fanOut([node('a', 0, 1), node('b', 0, 1), silent('c')], {
+        timeoutMs: 60_000,
+        clock: monotonicClock,
+        run,
+        judge,
+        onTimeout: (n) => late.push(n.name),
+        settleEarly: {
+          afterMs: 30,
+          accept: (soFar) => {
+            seen.push(soFar.map((r) => r.outcome));
+            return true;
+          },
+        },
+      });
+      const all = await round.settled; // would take a minute without the early settle
+      expect(all[2]).toEqual({ node: 'c', outcome: 'timeout', timeoutMs: 30 });
+      expect(seen).toEqual([['yes', 'yes', 'timeout']]);
+      expect(late).toEqual([]); // the node is marked stalled only at the full timeout
+      expect((await round.decided).results[2]).toBeUndefined(); // the live results wait on
+    });
+
+    it('keeps waiting for the full timeout when the results so far are refused', async () => {
+      const late: string[] = [];
+      const round = fanOut([node('a', 0, 1), silent('b'), silent('c')], {
+        timeoutMs: 80,
+        clock: monotonicClock,
+        run,
+        judge,
+        onTimeout: (n) => late.push(n.name),
+        settleEarly: { afterMs: 10, accept: () => false },
+      });
+      const all = await round.settled;
+      expect(all.map((r) => r.outcome)).toEqual(['yes', 'timeout', 'timeout']);
+      expect(all[1]).toMatchObject({ timeoutMs: 80 });
+      expect(late).toEqual(['b', 'c']);
+    });
+
+    it('settles as soon as a verdict that comes after afterMs is accepted', async () => {
+      const round = fanOut([node('a', 0, 1), node('b', 60, 1), silent('c')], {
+        timeoutMs: 60_000,
+        clock: monotonicClock,
+        run,
+        judge,
+        settleEarly: { afterMs: 10, accept: (soFar) => soFar[1]?.outcome === 'yes' },
+      });
+      const all = await round.settled;
+      expect(all.map((r) => r.outcome)).toEqual(['yes', 'yes', 'timeout']);
+    });
+
+    it('gives the results when asked for them only after they all came', async () => {
+      const round = fanOut([node('a', 0, 1)], {
+        timeoutMs: 100,
+        clock: monotonicClock,
+        run,
+        judge,
+      });
+      await round.decided;
+      expect((await round.settled).map((r) => r.outcome)).toEqual(['yes']);
+    });
+  });
 });

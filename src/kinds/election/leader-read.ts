@@ -35,7 +35,7 @@ export async function readLeader(
       readLeaderScript.run(node, input, timeoutMs).then((view) => {
         views[index] = view;
       }),
-    () => ANSWERED,
+    { judge: () => ANSWERED },
   );
   const results = await round.settled;
   const leader = leaderOf(views, context.nodes.length);
