@@ -7,11 +7,13 @@
  *   npm run bench -- --scenario uncontended    one scenario (uncontended|contention|faults|memory|waiters|nodes|semaphore|cluster-wake-ups)
  *   npm run bench -- --seconds 1 --reps 3      shorter or longer runs
  *   npm run bench -- --contender distlock --contender floor    some contenders only
+ *   npm run bench -- --client ioredis5         every contender on ioredis 5 clients (default: ioredis 6)
  *   DISTLOCK_BASELINE=../other-checkout npm run bench          adds that build as "distlock baseline"
  */
 import { execFileSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import { startRedis } from '../src/testing/index.js';
+import { clientDescription } from './clients.js';
 import { clusterWakeUps } from './cluster-wake-ups.js';
 import type { ContenderSpec } from './contenders.js';
 import { contention } from './contention.js';
@@ -29,8 +31,12 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '1.5' },
     reps: { type: 'string', default: '3' },
     contender: { type: 'string', multiple: true },
+    client: { type: 'string' },
   },
 });
+// Before anything opens a client or forks a worker: workers read it from the environment.
+if (values.client) process.env.BENCH_CLIENT = values.client;
+const client = clientDescription();
 const scenarios = new Set(
   values.scenario ?? [
     'uncontended',
@@ -88,7 +94,7 @@ try {
     sourceAtEnd === sourceAtStart
       ? sourceAtStart
       : `WARNING, src/ changed during the run: ${sourceAtStart}, then ${sourceAtEnd}`;
-  await report(results, { seconds, reps, durationS, source });
+  await report(results, { seconds, reps, durationS, source, client });
   process.stderr.write(`bench finished in ${durationS} s\n`);
 } finally {
   await redis.stop();

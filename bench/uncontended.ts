@@ -5,6 +5,7 @@
 import type { RedisNodes } from '../src/testing/index.js';
 import { closeClients, openClients } from './clients.js';
 import { CONTENDERS, type ContenderSpec } from './contenders.js';
+import { ServerStats, type ServerWork, workBetween } from './server-stats.js';
 import { median, nowMs, percentile, round } from './stats.js';
 
 export interface UncontendedRow {
@@ -17,6 +18,13 @@ export interface UncontendedRow {
    * Redis servers' excluded.
    */
   readonly cpuUsPerCycle: number;
+  /**
+   * The Redis servers' work per cycle, summed over the nodes: the commands' time from
+   * `INFO commandstats` (µs), the commands run, and the main thread's CPU (µs).
+   */
+  readonly serverUsPerCycle: number;
+  readonly serverCallsPerCycle: number;
+  readonly serverCpuUsPerCycle: number;
   readonly p50Ms: number;
   readonly p99Ms: number;
 }
@@ -29,14 +37,21 @@ export async function cycles(
   urls: readonly string[],
   concurrency: number,
   seconds: number,
-): Promise<{ cyclesPerSec: number; cpuUsPerCycle: number; latencies: number[] }> {
+): Promise<{
+  cyclesPerSec: number;
+  cpuUsPerCycle: number;
+  server: ServerWork;
+  latencies: number[];
+}> {
   const clients = await openClients(urls);
+  const serverStats = await ServerStats.open(urls);
   const lib = spec.make(clients, 'defaults');
   const latencies: number[] = [];
   const tag = `${spec.name.replace(/\W+/g, '')}:${Math.random().toString(36).slice(2, 8)}`;
   // Warm-up: load scripts, settle connections.
   for (let i = 0; i < 20; i++)
     await (await lib.acquire(`bench:warm:${tag}:${i}`, TTL_MS)).release();
+  const serverAtStart = await serverStats.read();
   const started = nowMs();
   const cpuAtStart = process.cpuUsage();
   const end = started + seconds * 1_000;
@@ -53,10 +68,16 @@ export async function cycles(
   );
   const elapsed = (nowMs() - started) / 1_000;
   const cpu = process.cpuUsage(cpuAtStart);
+  const server = workBetween(serverAtStart, await serverStats.read());
+  serverStats.close();
   await lib.close();
   closeClients(clients);
   const cpuUsPerCycle = (cpu.user + cpu.system) / latencies.length;
-  return { cyclesPerSec: latencies.length / elapsed, cpuUsPerCycle, latencies };
+  return { cyclesPerSec: latencies.length / elapsed, cpuUsPerCycle, server, latencies };
+}
+
+function perCycle(run: { latencies: readonly number[] }, total: number): number {
+  return run.latencies.length === 0 ? 0 : total / run.latencies.length;
 }
 
 /** Runs every cell; contenders alternate within each repetition so drift hits all alike. */
@@ -88,6 +109,9 @@ export async function uncontended(
           concurrency,
           cyclesPerSec: round(median(results.map((r) => r.cyclesPerSec)), 0),
           cpuUsPerCycle: round(median(results.map((r) => r.cpuUsPerCycle)), 1),
+          serverUsPerCycle: round(median(results.map((r) => perCycle(r, r.server.usec))), 1),
+          serverCallsPerCycle: round(median(results.map((r) => perCycle(r, r.server.calls))), 2),
+          serverCpuUsPerCycle: round(median(results.map((r) => perCycle(r, r.server.cpuUs))), 1),
           p50Ms: round(median(results.map((r) => percentile(r.latencies, 50))), 3),
           p99Ms: round(median(results.map((r) => percentile(r.latencies, 99))), 3),
         });
