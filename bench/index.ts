@@ -4,7 +4,7 @@
  * which hold within a run, rather than absolute numbers, which drift on shared machines.
  *
  *   npm run bench                              every scenario
- *   npm run bench -- --scenario uncontended    one scenario (uncontended|contention|faults|memory|waiters|nodes|semaphore|cluster-wake-ups)
+ *   npm run bench -- --scenario uncontended    one scenario (uncontended|cost|profile|contention|faults|memory|waiters|nodes|semaphore|cluster-wake-ups)
  *   npm run bench -- --seconds 1 --reps 3      shorter or longer runs
  *   npm run bench -- --contender distlock --contender floor    some contenders only
  *   npm run bench -- --client ioredis5         every contender on ioredis 5 clients (default: ioredis 6)
@@ -17,9 +17,11 @@ import { clientDescription } from './clients.js';
 import { clusterWakeUps } from './cluster-wake-ups.js';
 import type { ContenderSpec } from './contenders.js';
 import { contention } from './contention.js';
+import { cost } from './cost.js';
 import { faults } from './faults.js';
 import { memory } from './memory.js';
 import { NODE_COUNTS, nodes } from './nodes.js';
+import { profile } from './profile.js';
 import { report } from './report.js';
 import { semaphore } from './semaphore.js';
 import { uncontended } from './uncontended.js';
@@ -40,6 +42,8 @@ const client = clientDescription();
 const scenarios = new Set(
   values.scenario ?? [
     'uncontended',
+    'cost',
+    'profile',
     'contention',
     'faults',
     'memory',
@@ -77,6 +81,9 @@ try {
   const results: Record<string, unknown> = {};
   if (scenarios.has('uncontended'))
     results.uncontended = await uncontended(redis, { seconds, reps, ...(only ? { only } : {}) });
+  if (scenarios.has('cost')) results.cost = await cost(redis, { ...(only ? { only } : {}) });
+  if (scenarios.has('profile'))
+    results.profile = await profile(redis, { seconds, ...(only ? { only } : {}) });
   if (scenarios.has('contention'))
     results.contention = await contention(redis, { seconds, reps, ...(only ? { only } : {}) });
   if (scenarios.has('faults'))

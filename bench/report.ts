@@ -3,9 +3,11 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { type ClusterWakeUpsRow, clusterWakeUpsTable } from './cluster-wake-ups.js';
 import type { ContentionRow } from './contention.js';
+import { type CostRow, costTable } from './cost.js';
 import type { FaultRow } from './faults.js';
 import type { MemoryRow } from './memory.js';
 import type { NodesRow } from './nodes.js';
+import { type ProfileRow, profileTable } from './profile.js';
 import type { SemaphoreRow } from './semaphore.js';
 import type { UncontendedRow } from './uncontended.js';
 import type { WaitersRow } from './waiters.js';
@@ -33,6 +35,8 @@ export async function report(
     `Run ${meta.date.slice(0, 10)}, Redis ${meta.redis?.replace('v=', '')}, Node ${meta.node}, ${meta.machine}; every contender on ${run.client} clients with default options; median of ${run.reps} runs of ${run.seconds} s; whole run ${run.durationS} s; ${run.source}.`,
   ];
   if (results.uncontended) sections.push(uncontendedTable(results.uncontended as UncontendedRow[]));
+  if (results.cost) sections.push(costTable(results.cost as CostRow[]));
+  if (results.profile) sections.push(profileTable(results.profile as ProfileRow[], run.seconds));
   if (results.contention) sections.push(contentionTable(results.contention as ContentionRow[]));
   if (results.faults) sections.push(faultsTable(results.faults as FaultRow[]));
   if (results.memory) sections.push(memoryTable(results.memory as MemoryRow[]));
