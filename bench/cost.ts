@@ -15,6 +15,7 @@ export interface CostRow {
   readonly contender: string;
   readonly nodes: number;
   readonly cycles: number;
+  readonly warmUpSeconds: number;
   /** Per cycle. */
   readonly promises: number;
   readonly nextTicks: number;
@@ -64,7 +65,7 @@ export async function inChild(setup: CycleSetup): Promise<CycleReport | undefine
 
 export async function cost(
   redis: RedisNodes,
-  options: { cycles?: number; only?: (spec: ContenderSpec) => boolean },
+  options: { cycles?: number; warmUpSeconds: number; only?: (spec: ContenderSpec) => boolean },
 ): Promise<CostRow[]> {
   const rows: CostRow[] = [];
   const cycles = options.cycles ?? 2_000;
@@ -74,6 +75,7 @@ export async function cost(
         type: 'setup',
         contender: spec.name,
         urls: redis.urls.slice(0, nodes),
+        warmUpSeconds: options.warmUpSeconds,
         mode: 'count',
         cycles,
         seconds: 0,
@@ -95,6 +97,7 @@ export async function cost(
         immediates: per(Immediate),
         otherResources: per(Object.values(other).reduce((a, b) => a + b, 0)),
         loopTurns: per(report.loopTurns),
+        warmUpSeconds: options.warmUpSeconds,
         resources: Object.fromEntries(
           Object.entries(report.resources).map(([type, n]) => [type, per(n)]),
         ),
@@ -119,9 +122,10 @@ export function costTable(rows: readonly CostRow[]): string {
     r.loopTurns,
   ]);
   const cycles = rows[0]?.cycles ?? 0;
+  const warmUp = rows[0]?.warmUpSeconds ?? 0;
   return `### Cost of one cycle in the client: what an acquire + release creates
 
-One cycle at a time on one key, ${cycles} cycles after a warm-up of 200, each library alone in
+One cycle at a time on one key, ${cycles} cycles after ${warmUp} s of them, each library alone in
 a child process. Per cycle: the asynchronous resources created (\`async_hooks\` init, hooked
 for the measured cycles only, the harness's own loop included alike for all): promises,
 \`process.nextTick\` callbacks, timers (\`Timeout\`), immediates, every other type (e.g.

@@ -20,6 +20,8 @@ export interface CycleSetup {
   readonly contender: string;
   readonly urls: readonly string[];
   readonly mode: 'count' | 'profile';
+  /** Seconds of cycles before the measured ones. */
+  readonly warmUpSeconds: number;
   /** Mode `count`: cycles in the measured window. */
   readonly cycles: number;
   /** Mode `profile`: length of the profiled window, and µs between samples. */
@@ -46,7 +48,6 @@ export type CycleReport =
     };
 
 const TTL_MS = 10_000;
-const WARM_UP_CYCLES = 200;
 
 const setup = await parentMessage<CycleSetup>();
 const spec = CONTENDERS.find((c) => c.name === setup.contender);
@@ -54,7 +55,8 @@ if (!spec) throw new Error(`no contender named ${setup.contender}`);
 const clients = await openClients(setup.urls);
 const lib = spec.make(clients, 'defaults');
 const key = `bench:cost:${process.pid}`;
-await cycle(lib, WARM_UP_CYCLES);
+const warmUpEnd = nowMs() + setup.warmUpSeconds * 1_000;
+while (nowMs() < warmUpEnd) await cycle(lib, 1);
 const report = setup.mode === 'count' ? await count(lib) : await profile(lib);
 await sendToParent<CycleReport>(report);
 await lib.close();

@@ -34,7 +34,7 @@ const SAMPLE_INTERVAL_US = 500;
 
 export async function profile(
   redis: RedisNodes,
-  options: { seconds: number; only?: (spec: ContenderSpec) => boolean },
+  options: { seconds: number; warmUpSeconds: number; only?: (spec: ContenderSpec) => boolean },
 ): Promise<ProfileRow[]> {
   const rows: ProfileRow[] = [];
   for (const nodes of [1, 5]) {
@@ -43,6 +43,7 @@ export async function profile(
         type: 'setup',
         contender: spec.name,
         urls: redis.urls.slice(0, nodes),
+        warmUpSeconds: options.warmUpSeconds,
         mode: 'profile',
         cycles: 0,
         seconds: options.seconds,
@@ -74,7 +75,11 @@ export async function profile(
   return rows;
 }
 
-export function profileTable(rows: readonly ProfileRow[], seconds: number): string {
+export function profileTable(
+  rows: readonly ProfileRow[],
+  seconds: number,
+  warmUpSeconds: number,
+): string {
   const seen = new Set(rows.flatMap((r) => Object.keys(r.layerCpuUsPerCycle)));
   const layers = [
     ...LAYERS.filter((l) => seen.has(l)),
@@ -90,7 +95,7 @@ export function profileTable(rows: readonly ProfileRow[], seconds: number): stri
   const column = (r: ProfileRow) => `${r.contender}, ${r.nodes} node${r.nodes === 1 ? '' : 's'}`;
   return `### CPU profile of one cycle, by layer (client CPU µs per cycle)
 
-One acquire + release at a time on one key for ${seconds} s, each library alone in a child
+One acquire + release at a time on one key for ${seconds} s (after ${warmUpSeconds} s of them), each library alone in a child
 process under V8's sampling profiler (a sample every ${SAMPLE_INTERVAL_US} µs; the profiler's
 own cost is in the figures). The process's CPU (user + system, measured) is shared out in
 the proportions of the samples that did not find it idle, by where the sampled function

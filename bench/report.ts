@@ -22,7 +22,14 @@ function isOurs(contender: string): boolean {
 /** Prints the tables, and writes them (with the raw figures) under bench/results/. */
 export async function report(
   results: Record<string, unknown>,
-  run: { seconds: number; reps: number; durationS: number; source: string; client: string },
+  run: {
+    seconds: number;
+    warmUpSeconds: number;
+    reps: number;
+    durationS: number;
+    source: string;
+    client: string;
+  },
 ): Promise<void> {
   const meta = {
     date: new Date().toISOString(),
@@ -32,11 +39,12 @@ export async function report(
     ...run,
   };
   const sections: string[] = [
-    `Run ${meta.date.slice(0, 10)}, Redis ${meta.redis?.replace('v=', '')}, Node ${meta.node}, ${meta.machine}; every contender on ${run.client} clients with default options; median of ${run.reps} runs of ${run.seconds} s; whole run ${run.durationS} s; ${run.source}.`,
+    `Run ${meta.date.slice(0, 10)}, Redis ${meta.redis?.replace('v=', '')}, Node ${meta.node}, ${meta.machine}; every contender on ${run.client} clients with default options; median of ${run.reps} runs of ${run.seconds} s, each after ${run.warmUpSeconds} s of warm-up; whole run ${run.durationS} s; ${run.source}.`,
   ];
   if (results.uncontended) sections.push(uncontendedTable(results.uncontended as UncontendedRow[]));
   if (results.cost) sections.push(costTable(results.cost as CostRow[]));
-  if (results.profile) sections.push(profileTable(results.profile as ProfileRow[], run.seconds));
+  if (results.profile)
+    sections.push(profileTable(results.profile as ProfileRow[], run.seconds, run.warmUpSeconds));
   if (results.contention) sections.push(contentionTable(results.contention as ContentionRow[]));
   if (results.faults) sections.push(faultsTable(results.faults as FaultRow[]));
   if (results.memory) sections.push(memoryTable(results.memory as MemoryRow[]));
