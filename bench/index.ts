@@ -4,36 +4,48 @@
  * which hold within a run, rather than absolute numbers, which drift on shared machines.
  *
  *   npm run bench                              every scenario
- *   npm run bench -- --scenario uncontended    one scenario (uncontended|contention|faults|memory|waiters|nodes|semaphore|cluster-wake-ups)
+ *   npm run bench -- --scenario uncontended    one scenario (uncontended|cost|profile|contention|faults|memory|waiters|nodes|semaphore|cluster-wake-ups)
  *   npm run bench -- --seconds 1 --reps 3      shorter or longer runs
+ *   npm run bench -- --warm-up 2               seconds of cycles before each measured run (default 1)
  *   npm run bench -- --contender distlock --contender floor    some contenders only
+ *   npm run bench -- --client ioredis5         every contender on ioredis 5 clients (default: ioredis 6)
  *   DISTLOCK_BASELINE=../other-checkout npm run bench          adds that build as "distlock baseline"
  */
 import { execFileSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import { startRedis } from '../src/testing/index.js';
+import { clientDescription } from './clients.js';
 import { clusterWakeUps } from './cluster-wake-ups.js';
 import type { ContenderSpec } from './contenders.js';
 import { contention } from './contention.js';
+import { cost } from './cost.js';
 import { faults } from './faults.js';
 import { memory } from './memory.js';
 import { NODE_COUNTS, nodes } from './nodes.js';
+import { profile } from './profile.js';
 import { report } from './report.js';
 import { semaphore } from './semaphore.js';
-import { uncontended } from './uncontended.js';
+import { uncontended, WARM_UP_SECONDS } from './uncontended.js';
 import { waiters } from './waiters.js';
 
 const { values } = parseArgs({
   options: {
     scenario: { type: 'string', multiple: true },
     seconds: { type: 'string', default: '1.5' },
+    'warm-up': { type: 'string', default: String(WARM_UP_SECONDS) },
     reps: { type: 'string', default: '3' },
     contender: { type: 'string', multiple: true },
+    client: { type: 'string' },
   },
 });
+// Before anything opens a client or forks a worker: workers read it from the environment.
+if (values.client) process.env.BENCH_CLIENT = values.client;
+const client = clientDescription();
 const scenarios = new Set(
   values.scenario ?? [
     'uncontended',
+    'cost',
+    'profile',
     'contention',
     'faults',
     'memory',
@@ -45,6 +57,7 @@ const scenarios = new Set(
 );
 const seconds = Number(values.seconds);
 const reps = Number(values.reps);
+const warmUpSeconds = Number(values['warm-up']);
 const only = values.contender
   ? (spec: Pick<ContenderSpec, 'name'>) =>
       values.contender?.some((n) => spec.name.toLowerCase().includes(n.toLowerCase())) ?? true
@@ -70,7 +83,16 @@ const redis = await startRedis({ nodes: Math.max(5, ...NODE_COUNTS) });
 try {
   const results: Record<string, unknown> = {};
   if (scenarios.has('uncontended'))
-    results.uncontended = await uncontended(redis, { seconds, reps, ...(only ? { only } : {}) });
+    results.uncontended = await uncontended(redis, {
+      seconds,
+      reps,
+      warmUpSeconds,
+      ...(only ? { only } : {}),
+    });
+  if (scenarios.has('cost'))
+    results.cost = await cost(redis, { warmUpSeconds, ...(only ? { only } : {}) });
+  if (scenarios.has('profile'))
+    results.profile = await profile(redis, { seconds, warmUpSeconds, ...(only ? { only } : {}) });
   if (scenarios.has('contention'))
     results.contention = await contention(redis, { seconds, reps, ...(only ? { only } : {}) });
   if (scenarios.has('faults'))
@@ -88,7 +110,7 @@ try {
     sourceAtEnd === sourceAtStart
       ? sourceAtStart
       : `WARNING, src/ changed during the run: ${sourceAtStart}, then ${sourceAtEnd}`;
-  await report(results, { seconds, reps, durationS, source });
+  await report(results, { seconds, warmUpSeconds, reps, durationS, source, client });
   process.stderr.write(`bench finished in ${durationS} s\n`);
 } finally {
   await redis.stop();

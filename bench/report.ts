@@ -3,9 +3,11 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { type ClusterWakeUpsRow, clusterWakeUpsTable } from './cluster-wake-ups.js';
 import type { ContentionRow } from './contention.js';
+import { type CostRow, costTable } from './cost.js';
 import type { FaultRow } from './faults.js';
 import type { MemoryRow } from './memory.js';
 import type { NodesRow } from './nodes.js';
+import { type ProfileRow, profileTable } from './profile.js';
 import type { SemaphoreRow } from './semaphore.js';
 import type { UncontendedRow } from './uncontended.js';
 import type { WaitersRow } from './waiters.js';
@@ -20,7 +22,14 @@ function isOurs(contender: string): boolean {
 /** Prints the tables, and writes them (with the raw figures) under bench/results/. */
 export async function report(
   results: Record<string, unknown>,
-  run: { seconds: number; reps: number; durationS: number; source: string },
+  run: {
+    seconds: number;
+    warmUpSeconds: number;
+    reps: number;
+    durationS: number;
+    source: string;
+    client: string;
+  },
 ): Promise<void> {
   const meta = {
     date: new Date().toISOString(),
@@ -30,9 +39,12 @@ export async function report(
     ...run,
   };
   const sections: string[] = [
-    `Run ${meta.date.slice(0, 10)}, Redis ${meta.redis?.replace('v=', '')}, Node ${meta.node}, ${meta.machine}; median of ${run.reps} runs of ${run.seconds} s; whole run ${run.durationS} s; ${run.source}.`,
+    `Run ${meta.date.slice(0, 10)}, Redis ${meta.redis?.replace('v=', '')}, Node ${meta.node}, ${meta.machine}; every contender on ${run.client} clients with default options; median of ${run.reps} runs of ${run.seconds} s, each after ${run.warmUpSeconds} s of warm-up; whole run ${run.durationS} s; ${run.source}.`,
   ];
   if (results.uncontended) sections.push(uncontendedTable(results.uncontended as UncontendedRow[]));
+  if (results.cost) sections.push(costTable(results.cost as CostRow[]));
+  if (results.profile)
+    sections.push(profileTable(results.profile as ProfileRow[], run.seconds, run.warmUpSeconds));
   if (results.contention) sections.push(contentionTable(results.contention as ContentionRow[]));
   if (results.faults) sections.push(faultsTable(results.faults as FaultRow[]));
   if (results.memory) sections.push(memoryTable(results.memory as MemoryRow[]));
@@ -64,6 +76,7 @@ export function ratio(value: number, reference: number | undefined): string {
 
 function uncontendedTable(rows: readonly UncontendedRow[]): string {
   const out: (string | number)[][] = [];
+  const verdicts: string[] = [];
   const cells = new Set(rows.map((r) => `${r.nodes}/${r.concurrency}`));
   for (const cell of cells) {
     const inCell = rows.filter((r) => `${r.nodes}/${r.concurrency}` === cell);
@@ -80,16 +93,65 @@ function uncontendedTable(rows: readonly UncontendedRow[]): string {
         r.cpuUsPerCycle,
         // Floor CPU / ours: like the others, higher is better.
         floorRow ? ratio(floorRow.cpuUsPerCycle, r.cpuUsPerCycle) : '–',
+        r.serverUsPerCycle,
+        r.serverCallsPerCycle,
+        r.serverCpuUsPerCycle,
         r.p50Ms,
         r.p99Ms,
       ]);
     }
+    const ours = inCell.find((r) => r.contender === 'distlock');
+    const bestPeerRow = inCell.find((r) => r.cyclesPerSec === bestPeer && !isOurs(r.contender));
+    if (ours) verdicts.push(uncontendedVerdict(ours, bestPeerRow, floorRow));
   }
   const headings = ['nodes', 'conc.', 'library', 'cycles/s', 'vs floor', 'vs best peer'];
-  return `### 1. Uncontended acquire + release (distinct keys)\n\nCPU µs/cycle: what the client process spent per cycle (user + system), the Redis servers' work excluded; CPU vs floor is the floor's CPU per cycle over this one's (higher is better).\n\n${table(
-    [...headings, 'CPU µs/cycle', 'CPU vs floor', 'p50 ms', 'p99 ms'],
-    out,
-  )}`;
+  return `### 1. Uncontended acquire + release (distinct keys)
+
+Client CPU: what the client process spent per cycle (user + system), the Redis servers' work
+excluded; CPU vs floor is the floor's client CPU per cycle over this one's (higher is better).
+Server, summed over the nodes and read on separate connections: cmd µs, the commands' time
+from \`INFO commandstats\` (a command run by a script counts in the script's time and again in
+its own); cmds, the commands run (those inside scripts included); CPU µs, the main thread's CPU
+(\`INFO cpu\`: commands, reading requests and writing replies).
+
+${table(
+  [
+    ...headings,
+    ...['client CPU µs/cycle', 'CPU vs floor', 'server cmd µs/cycle', 'server cmds/cycle'],
+    ...['server CPU µs/cycle', 'p50 ms', 'p99 ms'],
+  ],
+  out,
+)}
+
+Against the goals (every cell >= 1.00× the best peer's cycles/s; one at a time also >= 0.90×
+the floor's):
+
+${verdicts.join('\n')}`;
+}
+
+/** One line: distlock in one cell against the issue's goals. */
+function uncontendedVerdict(
+  ours: UncontendedRow,
+  bestPeer: UncontendedRow | undefined,
+  floor: UncontendedRow | undefined,
+): string {
+  const cell = `${ours.nodes} node${ours.nodes === 1 ? '' : 's'} × ${ours.concurrency}`;
+  const checks: string[] = [];
+  if (bestPeer) {
+    const r = ours.cyclesPerSec / bestPeer.cyclesPerSec;
+    checks.push(
+      `${r.toFixed(2)}× the best peer, ${bestPeer.contender} (${r >= 1 ? 'met' : 'MISSED'}, goal 1.00×)`,
+    );
+  }
+  if (floor) {
+    const r = ours.cyclesPerSec / floor.cyclesPerSec;
+    checks.push(
+      ours.concurrency === 1
+        ? `${r.toFixed(2)}× floor (${r >= 0.9 ? 'met' : 'MISSED'}, goal 0.90×)`
+        : `${r.toFixed(2)}× floor (no goal)`,
+    );
+  }
+  return `- ${cell}: ${checks.length > 0 ? checks.join('; ') : 'no peer or floor in this run'}`;
 }
 
 function name(contender: string): string {
