@@ -62,120 +62,162 @@ export function fanOut<Node extends RedisConnection, T>(
   nodes: readonly Node[],
   options: FanOutOptions<Node, T>,
 ): FanOut {
-  const { timeoutMs, clock, run, judge, onTimeout, quorum, settleEarly } = options;
-  const results: (NodeResult | undefined)[] = new Array(nodes.length).fill(undefined);
-  let yes = 0;
-  let against = 0;
-  let pending = nodes.length;
-  let decision: Decision | undefined;
-  let timer: NodeJS.Timeout | undefined;
-  let onDecided: ((decision: Decision) => void) | undefined;
-  const decided = new Promise<Decision>((resolve) => {
-    onDecided = resolve;
-  });
-  // Made only when asked for: most callers need the verdict alone.
-  let all: readonly NodeResult[] | undefined;
-  let settledPromise: Promise<readonly NodeResult[]> | undefined;
-  let onSettled: ((all: readonly NodeResult[]) => void) | undefined;
-  const settle = (final: readonly NodeResult[]) => {
-    if (all) return;
-    all = final;
-    onSettled?.(final);
-  };
+  return new NodeRound(nodes, options);
+}
 
-  const early = settleEarly && settleEarly.afterMs < timeoutMs ? settleEarly : undefined;
-  let pastEarly = false;
-  /** Once past `early.afterMs` with the verdict known: the results so far, if they do. */
-  const settleIfEarlyEnough = () => {
-    if (!early || !pastEarly || !decision || all) return;
-    const soFar = results.map(
-      (result, index): NodeResult =>
-        result ?? { node: nodes[index]?.name ?? '', outcome: 'timeout', timeoutMs: early.afterMs },
-    );
-    if (early.accept(soFar)) settle(soFar);
-  };
-  const decide = () => {
-    decision = {
-      quorum: verdictOf(yes, against, nodes.length, quorum) === 'quorum',
-      decidedAt: clock.now(),
-      results,
-    };
-    onDecided?.(decision);
-    settleIfEarlyEnough();
-  };
-  const record = (index: number, result: NodeResult) => {
-    if (results[index] !== undefined) return; // already counted as timed out
-    results[index] = result;
-    if (result.outcome === 'yes') yes++;
-    else against++;
-    pending--;
-    if (!decision && (pending === 0 || verdictOf(yes, against, nodes.length, quorum) !== 'open')) {
-      decide();
-    }
-    if (pending === 0) {
-      clearTimeout(timer);
-      settle(results as NodeResult[]);
-    }
-  };
+/**
+ * One fan-out's state as plain fields: every operation on N nodes makes one, so it costs one
+ * object, one promise, one timer and a reply handler per node, and nothing more unless a
+ * caller asks for {@link NodeRound.settled}.
+ */
+class NodeRound<Node extends RedisConnection, T> implements FanOut {
+  readonly decided: Promise<Decision>;
+  readonly #nodes: readonly Node[];
+  readonly #options: FanOutOptions<Node, T>;
+  readonly #results: (NodeResult | undefined)[];
+  readonly #startedAt: number;
+  #yes = 0;
+  #against = 0;
+  #pending: number;
+  #decision: Decision | undefined;
+  #onDecided!: (decision: Decision) => void;
+  #timer: NodeJS.Timeout | undefined;
+  /** Whether the timer of `settleEarly.afterMs` fired (the full timeout's runs next). */
+  #pastEarly = false;
+  #all: readonly NodeResult[] | undefined;
+  #settled: Promise<readonly NodeResult[]> | undefined;
+  #onSettled: ((all: readonly NodeResult[]) => void) | undefined;
 
-  const startedAt = clock.now();
-  nodes.forEach((node, index) => {
-    const failed = (error: unknown) => {
-      // Node errors reach messages, events and logs: never with a token in them.
-      record(index, { node: node.name, outcome: 'error', error: withoutTokens(asError(error)) });
-    };
-    const answered = (reply: T) => {
-      let judgement: Judgement;
+  constructor(nodes: readonly Node[], options: FanOutOptions<Node, T>) {
+    this.#nodes = nodes;
+    this.#options = options;
+    this.#results = new Array(nodes.length).fill(undefined);
+    this.#pending = nodes.length;
+    this.decided = new Promise<Decision>((resolve) => {
+      this.#onDecided = resolve;
+    });
+    const { clock, run, timeoutMs, settleEarly } = options;
+    this.#startedAt = clock.now();
+    for (let index = 0; index < nodes.length; index++) {
+      const node = nodes[index] as Node;
+      let reply: Promise<T>;
       try {
-        judgement = judge(reply);
+        reply = run(node, index);
       } catch (error) {
-        return failed(error);
+        reply = Promise.reject(error);
       }
-      record(index, resultOf(node.name, judgement, clock.now() - startedAt));
-    };
-    let reply: Promise<T>;
-    try {
-      reply = run(node, index);
-    } catch (error) {
-      reply = Promise.reject(error);
+      reply.then(
+        (value) => this.#answered(index, value),
+        (error: unknown) => this.#failed(index, error),
+      );
     }
-    reply.then(answered, failed);
-  });
-
-  if (nodes.length === 0) {
-    decide();
-    settle([]);
-  } else if (pending > 0) {
-    const timedOut = () => {
-      results.forEach((result, index) => {
-        const node = nodes[index];
-        if (result !== undefined || node === undefined) return;
-        onTimeout?.(node);
-        record(index, { node: node.name, outcome: 'timeout', timeoutMs });
-      });
-    };
-    if (early) {
-      timer = setTimeout(() => {
-        pastEarly = true;
-        settleIfEarlyEnough();
-        timer = setTimeout(timedOut, timeoutMs - early.afterMs);
-        timer.unref();
-      }, early.afterMs);
-    } else timer = setTimeout(timedOut, timeoutMs);
-    timer.unref();
+    if (nodes.length === 0) {
+      this.#decide();
+      this.#settle([]);
+    } else if (this.#pending > 0) {
+      const early = settleEarly && settleEarly.afterMs < timeoutMs;
+      this.#timer = setTimeout(timerFired, early ? settleEarly.afterMs : timeoutMs, this);
+      this.#timer.unref();
+    }
   }
 
-  return {
-    decided,
-    get settled() {
-      settledPromise ??= all
-        ? Promise.resolve(all)
-        : new Promise<readonly NodeResult[]>((resolve) => {
-            onSettled = resolve;
-          });
-      return settledPromise;
-    },
-  };
+  /** Resolves when every node answered or timed out (made only when asked for). */
+  get settled(): Promise<readonly NodeResult[]> {
+    this.#settled ??= this.#all
+      ? Promise.resolve(this.#all)
+      : new Promise((resolve) => {
+          this.#onSettled = resolve;
+        });
+    return this.#settled;
+  }
+
+  /** The timer: past `settleEarly.afterMs` (then the rest of the timeout), or past the timeout. */
+  timerFired(): void {
+    const { settleEarly, timeoutMs } = this.#options;
+    if (settleEarly && !this.#pastEarly && settleEarly.afterMs < timeoutMs) {
+      this.#pastEarly = true;
+      this.#settleIfEarlyEnough();
+      this.#timer = setTimeout(timerFired, timeoutMs - settleEarly.afterMs, this);
+      this.#timer.unref();
+      return;
+    }
+    const { onTimeout } = this.#options;
+    for (let index = 0; index < this.#nodes.length; index++) {
+      const node = this.#nodes[index] as Node;
+      if (this.#results[index] !== undefined) continue;
+      onTimeout?.(node);
+      this.#record(index, { node: node.name, outcome: 'timeout', timeoutMs });
+    }
+  }
+
+  #answered(index: number, reply: T): void {
+    let judgement: Judgement;
+    try {
+      judgement = this.#options.judge(reply);
+    } catch (error) {
+      this.#failed(index, error);
+      return;
+    }
+    const name = (this.#nodes[index] as Node).name;
+    this.#record(index, resultOf(name, judgement, this.#options.clock.now() - this.#startedAt));
+  }
+
+  #failed(index: number, error: unknown): void {
+    // Node errors reach messages, events and logs: never with a token in them.
+    const node = (this.#nodes[index] as Node).name;
+    this.#record(index, { node, outcome: 'error', error: withoutTokens(asError(error)) });
+  }
+
+  #record(index: number, result: NodeResult): void {
+    if (this.#results[index] !== undefined) return; // already counted as timed out
+    this.#results[index] = result;
+    if (result.outcome === 'yes') this.#yes++;
+    else this.#against++;
+    this.#pending--;
+    if (!this.#decision && (this.#pending === 0 || this.#verdict() !== 'open')) this.#decide();
+    if (this.#pending === 0) {
+      clearTimeout(this.#timer);
+      this.#settle(this.#results as NodeResult[]);
+    }
+  }
+
+  #verdict() {
+    return verdictOf(this.#yes, this.#against, this.#nodes.length, this.#options.quorum);
+  }
+
+  #decide(): void {
+    const { clock } = this.#options;
+    const decidedAt = clock.now();
+    this.#decision = { quorum: this.#verdict() === 'quorum', decidedAt, results: this.#results };
+    this.#onDecided(this.#decision);
+    this.#settleIfEarlyEnough();
+  }
+
+  /** Once past `settleEarly.afterMs` with the verdict known: the results so far, if they do. */
+  #settleIfEarlyEnough(): void {
+    const early = this.#options.settleEarly;
+    if (!early || !this.#pastEarly || !this.#decision || this.#all) return;
+    const soFar = this.#results.map(
+      (result, index): NodeResult =>
+        result ?? {
+          node: this.#nodes[index]?.name ?? '',
+          outcome: 'timeout',
+          timeoutMs: early.afterMs,
+        },
+    );
+    if (early.accept(soFar)) this.#settle(soFar);
+  }
+
+  #settle(all: readonly NodeResult[]): void {
+    if (this.#all) return;
+    this.#all = all;
+    this.#onSettled?.(all);
+  }
+}
+
+/** A fan-out's timer: a plain function given the round, so that arming it makes no closure. */
+function timerFired(round: { timerFired(): void }): void {
+  round.timerFired();
 }
 
 /** A node's vote as its result (built without spreads: one object per reply). */
