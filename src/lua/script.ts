@@ -43,14 +43,22 @@ export function defineScript<Input, Result>(
   const failed = (error: unknown): never => {
     throw withCommandNamed(error, lua);
   };
+  // A fan-out runs the script with the same input on every node: its EVALSHA arguments are
+  // built once, for the first node, and used for the others (no caller changes an input).
+  let lastInput: Input | undefined;
+  let lastEvalsha: readonly (string | number)[] = [];
   return {
     name,
     lua,
     sha1,
     run(connection, input, timeoutMs) {
-      const scriptKeys = keys(input);
-      // One array for EVALSHA (the common case); EVAL, once per connection, copies it.
-      const evalsha = [sha1, scriptKeys.length, ...scriptKeys, ...args(input)];
+      if (input !== lastInput) {
+        const scriptKeys = keys(input);
+        // One array for EVALSHA (the common case); EVAL, once per connection, copies it.
+        lastEvalsha = [sha1, scriptKeys.length, ...scriptKeys, ...args(input)];
+        lastInput = input;
+      }
+      const evalsha = lastEvalsha;
       const loaded = knownScripts(connection);
       const shard = connection.shardOf?.('EVALSHA', evalsha);
       const script = shard ? `${shard} ${sha1}` : onOneServer;
