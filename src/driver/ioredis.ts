@@ -21,6 +21,8 @@ export interface IORedisLike {
   status: string;
   /** The socket of the current connection: a new one each time ioredis (re)connects. */
   readonly stream?: object | undefined;
+  /** Commands written and not answered yet (ioredis's own queue; read for its length only). */
+  readonly commandQueue?: { readonly length: number };
   options: {
     host?: string | undefined;
     port?: number | undefined;
@@ -167,10 +169,12 @@ export class IORedisConnection implements RedisConnection {
    * Lets the commands sent until the end of this tick leave in one write: the socket is corked
    * now and uncorked once the current tick's callbacks and promise reactions have run (many
    * acquisitions, woken by replies that came in one read, send their next commands then).
-   * Nothing waits for a later event-loop turn, so a lone command is not delayed.
+   * Only while commands are in flight on the connection: a command sent when none is (one
+   * lock at a time) leaves at once, with no cork and no callback for the end of the tick, and
+   * the next one in the same tick starts the batch. Nothing waits for a later event-loop turn.
    */
   #batchWrites(): void {
-    if (this.#corked) return;
+    if (this.#corked || !(this.#client.commandQueue?.length ?? 1)) return;
     const stream = this.#client.stream as Partial<Corkable> | undefined;
     if (typeof stream?.cork !== 'function' || typeof stream.uncork !== 'function') return;
     stream.cork();
