@@ -4,7 +4,7 @@
  * which hold within a run, rather than absolute numbers, which drift on shared machines.
  *
  *   npm run bench                              every scenario
- *   npm run bench -- --scenario uncontended    one scenario (uncontended|cost|profile|contention|faults|memory|waiters|nodes|semaphore|cluster-wake-ups)
+ *   npm run bench -- --scenario uncontended    one scenario (uncontended|uncontended-slow|cost|profile|contention|faults|memory|waiters|nodes|semaphore|cluster-wake-ups)
  *   npm run bench -- --seconds 1 --reps 3      shorter or longer runs
  *   npm run bench -- --warm-up 2               seconds of cycles before each measured run (default 1)
  *   npm run bench -- --contender distlock --contender floor    some contenders only
@@ -19,6 +19,7 @@ import { clusterWakeUps } from './cluster-wake-ups.js';
 import type { ContenderSpec } from './contenders.js';
 import { contention } from './contention.js';
 import { cost } from './cost.js';
+import { delayedNetwork } from './delayed-network.js';
 import { faults } from './faults.js';
 import { memory } from './memory.js';
 import { NODE_COUNTS, nodes } from './nodes.js';
@@ -36,6 +37,7 @@ const { values } = parseArgs({
     reps: { type: 'string', default: '3' },
     contender: { type: 'string', multiple: true },
     client: { type: 'string' },
+    'reply-delay-ms': { type: 'string', default: '1' },
   },
 });
 // Before anything opens a client or forks a worker: workers read it from the environment.
@@ -44,6 +46,7 @@ const client = clientDescription();
 const scenarios = new Set(
   values.scenario ?? [
     'uncontended',
+    'uncontended-slow',
     'cost',
     'profile',
     'contention',
@@ -58,6 +61,7 @@ const scenarios = new Set(
 const seconds = Number(values.seconds);
 const reps = Number(values.reps);
 const warmUpSeconds = Number(values['warm-up']);
+const replyDelayMs = Number(values['reply-delay-ms']);
 const only = values.contender
   ? (spec: Pick<ContenderSpec, 'name'>) =>
       values.contender?.some((n) => spec.name.toLowerCase().includes(n.toLowerCase())) ?? true
@@ -89,6 +93,21 @@ try {
       warmUpSeconds,
       ...(only ? { only } : {}),
     });
+  if (scenarios.has('uncontended-slow')) {
+    const ports = redis.urls.map((url) => Number(new URL(url).port));
+    const network = await delayedNetwork(ports, replyDelayMs);
+    try {
+      results.uncontendedSlow = await uncontended(redis, {
+        seconds,
+        reps,
+        warmUpSeconds,
+        clientUrls: network.urls,
+        ...(only ? { only } : {}),
+      });
+    } finally {
+      network.stop();
+    }
+  }
   if (scenarios.has('cost'))
     results.cost = await cost(redis, { warmUpSeconds, ...(only ? { only } : {}) });
   if (scenarios.has('profile'))
@@ -110,7 +129,15 @@ try {
     sourceAtEnd === sourceAtStart
       ? sourceAtStart
       : `WARNING, src/ changed during the run: ${sourceAtStart}, then ${sourceAtEnd}`;
-  await report(results, { seconds, warmUpSeconds, reps, durationS, source, client });
+  await report(results, {
+    seconds,
+    warmUpSeconds,
+    reps,
+    durationS,
+    source,
+    client,
+    replyDelayMs,
+  });
   process.stderr.write(`bench finished in ${durationS} s\n`);
 } finally {
   await redis.stop();

@@ -29,6 +29,8 @@ export async function report(
     durationS: number;
     source: string;
     client: string;
+    /** How long the `uncontended-slow` scenario's proxies held each reply back. */
+    replyDelayMs: number;
   },
 ): Promise<void> {
   const meta = {
@@ -42,6 +44,10 @@ export async function report(
     `Run ${meta.date.slice(0, 10)}, Redis ${meta.redis?.replace('v=', '')}, Node ${meta.node}, ${meta.machine}; every contender on ${run.client} clients with default options; median of ${run.reps} runs of ${run.seconds} s, each after ${run.warmUpSeconds} s of warm-up; whole run ${run.durationS} s; ${run.source}.`,
   ];
   if (results.uncontended) sections.push(uncontendedTable(results.uncontended as UncontendedRow[]));
+  if (results.uncontendedSlow) {
+    const rows = results.uncontendedSlow as UncontendedRow[];
+    sections.push(uncontendedTable(rows, run.replyDelayMs));
+  }
   if (results.cost) sections.push(costTable(results.cost as CostRow[]));
   if (results.profile)
     sections.push(profileTable(results.profile as ProfileRow[], run.seconds, run.warmUpSeconds));
@@ -74,7 +80,7 @@ export function ratio(value: number, reference: number | undefined): string {
   return reference ? `${(value / reference).toFixed(2)}×` : '–';
 }
 
-function uncontendedTable(rows: readonly UncontendedRow[]): string {
+function uncontendedTable(rows: readonly UncontendedRow[], replyDelayMs?: number): string {
   const out: (string | number)[][] = [];
   const verdicts: string[] = [];
   const cells = new Set(rows.map((r) => `${r.nodes}/${r.concurrency}`));
@@ -105,7 +111,14 @@ function uncontendedTable(rows: readonly UncontendedRow[]): string {
     if (ours) verdicts.push(uncontendedVerdict(ours, bestPeerRow, floorRow));
   }
   const headings = ['nodes', 'conc.', 'library', 'cycles/s', 'vs floor', 'vs best peer'];
-  return `### 1. Uncontended acquire + release (distinct keys)
+  const title = replyDelayMs
+    ? `### 1b. Uncontended acquire + release over a slow network (replies delayed ${replyDelayMs} ms)
+
+Each node behind a TCP proxy in a process of its own that holds every reply back by
+${replyDelayMs} ms (the fault proxy's \`delay\` mode), as a network between machines would: the
+per-operation client work that dominates on loopback hides behind the wait here.`
+    : '### 1. Uncontended acquire + release (distinct keys)';
+  return `${title}
 
 Client CPU: what the client process spent per cycle (user + system), the Redis servers' work
 excluded; CPU vs floor is the floor's client CPU per cycle over this one's (higher is better).

@@ -48,13 +48,14 @@ export async function cycles(
   concurrency: number,
   seconds: number,
   warmUpSeconds = WARM_UP_SECONDS,
+  clientUrls: readonly string[] = urls,
 ): Promise<{
   cyclesPerSec: number;
   cpuUsPerCycle: number;
   server: ServerWork;
   latencies: number[];
 }> {
-  const clients = await openClients(urls);
+  const clients = await openClients(clientUrls);
   const serverStats = await ServerStats.open(urls);
   const lib = spec.make(clients, 'defaults');
   const latencies: number[] = [];
@@ -101,11 +102,14 @@ export async function uncontended(
     reps: number;
     warmUpSeconds: number;
     only?: (spec: ContenderSpec) => boolean;
+    /** The clients' urls for the nodes, when they reach them another way (a slow network). */
+    clientUrls?: readonly string[];
   },
 ): Promise<UncontendedRow[]> {
   const rows: UncontendedRow[] = [];
   for (const nodes of [1, 5]) {
     const urls = redis.urls.slice(0, nodes);
+    const clientUrls = (options.clientUrls ?? redis.urls).slice(0, nodes);
     for (const concurrency of [1, 64]) {
       const specs = CONTENDERS.filter(
         (s) =>
@@ -118,7 +122,16 @@ export async function uncontended(
         for (const spec of specs) {
           runs
             .get(spec.name)
-            ?.push(await cycles(spec, urls, concurrency, options.seconds, options.warmUpSeconds));
+            ?.push(
+              await cycles(
+                spec,
+                urls,
+                concurrency,
+                options.seconds,
+                options.warmUpSeconds,
+                clientUrls,
+              ),
+            );
         }
       }
       for (const spec of specs) {
