@@ -11,7 +11,8 @@ export type LockErrorCode =
   | 'LOCKER_CLOSED'
   | 'UNSAFE_NODE'
   | 'NO_REPLY'
-  | 'FOREIGN_DATA';
+  | 'FOREIGN_DATA'
+  | 'MISSING_LIBRARY';
 
 /**
  * Base class of every error distlock throws or rejects with. Switch on `code`, which is
@@ -176,6 +177,26 @@ export class ForeignDataError extends LockError {
       `Key "${key}" holds ${found}, not fenced data (a hash whose \`fence\` field is a decimal integer): nothing was written.`,
     );
     this.key = key;
+  }
+}
+
+/**
+ * distlock needs a client library that is not installed: ioredis, to open connections for
+ * `redis://` URLs (the command line uses it too). Thrown synchronously, before any I/O.
+ * Install `library`, or pass clients of a library you already use as the nodes.
+ */
+export class MissingLibraryError extends LockError {
+  /** The npm package to install, e.g. `ioredis`. */
+  readonly library: string;
+
+  /** `purpose`: what needed it (`to connect to redis:// URLs`). */
+  constructor(library: string, purpose: string, cause?: unknown) {
+    super(
+      'MISSING_LIBRARY',
+      `distlock needs ${library} ${purpose}, and it is not installed: npm install ${library} (or pass clients of node-redis, iovalkey or valkey-glide as the nodes).`,
+      cause === undefined ? undefined : { cause },
+    );
+    this.library = library;
   }
 }
 

@@ -31,6 +31,7 @@ export {
   type LockErrorCode,
   LockerClosedError,
   LockLostError,
+  MissingLibraryError,
   NoQuorumError,
   NoReplyError,
   UnsafeNodeError,

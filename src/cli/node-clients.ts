@@ -1,5 +1,6 @@
-import { Cluster, Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import type { NodeSpec, TlsOptions } from '../config/node-specs.js';
+import { ioredisLibrary } from '../driver/libraries.js';
 import type { ClusterNode, NodeOptions, SentinelNode } from './node-options.js';
 
 /** What a command's locker is given: its nodes and TLS settings, and how to let go of them. */
@@ -34,6 +35,7 @@ export function lockerNodes(options: NodeOptions): LockerNodes {
 
 function clusterClient(cluster: ClusterNode, tls: TlsOptions | undefined): Cluster {
   const { addresses, username, password } = cluster;
+  const { Cluster } = ioredisLibrary('to connect to a Redis Cluster');
   return new Cluster(
     addresses.map(({ host, port }) => ({ host, port })),
     {
@@ -49,6 +51,7 @@ function clusterClient(cluster: ClusterNode, tls: TlsOptions | undefined): Clust
 
 function sentinelClient(group: SentinelNode): Redis {
   const { addresses, masterName, username, password } = group;
+  const { Redis } = ioredisLibrary('to connect to a Sentinel group');
   return new Redis({
     sentinels: addresses.map(({ host, port }) => ({ host, port })),
     name: masterName,

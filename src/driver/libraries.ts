@@ -1,0 +1,51 @@
+import { createRequire } from 'node:module';
+import type * as IORedis from 'ioredis';
+import { MissingLibraryError } from '../errors.js';
+
+/**
+ * Packages distlock uses on some paths only, loaded when a path first needs them, so that
+ * `import 'distlock'` costs what the caller uses: ioredis (an optional peer: only `redis://`
+ * URLs and the command line need it), cluster-key-slot (Redis Cluster) and croner
+ * (`schedule`). Loaded synchronously (each has a CommonJS build), so that the calls that need
+ * them (`new Locker`, `schedule`) stay synchronous and still reject bad input before any I/O.
+ */
+const load = createRequire(import.meta.url);
+
+let ioredis: typeof IORedis | undefined;
+let calculateSlot: ((key: string) => number) | undefined;
+
+/**
+ * The ioredis module; throws {@link MissingLibraryError} (saying what needed it: `purpose`)
+ * when it is not installed.
+ */
+export function ioredisLibrary(purpose: string): typeof IORedis {
+  if (ioredis) return ioredis;
+  try {
+    ioredis = load('ioredis') as typeof IORedis;
+  } catch (error) {
+    if (notFound(error, 'ioredis')) throw new MissingLibraryError('ioredis', purpose, error);
+    throw error;
+  }
+  return ioredis;
+}
+
+/** The Redis Cluster hash slot (0 to 16383) of `key`, by its `{hash tag}` when it has one. */
+export function keySlot(key: string): number {
+  calculateSlot ??= load('cluster-key-slot') as (key: string) => number;
+  return calculateSlot(key);
+}
+
+/** The croner module (cron expressions and their timers), for `schedule`. */
+export function cronerLibrary(): typeof import('croner') {
+  return load('croner') as typeof import('croner');
+}
+
+/** Whether `error` says that `name` itself (not one of its own dependencies) is missing. */
+function notFound(error: unknown, name: string): boolean {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  return (
+    (code === 'MODULE_NOT_FOUND' || code === 'ERR_MODULE_NOT_FOUND') &&
+    typeof message === 'string' &&
+    message.includes(`'${name}'`)
+  );
+}
