@@ -180,6 +180,12 @@ export class ForeignDataError extends LockError {
   }
 }
 
+/** What a {@link MissingLibraryError} adds to its message, and the error that found it missing. */
+export interface MissingLibraryOptions {
+  readonly instead?: string;
+  readonly cause?: unknown;
+}
+
 /**
  * distlock needs a client library that is not installed: ioredis, to open connections for
  * `redis://` URLs (the command line uses it too). Thrown synchronously, before any I/O.
@@ -189,11 +195,14 @@ export class MissingLibraryError extends LockError {
   /** The npm package to install, e.g. `ioredis`. */
   readonly library: string;
 
-  /** `purpose`: what needed it (`to connect to redis:// URLs`). */
-  constructor(library: string, purpose: string, cause?: unknown) {
+  /**
+   * `purpose`: what needed it (`to connect to redis:// URLs`); `instead`: what else the
+   * caller may do.
+   */
+  constructor(library: string, purpose: string, { instead, cause }: MissingLibraryOptions = {}) {
     super(
       'MISSING_LIBRARY',
-      `distlock needs ${library} ${purpose}, and it is not installed: npm install ${library} (or pass clients of node-redis, iovalkey or valkey-glide as the nodes).`,
+      `distlock needs ${library} ${purpose}, and it is not installed: npm install ${library}${instead ? ` (${instead})` : ''}.`,
       cause === undefined ? undefined : { cause },
     );
     this.library = library;

@@ -32,6 +32,7 @@ export {
   LockerClosedError,
   LockLostError,
   MissingLibraryError,
+  type MissingLibraryOptions,
   NoQuorumError,
   NoReplyError,
   UnsafeNodeError,

@@ -152,7 +152,10 @@ export class IORedisConnection implements RedisConnection {
    * Throws `MissingLibraryError` when ioredis is not installed.
    */
   static fromUrl(url: string, tls?: ConnectionOptions): IORedisConnection {
-    const { Redis } = ioredisLibrary('to connect to redis:// URLs');
+    const { Redis } = ioredisLibrary(
+      'to connect to redis:// URLs',
+      'or pass clients of node-redis, iovalkey or valkey-glide as the nodes',
+    );
     // Connection errors reach callers as failed votes, with the last one as their cause (the
     // adapter listens for them, so ioredis does not also print each one).
     const options = tls ? { ...OWNED_CLIENT_OPTIONS, tls } : OWNED_CLIENT_OPTIONS;

@@ -15,16 +15,16 @@ let ioredis: typeof IORedis | undefined;
 let calculateSlot: ((key: string) => number) | undefined;
 
 /**
- * The ioredis module; throws {@link MissingLibraryError} (saying what needed it: `purpose`)
- * when it is not installed.
+ * The ioredis module; throws {@link MissingLibraryError} (saying what needed it, `purpose`,
+ * and what else the caller may do, `instead`) when it is not installed.
  */
-export function ioredisLibrary(purpose: string): typeof IORedis {
+export function ioredisLibrary(purpose: string, instead?: string): typeof IORedis {
   if (ioredis) return ioredis;
   try {
     ioredis = load('ioredis') as typeof IORedis;
-  } catch (error) {
-    if (notFound(error, 'ioredis')) throw new MissingLibraryError('ioredis', purpose, error);
-    throw error;
+  } catch (cause) {
+    if (!notFound(cause, 'ioredis')) throw cause;
+    throw new MissingLibraryError('ioredis', purpose, { cause, ...(instead ? { instead } : {}) });
   }
   return ioredis;
 }
