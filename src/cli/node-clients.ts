@@ -18,6 +18,8 @@ export interface LockerNodes {
  * locker for its `rediss://` URLs (or when nothing else takes them, for the locker to refuse).
  */
 export function lockerNodes(options: NodeOptions): LockerNodes {
+  // Every command connects with ioredis: say so at once when it is missing.
+  ioredisLibrary('to connect to Redis');
   const { tls } = options;
   const clusters = (options.clusters ?? []).map((cluster) => clusterClient(cluster, tls));
   const sentinels = (options.sentinels ?? []).map(sentinelClient);

@@ -158,7 +158,9 @@ describe('a project without ioredis', () => {
     expect(help.status).toBe(0);
     expect(help.stdout).toContain('Usage: distlock');
     const locked = run([cli, 'run', '--redis', 'redis://127.0.0.1:1', 'job', '--', 'true']);
-    expect(locked.stderr).toContain('npm install ioredis');
+    expect(locked.stderr).toBe(
+      'distlock: distlock needs ioredis to connect to Redis, and it is not installed: npm install ioredis.\n',
+    );
     expect(locked.status).toBe(EXIT.unavailable);
   });
 });
