@@ -83,6 +83,10 @@ await Promise.all([
     format: 'esm',
     splitting: true,
     chunkNames: 'chunks/[name]-[hash]',
+    // src/driver/libraries.ts loads packages with `require` (esbuild's shim calls it).
+    banner: {
+      js: "import { createRequire as __createRequire } from 'node:module';\nconst require = __createRequire(import.meta.url);",
+    },
   }),
   build({
     ...common,
