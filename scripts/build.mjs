@@ -1,37 +1,146 @@
-// Builds dist/esm (native ESM) and dist/cjs (CommonJS) from the same sources, each with its
-// own .d.ts files, so that `import` and `require` consumers both get types that match the
-// module format they load (a package.json with "type" marks each folder).
-// The two compilations share nothing but their inputs: they run at once, one per core.
+// Builds what the package ships, one bundle per public entry, readable (not minified):
+// - dist/esm: native ESM for `import` and the `distlock` command, with code splitting, so
+//   that code two entries share is one chunk (one copy of each class) and an `import()`
+//   becomes a chunk loaded when it runs;
+// - dist/cjs: CommonJS for `require` (esbuild cannot split CommonJS): the subpath entries
+//   take the error classes from the main bundle (`require('../index.js')`), so that
+//   `instanceof LockError` holds whichever entry threw;
+// - the declarations of each entry, bundled by rollup-plugin-dts from tsc's output, in both
+//   folders (a package.json with "type" in each tells TypeScript which format they describe),
+//   and the declarations they share in dist/types.
+// Packages (client libraries, commander, croner, cluster-key-slot) stay external.
 import { spawn } from 'node:child_process';
-import { rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, rmSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { build } from 'esbuild';
+import { rollup } from 'rollup';
+import { dts } from 'rollup-plugin-dts';
+
+/** The entries users import, by their path under dist/esm and dist/cjs. */
+const LIBRARY = {
+  index: 'src/index.ts',
+  'testing/index': 'src/testing/index.ts',
+  'telemetry/opentelemetry': 'src/telemetry/opentelemetry.ts',
+  'schedule/node-cron': 'src/schedule/node-cron.ts',
+};
+/** The command, and the guardian process it starts from the script next to it (ESM only). */
+const COMMAND = {
+  'cli/main': 'src/cli/main.ts',
+  'cli/guardian-process': 'src/cli/guardian-process.ts',
+};
+/** Modules whose classes a CommonJS subpath entry takes from the main bundle. */
+const SHARED_IN_CJS = [resolve('src/errors.ts')];
+const TYPES = 'dist/.types';
+
+const common = {
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  packages: 'external',
+  logLevel: 'warning',
+  // Readable for debugging; TSDoc lives in the .d.ts files.
+  minify: false,
+};
 
 /** Runs tsc with `args`; resolves to its exit code (or 1 if a signal ended it). */
 const tsc = (args) =>
-  new Promise((resolve, reject) => {
+  new Promise((done, fail) => {
     const child = spawn(process.execPath, ['node_modules/typescript/bin/tsc', ...args], {
       stdio: 'inherit',
     });
-    child.once('error', reject);
-    child.once('exit', (code) => resolve(code ?? 1));
+    child.once('error', fail);
+    child.once('exit', (code) => done(code ?? 1));
   });
 
+/** `import ... from '../errors.js'` in a CommonJS subpath bundle: `require('../index.js')`. */
+const sharedFromMain = {
+  name: 'shared-from-main',
+  setup(on) {
+    on.onResolve({ filter: /^\.\.?\// }, ({ path, resolveDir }) => {
+      const target = resolve(resolveDir, path).replace(/\.js$/, '.ts');
+      return SHARED_IN_CJS.includes(target) ? { path: '../index.js', external: true } : undefined;
+    });
+  },
+};
+
 rmSync('dist', { recursive: true, force: true });
-const codes = await Promise.all([
-  tsc(['-p', 'tsconfig.build.json']),
-  tsc([
-    '-p',
-    'tsconfig.build.json',
-    '--module',
-    'CommonJS',
-    '--moduleResolution',
-    'Node10',
-    '--verbatimModuleSyntax',
-    'false',
-    '--outDir',
-    'dist/cjs',
-  ]),
+const declarations = tsc([
+  '-p',
+  'tsconfig.build.json',
+  '--emitDeclarationOnly',
+  '--declarationMap',
+  'false',
+  '--sourceMap',
+  'false',
+  '--outDir',
+  TYPES,
 ]);
-const failed = codes.find((code) => code !== 0);
-if (failed !== undefined) process.exit(failed);
+await Promise.all([
+  build({
+    ...common,
+    entryPoints: { ...LIBRARY, ...COMMAND },
+    outdir: 'dist/esm',
+    format: 'esm',
+    splitting: true,
+    chunkNames: 'chunks/[name]-[hash]',
+    // src/driver/libraries.ts loads packages with `require` (esbuild's shim calls it).
+    banner: {
+      js: "import { createRequire as __createRequire } from 'node:module';\nconst require = __createRequire(import.meta.url);",
+    },
+  }),
+  build({
+    ...common,
+    entryPoints: { index: LIBRARY.index },
+    outdir: 'dist/cjs',
+    format: 'cjs',
+    ...commonJsMeta(),
+  }),
+  build({
+    ...common,
+    entryPoints: Object.fromEntries(Object.entries(LIBRARY).filter(([name]) => name !== 'index')),
+    outdir: 'dist/cjs',
+    format: 'cjs',
+    plugins: [sharedFromMain],
+    ...commonJsMeta(),
+  }),
+]);
+const code = await declarations;
+if (code !== 0) process.exit(code);
+
+const bundle = await rollup({
+  input: Object.fromEntries(
+    Object.keys(LIBRARY).map((name) => [`esm/${name}`, `${TYPES}/${name}.d.ts`]),
+  ),
+  plugins: [dts()],
+  onwarn(warning) {
+    // A package's types stay where they are (node:tls, ioredis): the consumer resolves them.
+    if (warning.code === 'UNRESOLVED_IMPORT' && !warning.exporter?.startsWith('.')) return;
+    throw new Error(`declaration bundle: ${warning.message}`);
+  },
+});
+// The declarations that entries share, once, in dist/types: a CommonJS folder, which both
+// formats may import from (an ES module may import CommonJS, not the other way round).
+await bundle.write({
+  dir: 'dist',
+  format: 'es',
+  chunkFileNames: (chunk) => `types/${chunk.name.replace(/\.d$/, '')}-[hash].d.ts`,
+});
+await bundle.close();
+for (const name of Object.keys(LIBRARY)) {
+  copyFileSync(`dist/esm/${name}.d.ts`, `dist/cjs/${name}.d.ts`); // same depth: same imports
+}
+rmSync(TYPES, { recursive: true, force: true });
 writeFileSync('dist/esm/package.json', '{ "type": "module" }\n');
 writeFileSync('dist/cjs/package.json', '{ "type": "commonjs" }\n');
+writeFileSync('dist/types/package.json', '{ "type": "commonjs" }\n');
+
+/**
+ * `import.meta.url` in CommonJS (src/driver/libraries.ts loads packages relative to it): the
+ * bundle's own file URL.
+ */
+function commonJsMeta() {
+  return {
+    define: { 'import.meta.url': '__bundleUrl' },
+    banner: { js: 'const __bundleUrl = require("node:url").pathToFileURL(__filename).href;' },
+  };
+}

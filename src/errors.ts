@@ -11,7 +11,8 @@ export type LockErrorCode =
   | 'LOCKER_CLOSED'
   | 'UNSAFE_NODE'
   | 'NO_REPLY'
-  | 'FOREIGN_DATA';
+  | 'FOREIGN_DATA'
+  | 'MISSING_LIBRARY';
 
 /**
  * Base class of every error distlock throws or rejects with. Switch on `code`, which is
@@ -176,6 +177,35 @@ export class ForeignDataError extends LockError {
       `Key "${key}" holds ${found}, not fenced data (a hash whose \`fence\` field is a decimal integer): nothing was written.`,
     );
     this.key = key;
+  }
+}
+
+/** What a {@link MissingLibraryError} adds to its message, and the error that found it missing. */
+export interface MissingLibraryOptions {
+  readonly instead?: string;
+  readonly cause?: unknown;
+}
+
+/**
+ * distlock needs a client library that is not installed: ioredis, to open connections for
+ * `redis://` URLs (the command line uses it too). Thrown synchronously, before any I/O.
+ * Install `library`, or pass clients of a library you already use as the nodes.
+ */
+export class MissingLibraryError extends LockError {
+  /** The npm package to install, e.g. `ioredis`. */
+  readonly library: string;
+
+  /**
+   * `purpose`: what needed it (`to connect to redis:// URLs`); `instead`: what else the
+   * caller may do.
+   */
+  constructor(library: string, purpose: string, { instead, cause }: MissingLibraryOptions = {}) {
+    super(
+      'MISSING_LIBRARY',
+      `distlock needs ${library} ${purpose}, and it is not installed: npm install ${library}${instead ? ` (${instead})` : ''}.`,
+      cause === undefined ? undefined : { cause },
+    );
+    this.library = library;
   }
 }
 

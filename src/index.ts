@@ -31,6 +31,8 @@ export {
   type LockErrorCode,
   LockerClosedError,
   LockLostError,
+  MissingLibraryError,
+  type MissingLibraryOptions,
   NoQuorumError,
   NoReplyError,
   UnsafeNodeError,

@@ -1,5 +1,6 @@
-import { Cluster, Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import type { NodeSpec, TlsOptions } from '../config/node-specs.js';
+import { ioredisLibrary } from '../driver/libraries.js';
 import type { ClusterNode, NodeOptions, SentinelNode } from './node-options.js';
 
 /** What a command's locker is given: its nodes and TLS settings, and how to let go of them. */
@@ -17,6 +18,8 @@ export interface LockerNodes {
  * locker for its `rediss://` URLs (or when nothing else takes them, for the locker to refuse).
  */
 export function lockerNodes(options: NodeOptions): LockerNodes {
+  // Every command connects with ioredis: say so at once when it is missing.
+  ioredisLibrary('to connect to Redis');
   const { tls } = options;
   const clusters = (options.clusters ?? []).map((cluster) => clusterClient(cluster, tls));
   const sentinels = (options.sentinels ?? []).map(sentinelClient);
@@ -34,6 +37,7 @@ export function lockerNodes(options: NodeOptions): LockerNodes {
 
 function clusterClient(cluster: ClusterNode, tls: TlsOptions | undefined): Cluster {
   const { addresses, username, password } = cluster;
+  const { Cluster } = ioredisLibrary('to connect to a Redis Cluster');
   return new Cluster(
     addresses.map(({ host, port }) => ({ host, port })),
     {
@@ -49,6 +53,7 @@ function clusterClient(cluster: ClusterNode, tls: TlsOptions | undefined): Clust
 
 function sentinelClient(group: SentinelNode): Redis {
   const { addresses, masterName, username, password } = group;
+  const { Redis } = ioredisLibrary('to connect to a Sentinel group');
   return new Redis({
     sentinels: addresses.map(({ host, port }) => ({ host, port })),
     name: masterName,

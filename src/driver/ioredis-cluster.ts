@@ -1,4 +1,3 @@
-import calculateSlot from 'cluster-key-slot';
 import {
   type ClusterRoutes,
   clusterNameOf,
@@ -17,6 +16,7 @@ import {
 } from './connection.js';
 import { IORedisConnection, type IORedisLike, OWNED_CLIENT_OPTIONS } from './ioredis.js';
 import { IORedisShardedSubscriber } from './ioredis-sharded-subscriber.js';
+import { keySlot } from './libraries.js';
 
 /** A startup node as ioredis takes it: a port, `host:port`, or `{ host, port }`. */
 type StartupNode = number | string | { host?: string | undefined; port?: number | undefined };
@@ -154,7 +154,7 @@ export class IORedisClusterConnection implements RedisConnection {
   shardOf(command: string, args: readonly (string | number)[]): string | undefined {
     const key = keyOf(command, args);
     if (key === undefined) return undefined;
-    const slot = calculateSlot(String(key));
+    const slot = keySlot(String(key));
     return this.#cluster.slots[slot]?.[0] ?? `slot ${slot}`;
   }
 

@@ -1,6 +1,6 @@
-import calculateSlot from 'cluster-key-slot';
 import { CONNECT_WAIT_MS, type Subscriber } from './connection.js';
 import { IORedisConnection, type IORedisLike } from './ioredis.js';
+import { keySlot } from './libraries.js';
 import { answeredInTime } from './sharded-subscribe.js';
 
 /**
@@ -98,7 +98,7 @@ export class IORedisShardedSubscriber implements Subscriber {
 
   /** `host:port` of the master that the slot table names for `channel`'s slot. */
   #masterOf(channel: string): string | undefined {
-    return this.#cluster.slots[calculateSlot(channel)]?.[0];
+    return this.#cluster.slots[keySlot(channel)]?.[0];
   }
 
   /** The subscriber client of the master serving `channel`'s slot, opened if need be. */

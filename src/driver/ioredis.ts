@@ -1,6 +1,6 @@
 import { nextTick } from 'node:process';
 import type { ConnectionOptions } from 'node:tls';
-import { Redis, type RedisOptions } from 'ioredis';
+import type { RedisOptions } from 'ioredis';
 import {
   ClusterNodeError,
   lastErrorText,
@@ -10,6 +10,7 @@ import {
   readyWithin,
   type Subscriber,
 } from './connection.js';
+import { ioredisLibrary } from './libraries.js';
 import { SchemeCheck, type SchemeTarget } from './tls-scheme.js';
 
 /**
@@ -148,8 +149,15 @@ export class IORedisConnection implements RedisConnection {
     (client: IORedisLike, name?: string) => new IORedisConnection(client, name),
   );
 
-  /** Opens a client for `url` with {@link OWNED_CLIENT_OPTIONS} (and `tls`, for `rediss://`). */
+  /**
+   * Opens a client for `url` with {@link OWNED_CLIENT_OPTIONS} (and `tls`, for `rediss://`).
+   * Throws `MissingLibraryError` when ioredis is not installed.
+   */
   static fromUrl(url: string, tls?: ConnectionOptions): IORedisConnection {
+    const { Redis } = ioredisLibrary(
+      'to connect to redis:// URLs',
+      'or pass clients of node-redis, iovalkey or valkey-glide as the nodes',
+    );
     // Connection errors reach callers as failed votes, with the last one as their cause (the
     // adapter listens for them, so ioredis does not also print each one).
     const options = tls ? { ...OWNED_CLIENT_OPTIONS, tls } : OWNED_CLIENT_OPTIONS;

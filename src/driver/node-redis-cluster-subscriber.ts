@@ -1,5 +1,5 @@
-import calculateSlot from 'cluster-key-slot';
 import { CONNECT_WAIT_MS, type Subscriber } from './connection.js';
+import { keySlot } from './libraries.js';
 import { answeredInTime } from './sharded-subscribe.js';
 
 /** The pause before opening a cluster again when no root node could be reached. */
@@ -132,7 +132,7 @@ export class NodeRedisClusterSubscriber implements Subscriber {
 
   /** Whether the pub/sub client of the master that node-redis names for `channel` is down. */
   #masterDown(channel: string): boolean {
-    const client = this.#cluster.slots[calculateSlot(channel)]?.master.pubSub?.client;
+    const client = this.#cluster.slots[keySlot(channel)]?.master.pubSub?.client;
     return client?.isReady === false;
   }
 

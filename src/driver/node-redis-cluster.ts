@@ -1,4 +1,3 @@
-import calculateSlot from 'cluster-key-slot';
 import {
   type ClusterRoutes,
   clusterNameOf,
@@ -17,6 +16,7 @@ import {
   readyWithin,
   type Subscriber,
 } from './connection.js';
+import { keySlot } from './libraries.js';
 import { RESP2_SHAPES } from './node-redis.js';
 import { type ClusterPubSub, NodeRedisClusterSubscriber } from './node-redis-cluster-subscriber.js';
 
@@ -246,7 +246,7 @@ export class NodeRedisClusterConnection implements RedisConnection {
   shardOf(command: string, args: readonly (string | number)[]): string | undefined {
     const key = keyOf(command, args);
     if (key === undefined) return undefined;
-    const slot = calculateSlot(key);
+    const slot = keySlot(key);
     return this.#cluster.slots[slot]?.master.address ?? `slot ${slot}`;
   }
 
@@ -321,7 +321,7 @@ export class NodeRedisClusterConnection implements RedisConnection {
   /** The master that serves the command's key (any master for a command without one). */
   #masterFor(command: string, args: readonly (string | number)[]): MasterNode {
     const key = keyOf(command, args);
-    const slot = key === undefined ? undefined : calculateSlot(key);
+    const slot = key === undefined ? undefined : keySlot(key);
     const master =
       slot === undefined ? this.#cluster.masters[0] : this.#cluster.slots[slot]?.master;
     if (!master) throw this.#notSent(`no master serves slot ${slot}`, this.#lastError);

@@ -1,4 +1,3 @@
-import calculateSlot from 'cluster-key-slot';
 import {
   clusterNameOf,
   keyOf,
@@ -14,6 +13,7 @@ import {
   readyWithin,
   type Subscriber,
 } from './connection.js';
+import { keySlot } from './libraries.js';
 import { type GlideClientLike, GlideConnection } from './valkey-glide.js';
 
 /** Where valkey-glide sends a command of a Cluster client (its `Routes`, the ones used here). */
@@ -180,7 +180,7 @@ export class GlideClusterConnection implements RedisConnection {
     const key = keyOf(command, args);
     if (key === undefined) return undefined;
     if (performance.now() - this.#mastersReadAt > SLOT_TABLE_MAX_AGE_MS) this.#readSlots();
-    const slot = calculateSlot(key);
+    const slot = keySlot(key);
     return this.#masters[slot] ?? `slot ${slot}`;
   }
 

@@ -1,4 +1,4 @@
-import calculateSlot from 'cluster-key-slot';
+import { keySlot } from '../driver/libraries.js';
 
 /** Hash slots of a Redis Cluster. */
 const SLOTS = 16_384;
@@ -18,7 +18,7 @@ export function slotTag(slot: number): string {
   let tag = tags[slot];
   while (tag === undefined) {
     const candidate = (next++).toString(36);
-    const found = calculateSlot(candidate);
+    const found = keySlot(candidate);
     tags[found] ??= candidate;
     if (found === slot) tag = tags[slot];
   }
@@ -27,5 +27,5 @@ export function slotTag(slot: number): string {
 
 /** The hash slot of `key` (its hash tag's, when it has one). */
 export function slotOf(key: string): number {
-  return calculateSlot(key);
+  return keySlot(key);
 }

@@ -1,6 +1,7 @@
-import { Cron } from 'croner';
+import type { Cron } from 'croner';
 import { namesOf, rejectUnknownOptions } from '../config/option-names.js';
 import { validateDuration, validateResource } from '../config/options.js';
+import { cronerLibrary } from '../driver/libraries.js';
 import type { Lock } from '../engine/lock.js';
 import { asError, InvalidArgumentError, LockLostError } from '../errors.js';
 import type { Locker } from '../locker.js';
@@ -130,6 +131,7 @@ export function schedule(
     failure ??= ended; // the job's own error first, then a release the nodes refused
     report(failure === undefined ? 'ran' : 'failed', scheduledAt, failure);
   };
+  const { Cron } = cronerLibrary();
   let timer: Cron;
   try {
     timer = new Cron(cron, { protect: true, ...(timezone ? { timezone } : {}) }, (self) => {

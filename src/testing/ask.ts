@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import { ioredisLibrary } from '../driver/libraries.js';
 import type { RedisServer } from './redis-server.js';
 
 /**
@@ -6,6 +6,7 @@ import type { RedisServer } from './redis-server.js';
  * or paused rejects within about a second instead of holding the caller.
  */
 export async function ask(node: RedisServer, ...commands: readonly string[][]): Promise<unknown[]> {
+  const { Redis } = ioredisLibrary('to talk to the servers of distlock/testing');
   const client = new Redis({
     host: '127.0.0.1',
     port: node.port,

@@ -60,7 +60,7 @@ const MAIN_PROJECT = 'ioredis 5';
 /** The configs checked in the project `label`. */
 const configsOf = (label: string) => (label === MAIN_PROJECT ? CONFIGS : CONFIGS.slice(0, 1));
 const projectDir = (label: string) => join(dir, label.replaceAll(' ', '-'));
-let packed: { tarball: string; files: string[] };
+let packed: { tarball: string; files: string[]; unpackedSize: number };
 let redis: RedisNodes;
 let admin: Redis;
 
@@ -171,20 +171,25 @@ afterAll(async () => {
 }, CHECK_TEST_MS);
 
 describe('npm pack from a fresh checkout', () => {
-  it('builds before packing, and ships the licence, the sources of its maps and node10 types', () => {
+  it('builds before packing, and ships the licence, one bundle per entry and node10 types', () => {
     expect(packed.files).toEqual(
       expect.arrayContaining([
         'LICENSE',
         'dist/esm/index.js',
+        'dist/esm/index.d.ts',
         'dist/cjs/index.js',
-        'dist/esm/index.js.map',
-        'src/index.ts',
+        'dist/cjs/index.d.ts',
         'dist/esm/cli/main.js',
+        'dist/esm/cli/guardian-process.js',
         'testing/package.json',
         'opentelemetry/package.json',
         'node-cron/package.json',
       ]),
     );
+    // Readable bundles are what users run and debug: no sources, no source maps.
+    expect(packed.files.filter((f) => f.startsWith('src/') || f.endsWith('.map'))).toEqual([]);
+    expect(packed.files.length).toBeLessThanOrEqual(300);
+    expect(packed.unpackedSize).toBeLessThanOrEqual(1_000_000);
   });
 });
 

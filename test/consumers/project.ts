@@ -29,12 +29,12 @@ async function npm(cwd: string, args: string[]): Promise<string> {
 
 /**
  * Packs distlock the way a fresh clone publishes it: in a copy of the sources without dist/,
- * so that only `prepack` can build what the tarball holds. Resolves to the tarball's path
- * and the files it lists.
+ * so that only `prepack` can build what the tarball holds. Resolves to the tarball's path,
+ * the files it lists and their size.
  */
 export async function packFreshCheckout(
   dir: string,
-): Promise<{ tarball: string; files: string[] }> {
+): Promise<{ tarball: string; files: string[]; unpackedSize: number }> {
   const checkout = join(dir, 'checkout');
   mkdirSync(checkout);
   const copied = [
@@ -59,9 +59,14 @@ export async function packFreshCheckout(
   ) as {
     filename: string;
     files: { path: string }[];
+    unpackedSize: number;
   }[];
   if (!packed) throw new Error('npm pack listed no package');
-  return { tarball: join(dir, packed.filename), files: packed.files.map((f) => f.path) };
+  return {
+    tarball: join(dir, packed.filename),
+    files: packed.files.map((f) => f.path),
+    unpackedSize: packed.unpackedSize,
+  };
 }
 
 /**

@@ -1,5 +1,9 @@
-import { execFileSync } from 'node:child_process';
-import { describe, expect, it } from 'vitest';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { EXIT } from '../../src/cli/exit-codes.js';
 
 /**
  * Checks the built package (`npm run build` runs before the tests) the way consumers load it:
@@ -51,5 +55,112 @@ describe('package exports', () => {
     execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'test/package'], {
       encoding: 'utf8',
     });
+  });
+});
+
+/** Packages of node_modules that `code` (run as `type`) loaded, by name. */
+const loadedPackages = (code: string, type: 'module' | 'commonjs', cwd = process.cwd()) => {
+  const list =
+    "const { createRequire } = await import('node:module'); " +
+    "const cache = createRequire(process.cwd() + '/').cache; " +
+    'console.log(JSON.stringify(Object.keys(cache).map((f) => /node_modules\\/((?:@[^/]+\\/)?[^/]+)/.exec(f)?.[1]).filter(Boolean)));';
+  const wrapped = type === 'module' ? `${code}; ${list}` : `${code}; (async () => { ${list} })();`;
+  const out = execFileSync(process.execPath, [`--input-type=${type}`, '-e', wrapped], {
+    encoding: 'utf8',
+    cwd,
+  });
+  return new Set(JSON.parse(out) as string[]);
+};
+
+/** What only some users use: client libraries, the CLI's parser, Cluster and cron code. */
+const ON_DEMAND = [
+  'ioredis',
+  'iovalkey',
+  'redis',
+  '@redis/client',
+  '@valkey/valkey-glide',
+  'cluster-key-slot',
+  'croner',
+  'commander',
+  '@opentelemetry/api',
+  'node-cron',
+];
+
+describe('what importing distlock loads', () => {
+  it('loads no client library, nor the CLI, Cluster or cron packages, until used', () => {
+    for (const [code, type] of [
+      ["await import('distlock')", 'module'],
+      ["require('distlock')", 'commonjs'],
+    ] as const) {
+      const loaded = [...loadedPackages(code, type)];
+      expect(
+        loaded.filter((name) => ON_DEMAND.includes(name)),
+        code,
+      ).toEqual([]);
+    }
+    // They load when used: a URL node loads ioredis, a schedule croner.
+    const used = loadedPackages(
+      "const { Locker, schedule } = require('distlock'); " +
+        "const locker = new Locker({ nodes: ['redis://127.0.0.1:1'] }); " +
+        "schedule(locker, 'job', '0 0 1 1 *', { lockAtMostFor: 1000 }, () => {}).stop(); locker.close()",
+      'commonjs',
+    );
+    expect([...used].filter((name) => ON_DEMAND.includes(name)).sort()).toEqual([
+      'croner',
+      'ioredis',
+    ]);
+  });
+
+  it('throws the same error classes from every CommonJS entry', () => {
+    const same = node(
+      "const { LockError, InvalidArgumentError } = require('distlock'); " +
+        "try { require('distlock/node-cron').runCoordinator(null, {}); } catch (e) { console.log(e instanceof InvalidArgumentError && e instanceof LockError); }",
+      'commonjs',
+    );
+    expect(same.trim()).toBe('true');
+  });
+});
+
+describe('a project without ioredis', () => {
+  // The package as installed (dist and its package.json), with its own dependencies but no
+  // client library anywhere on the resolution path.
+  const project = mkdtempSync(join(tmpdir(), 'distlock-no-ioredis-'));
+  const modules = join(project, 'node_modules');
+  mkdirSync(join(modules, 'distlock'), { recursive: true });
+  for (const entry of ['package.json', 'dist']) {
+    cpSync(entry, join(modules, 'distlock', entry), { recursive: true });
+  }
+  for (const name of ['commander', 'croner', 'cluster-key-slot']) {
+    symlinkSync(resolve('node_modules', name), join(modules, name));
+  }
+  afterAll(() => rmSync(project, { recursive: true, force: true }));
+  const run = (args: string[]) =>
+    spawnSync(process.execPath, args, { cwd: project, encoding: 'utf8', timeout: 30_000 });
+
+  it('imports distlock, and a URL node says to install ioredis, before any I/O', () => {
+    const construct =
+      "try { new Locker({ nodes: ['redis://127.0.0.1:1'] }); } catch (e) { console.log(e.code, e instanceof LockError, e.message); }";
+    for (const [load, type] of [
+      ["const { Locker, LockError } = await import('distlock');", 'module'],
+      ["const { Locker, LockError } = require('distlock');", 'commonjs'],
+    ] as const) {
+      const { stdout, stderr, status } = run([`--input-type=${type}`, '-e', load + construct]);
+      expect(stderr).toBe('');
+      expect(status).toBe(0);
+      expect(stdout).toContain('MISSING_LIBRARY true distlock needs ioredis');
+      expect(stdout).toContain('npm install ioredis');
+    }
+  });
+
+  it('runs `distlock --help`, and `distlock run` says to install ioredis', () => {
+    const cli = join(modules, 'distlock/dist/esm/cli/main.js');
+    const help = run([cli, '--help']);
+    expect(help.status).toBe(0);
+    expect(help.stdout).toContain('Usage: distlock');
+    const locked = run([cli, 'run', '--redis', 'redis://127.0.0.1:1', 'job', '--', 'true']);
+    expect(locked.stderr).toBe(
+      'distlock: distlock needs ioredis to connect to Redis, and it is not installed: npm install ioredis.\n',
+    );
+    expect(locked.status).toBe(EXIT.unavailable);
   });
 });
