@@ -38,8 +38,16 @@ export function defineScript<Input, Result>(
   definition: ScriptDefinition<Input, Result>,
 ): Script<Input, Result> {
   const { name, lua, keys, args, parse } = definition;
-  const sha1 = createHash('sha1').update(lua).digest('hex');
-  const onOneServer = ` ${sha1}`; // the `loaded` entry where no shard routes the script
+  // Hashed at the first run, not at import: most programs run a few of the many scripts.
+  let sha1 = '';
+  let onOneServer = ''; // the `loaded` entry where no shard routes the script: ' <sha1>'
+  const hashed = () => {
+    if (!sha1) {
+      sha1 = createHash('sha1').update(lua).digest('hex');
+      onOneServer = ` ${sha1}`;
+    }
+    return sha1;
+  };
   const failed = (error: unknown): never => {
     throw withCommandNamed(error, lua);
   };
@@ -50,9 +58,12 @@ export function defineScript<Input, Result>(
   return {
     name,
     lua,
-    sha1,
+    get sha1() {
+      return hashed();
+    },
     run(connection, input, timeoutMs) {
       if (input !== lastInput) {
+        hashed();
         const scriptKeys = keys(input);
         // One array for EVALSHA (the common case); EVAL, once per connection, copies it.
         lastEvalsha = [sha1, scriptKeys.length, ...scriptKeys, ...args(input)];
