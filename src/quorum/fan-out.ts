@@ -137,7 +137,9 @@ class NodeRound<Node extends RedisConnection, T> implements FanOut {
     if (settleEarly && !this.#pastEarly && settleEarly.afterMs < timeoutMs) {
       this.#pastEarly = true;
       this.#settleIfEarlyEnough();
-      this.#timer = setTimeout(timerFired, timeoutMs - settleEarly.afterMs, this);
+      // The rest of the timeout counts from the start, not from when this timer ran.
+      const leftMs = this.#startedAt + timeoutMs - this.#options.clock.now();
+      this.#timer = setTimeout(timerFired, Math.max(0, leftMs), this);
       this.#timer.unref();
       return;
     }
