@@ -126,8 +126,12 @@ await bundle.write({
   chunkFileNames: (chunk) => `types/${chunk.name.replace(/\.d$/, '')}-[hash].d.ts`,
 });
 await bundle.close();
+// Each entry's declarations are written once, in dist/cjs (a CommonJS folder, which both
+// formats may import from); the ES module entry's file re-exports them.
 for (const name of Object.keys(LIBRARY)) {
   copyFileSync(`dist/esm/${name}.d.ts`, `dist/cjs/${name}.d.ts`); // same depth: same imports
+  const depth = '../'.repeat(name.split('/').length);
+  writeFileSync(`dist/esm/${name}.d.ts`, `export * from '${depth}cjs/${name}.js';\n`);
 }
 rmSync(TYPES, { recursive: true, force: true });
 writeFileSync('dist/esm/package.json', '{ "type": "module" }\n');

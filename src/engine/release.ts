@@ -131,7 +131,7 @@ function expireIfOwned(context: NodeSet, lease: Lease, keepMs: number, timing: R
     timing.timeoutMs,
     (node, nodeTimeoutMs, index) =>
       mayHoldToken(acquireResults, index) ? kind.extend(node, hold, nodeTimeoutMs) : NOT_OURS,
-    { settleEarly: timing.settleEarly },
+    timing.settleEarly ? { settleEarly: timing.settleEarly } : {},
   );
 }
 
