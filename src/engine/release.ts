@@ -93,7 +93,7 @@ export interface DeleteRequest extends HoldId {
  * wakes up. Used by release and to undo failed acquisitions and extensions. `announce`: wake
  * waiters, for a real release (or a lost lease); not when undoing a failed attempt, which
  * leaves every node as it was and must not wake anyone (least of all the attempt's own
- * waiter). `timeoutMs`: per node, by default the lease's.
+ * waiter). `timing`: how long each node gets (by default the lease's per-node timeout).
  */
 export function deleteIfOwned(
   context: NodeSet,
