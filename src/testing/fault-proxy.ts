@@ -221,10 +221,6 @@ export class FaultProxy {
 
   #accept(client: Socket): void {
     const upstream = connect(this.#targetPort, '127.0.0.1');
-    // As Redis and its clients do: without it, Nagle's algorithm holds a second small reply
-    // back until the first is acknowledged (up to the peer's delayed-ACK timer, some 40 ms).
-    client.setNoDelay(true);
-    upstream.setNoDelay(true);
     const toClient = new Pipe(client, true);
     const toServer = new Pipe(upstream, false);
     const connection: Proxied = {
