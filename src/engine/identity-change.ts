@@ -6,7 +6,11 @@
 /** One server's part of an `INFO` reply. */
 export interface ServerInfo {
   readonly runId: string;
-  /** `uptime_in_seconds`, in ms: whole seconds, so the server may be up to 1 s older. */
+  /**
+   * `uptime_in_seconds`, in ms. Redis subtracts its start from its clock, both in whole
+   * seconds: a server up 0.1 s may say 1, one up 1.9 s may say 1. Its real uptime is within a
+   * second of this either way (see {@link leastUptimeMs}).
+   */
   readonly uptimeMs: number;
 }
 
@@ -55,37 +59,57 @@ export function isNewIdentity(before: readonly string[], now: readonly string[])
   return now.some((runId) => !before.includes(runId));
 }
 
+/** When an `INFO` was sent, and when its answer arrived (the locker's clock). */
+export interface InfoRead {
+  readonly askedAt: number;
+  readonly readAt: number;
+}
+
 /**
- * What a new identity means, read at `readAt`. `lastAnsweredAt`: when the node's previous
- * server last answered, `undefined` when unknown. Only a server that surely started after
- * that (its uptime is whole seconds, hence the second of margin) counts as restarted; any
- * other may have been serving alongside, so its predecessor's leases count from `readAt`,
- * the latest they can have been granted through this node's address as the locker saw it.
+ * The least a server that says `uptimeMs` may have been up: a second less (Redis counts its
+ * uptime in whole seconds of its clock, see {@link ServerInfo.uptimeMs}).
+ */
+export function leastUptimeMs(uptimeMs: number): number {
+  return Math.max(0, uptimeMs - 1_000);
+}
+
+/**
+ * What a new identity means, by an `INFO` sent at `read.askedAt` and answered at
+ * `read.readAt`. `lastAnsweredAt`: when the node's previous server last answered, `undefined`
+ * when unknown. Only a server that surely started after that (its earliest start: the
+ * uptime it says, a second more, before `askedAt`) counts as restarted, and its lost leases
+ * count from its latest start (a second less, before `readAt`); any other may have been
+ * serving alongside, so its predecessor's leases count from `readAt`, the latest they can
+ * have been granted through this node's address as the locker saw it.
  */
 export function changeOf(
   before: readonly string[],
   servers: readonly ServerInfo[],
-  readAt: number,
+  read: InfoRead,
   lastAnsweredAt: number | undefined,
 ): IdentityChange {
   const uptimeMs = youngest(servers.filter((s) => !before.includes(s.runId)));
-  const startedAt = readAt - uptimeMs;
-  const restarted = lastAnsweredAt !== undefined && startedAt - 1_000 > lastAnsweredAt;
+  const earliestStart = read.askedAt - uptimeMs - 1_000;
+  const restarted = lastAnsweredAt !== undefined && earliestStart > lastAnsweredAt;
   return {
     reason: restarted ? 'restarted' : 'changed',
-    since: restarted ? startedAt : readAt,
+    since: restarted ? read.readAt - leastUptimeMs(uptimeMs) : read.readAt,
     uptimeMs,
   };
 }
 
-/** A server seen for the first time: `young` when up for less than `graceMs`. */
+/**
+ * A server seen for the first time, its `INFO` answered at `readAt`: `young` while it may
+ * have been up for less than `graceMs` (counted from its latest start).
+ */
 export function youngOnArrival(
   servers: readonly ServerInfo[],
   readAt: number,
   graceMs: number,
 ): IdentityChange | undefined {
   const uptimeMs = youngest(servers);
-  return uptimeMs < graceMs ? { reason: 'young', since: readAt - uptimeMs, uptimeMs } : undefined;
+  const upMs = leastUptimeMs(uptimeMs);
+  return upMs < graceMs ? { reason: 'young', since: readAt - upMs, uptimeMs } : undefined;
 }
 
 function youngest(servers: readonly ServerInfo[]): number {

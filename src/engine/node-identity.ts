@@ -9,6 +9,7 @@ import {
   abstentionReason,
   changeOf,
   type IdentityChange,
+  type InfoRead,
   isNewIdentity,
   type ServerInfo,
   serversIn,
@@ -394,12 +395,14 @@ export class NodeIdentities {
         const lastAnsweredAt = node.answeredAt(id.generation);
         try {
           // A readiness wait of 0: a connection that is not up is asked again next time.
+          const askedAt = clock.now();
           const infoSent = node.send('INFO', [], 0);
           // Its lease record, read in the same round trip (a read: nothing a stranger keeps).
           const record = this.#records ? LeaseRecords.fetch(context, node) : undefined;
           record?.catch(() => undefined); // INFO's failure is the one to tell
           const info = String(await infoSent);
-          const change = this.#read(index, info, generation, clock.now(), lastAnsweredAt);
+          const read = { askedAt, readAt: clock.now() };
+          const change = this.#read(index, info, generation, read, lastAnsweredAt);
           if (change) changes.push(change);
           if (record) this.#records?.take(index, await record);
         } catch (error) {
@@ -455,16 +458,18 @@ export class NodeIdentities {
   }
 
   /**
-   * Takes in node `index`'s answer to INFO, sent on connection `generation`. Returns the
-   * warning to give once the round is over, when the node answers as another server.
+   * Takes in node `index`'s answer to INFO, sent on connection `generation` (`read`: when it
+   * was asked and answered). Returns the warning to give once the round is over, when the
+   * node answers as another server.
    */
   #read(
     index: number,
     info: string,
     generation: number,
-    readAt: number,
+    read: InfoRead,
     lastAnsweredAt: number | undefined,
   ): (() => void) | undefined {
+    const { readAt } = read;
     const id = this.#ids[index] as Identity;
     const before = id.runIds;
     const servers = serversIn(info);
@@ -493,7 +498,7 @@ export class NodeIdentities {
     id.changed = true;
     this.#records?.forget(index);
     this.#refusal ??= this.#inspect(index, info); // another server: its settings too
-    const change = changeOf(before, servers, readAt, lastAnsweredAt);
+    const change = changeOf(before, servers, read, lastAnsweredAt);
     if (this.#abstainsOnChange) id.change = change;
     return () =>
       this.#warn(

@@ -206,6 +206,20 @@ describe('a node restarted empty, seen by other lockers and processes (the lease
     await lock.release();
   });
 
+  it('counts a restart from its latest start: a whole-second uptime may say 1 s at 0.1 s', async () => {
+    const nodes = fixture().redis.urls.slice(0, 3);
+    // Restarted late in a second of the clock and read early in the next: Redis subtracts
+    // whole seconds, so it says up 1 s although it started about 0.2 s before.
+    await delay(1_800 - (Date.now() % 1_000));
+    const first = await holdThenRestart(locker({ nodes }));
+    await delay(1_050 - (Date.now() % 1_000));
+    const late = locker({ nodes });
+    const lock = await late.acquire('r', { ttlMs: TTL_MS, waitMs: LONG_TTL_MS + 3_000 });
+    // Before: acquired when up 3 s by its word, the first lease 0.7 s from its end.
+    expect(first.remainingMs()).toBe(0);
+    await lock.release();
+  });
+
   it("keeps a running locker on shorter leases out for another locker's longer lease", async () => {
     const nodes = fixture().redis.urls.slice(0, 3);
     const short = locker({ nodes }); // 1.5 s leases, long known to every node
@@ -248,7 +262,8 @@ describe('a node restarted empty, seen by other lockers and processes (the lease
     await warmUp(c);
     // Later another process takes a longer lease on exactly nodes 0 and 1.
     await admin[2]?.set(KEY, 'other', 'PX', 60_000);
-    await delay(LONG_TTL_MS / 2); // node 0 is now up longer than C's own records say
+    // Node 0 is now up longer than C's own records say, even read in whole seconds.
+    await delay(TTL_MS + 2_000);
     const first = await locker({ nodes: redis.urls.slice(0, 3) }).acquire('r', {
       ttlMs: LONG_TTL_MS,
       waitMs: 0,

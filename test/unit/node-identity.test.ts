@@ -100,32 +100,46 @@ describe('INFO replies', () => {
 
 describe('what a new identity means', () => {
   const servers = [{ runId: RUN_B, uptimeMs: 3_000 }];
+  const read = { askedAt: 9_990, readAt: 10_000 };
 
   it('a restart: the server surely started after the previous one last answered', () => {
-    // Read at 10 000, up 3 s: started by 7 000; the previous one answered last at 5 000.
-    expect(changeOf([RUN_A], servers, 10_000, 5_000)).toEqual({
+    // Asked at 9 990, says up 3 s (whole seconds of its clock: between 2 and 4): started
+    // between 5 990 and 8 000; the previous one answered last at 5 000.
+    expect(changeOf([RUN_A], servers, read, 5_000)).toEqual({
       reason: 'restarted',
-      since: 7_000,
+      since: 8_000,
       uptimeMs: 3_000,
     });
   });
 
   it('otherwise counted from when the change was seen: it may have served alongside', () => {
-    // Up since 7 000 at the latest, 6 000 at the earliest: it may predate the last answer.
-    expect(changeOf([RUN_A], servers, 10_000, 6_500)).toMatchObject({
+    // Started at 5 990 at the earliest: it may predate the last answer.
+    expect(changeOf([RUN_A], servers, read, 5_995)).toMatchObject({
       reason: 'changed',
       since: 10_000,
     });
-    expect(changeOf([RUN_A], servers, 10_000, undefined)).toMatchObject({ since: 10_000 });
+    expect(changeOf([RUN_A], servers, read, undefined)).toMatchObject({ since: 10_000 });
   });
 
-  it('a server first seen is young while up for less than the grace', () => {
+  it('a server first seen is young while it may have been up for less than the grace', () => {
     expect(youngOnArrival(servers, 10_000, 5_000)).toEqual({
       reason: 'young',
-      since: 7_000,
+      since: 8_000,
       uptimeMs: 3_000,
     });
-    expect(youngOnArrival(servers, 10_000, 3_000)).toBeUndefined();
+    // Saying 3 s, it may have been up for 2.001 s only.
+    expect(youngOnArrival(servers, 10_000, 3_000)).toMatchObject({ since: 8_000 });
+    expect(youngOnArrival(servers, 10_000, 2_000)).toBeUndefined();
+  });
+
+  it('reads a server that says 1 s as one that may have started just now', () => {
+    // Redis says 1 s 0.1 s after its start when a second of its clock ticked over meanwhile.
+    const just = [{ runId: RUN_B, uptimeMs: 1_000 }];
+    expect(youngOnArrival(just, 10_000, 4_000)).toMatchObject({ since: 10_000 });
+    expect(changeOf([RUN_A], just, read, 7_000)).toMatchObject({
+      reason: 'restarted',
+      since: 10_000,
+    });
   });
 });
 
@@ -169,11 +183,12 @@ describe('NodeIdentities', () => {
     const { check, clock, servers, votes } = over([RUN_A, RUN_B, RUN_C]);
     await check();
     clock.advance(60_000);
-    // Restarted 6 s ago, noticed only now: the lease it could have lost ends 4 s from now.
+    // Says up 6 s, noticed only now: restarted at least 5 s ago (its uptime is whole
+    // seconds), so the lease it could have lost ends at most 5 s from now.
     Object.assign(servers[0] as ScriptedServer, { runId: 'e'.repeat(40), uptimeS: 6 });
     (servers[0] as ScriptedServer).generation = 2;
     await check();
-    clock.advance(4_000);
+    clock.advance(5_000);
     await check();
     expect(votes()[0]).toBe(false);
     clock.advance(2); // the drift allowance: 2 ms at driftFactor 0
@@ -201,15 +216,19 @@ describe('NodeIdentities', () => {
   it('keeps a restarted node out of a fresh process for the longest lease on record elsewhere', async () => {
     const { check, clock, servers, votes, identities, set } = over([RUN_A, RUN_B, RUN_C]);
     // Another process's 8 s lease is on record on the nodes that kept their data; node 0
-    // restarted empty 2 s ago. This locker asks for 3 s leases (check's 10 s: below).
+    // restarted empty, and says up 2 s: at least 1 s, by whole seconds. This locker asks for
+    // 3 s leases (check's 10 s: below).
     for (const server of servers) server.leaseRecord = `8000 ${server.runId}`;
     Object.assign(servers[0] as ScriptedServer, { uptimeS: 2, leaseRecord: undefined });
     await identities.check(set, 3_000);
     expect(votes(3_000)).toEqual([false, true, true]);
     expect(identities.abstention(0)?.message).toMatch(
-      /started 2\.0 s ago .* until it has been up for the 8000 ms restart grace \(the longest lease on record on the nodes\)/,
+      /started 1\.0 s ago .* until it has been up for the 8000 ms restart grace \(the longest lease on record on the nodes\)/,
     );
-    clock.advance(6_000 + 16); // up 8 s, and the drift allowance (16 ms at driftFactor 0)
+    clock.advance(7_000 + 1); // up 8 s (at least), but for the drift allowance (2 ms)
+    await check();
+    expect(votes()[0]).toBe(false);
+    clock.advance(1);
     await check();
     expect(votes()).toEqual([true, true, true]);
     expect((servers[0] as ScriptedServer).leaseRecord).toBe(`10000 ${RUN_A}`);
