@@ -194,4 +194,39 @@ describe('the simulated Redis node against redis-server 7.0', () => {
     expect(field(simulated.value, 'run_id')).toMatch(/^[0-9a-f]{40}$/);
     expect(evictionRisk(simulated.value)).toBe(evictionRisk(real.value));
   });
+
+  it('says its uptime in whole seconds of its clock, as redis-server does', async () => {
+    // Started 0.1 s before a second of the clock ticks over: 0.05 s after, both say 1 s.
+    const startUs = (BigInt(Date.now()) / 1_000n) * 1_000_000n + 900_000n;
+    const started = await startClockedRedis(startUs);
+    const real = await connectResp(started.server.port);
+    try {
+      let clockUs = startUs;
+      const simulated = new SimulatedRedisNode({ name: 'up', clockUs: () => clockUs });
+      const uptimes: (string | undefined)[][] = [];
+      for (const afterUs of [50_000n, 150_000n, 1_099_000n, 1_100_000n, 2_000_000n]) {
+        clockUs = startUs + afterUs;
+        started.setClock(clockUs);
+        uptimes.push([
+          uptimeOf(await real.call(['INFO', 'server'])),
+          uptimeOf(simulated.send('INFO')),
+        ]);
+      }
+      expect(uptimes).toEqual([
+        ['0', '0'],
+        ['1', '1'],
+        ['1', '1'],
+        ['2', '2'],
+        ['2', '2'],
+      ]);
+    } finally {
+      real.close();
+      await started.stop();
+    }
+  });
 });
+
+/** INFO's `uptime_in_seconds`, from a reply. */
+function uptimeOf(reply: Reply): string | undefined {
+  return reply.kind === 'bulk' ? /^uptime_in_seconds:(\d+)/m.exec(reply.value)?.[1] : undefined;
+}

@@ -34,7 +34,9 @@ const ping: Command<ServerContext> = {
 
 /** The INFO sections modelled: those distlock reads (run_id, maxmemory, policy) and a few more. */
 function infoSections(context: ServerContext): Record<string, [string, string | number][]> {
-  const uptime = (context.nowUs() - context.startedUs) / 1_000_000n;
+  // As Redis counts it: its clock's whole seconds less its start's, so a server up 0.1 s says
+  // 1 when a second ticked over meanwhile.
+  const uptime = wholeSeconds(context.nowUs()) - wholeSeconds(context.startedUs);
   return {
     Server: [
       ['redis_version', '7.0.15'],
@@ -104,3 +106,8 @@ export const SERVER_COMMANDS: readonly Command<ServerContext>[] = [
   publish,
   wait,
 ];
+
+/** Whole seconds of a time in µs, rounded down (also before the epoch). */
+function wholeSeconds(us: bigint): bigint {
+  return (us >= 0n ? us : us - 999_999n) / 1_000_000n;
+}
