@@ -221,6 +221,10 @@ export class FaultProxy {
 
   #accept(client: Socket): void {
     const upstream = connect(this.#targetPort, '127.0.0.1');
+    // As Redis and its clients do: Nagle's algorithm would hold a reply that follows another
+    // one not yet acknowledged for up to 40 ms, a delay no real deployment has.
+    client.setNoDelay(true);
+    upstream.setNoDelay(true);
     const toClient = new Pipe(client, true);
     const toServer = new Pipe(upstream, false);
     const connection: Proxied = {
