@@ -1,6 +1,7 @@
 import type { AcquireSettings } from '../config/acquire-settings.js';
 import { CONNECT_WAIT_MS, NotSentError } from '../driver/connection.js';
 import { LockerClosedError } from '../errors.js';
+import { BARGE_WINDOW_MS } from '../lua/waiting-line.js';
 import type { NodeResult } from '../node-result.js';
 import {
   absentSinceStart,
@@ -211,7 +212,11 @@ class Acquisition {
       }
     }
     const meanMs = pollingMs(context, this.#waiter ? line : undefined);
-    const delayMs = retryDelay(meanMs, attempt, left);
+    // Woken, yet the lock was taken back: ask again once its barging window is surely over.
+    const delayMs =
+      reason === 'busy' && this.#waiter?.woken
+        ? Math.min(BARGE_WINDOW_MS + 1, left)
+        : retryDelay(meanMs, attempt, left);
     context.events.report('retry', () => retry(delayMs));
     await pause(delayMs, this.#stops, this.#waiter);
   }

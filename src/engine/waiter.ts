@@ -16,6 +16,8 @@ export class Waiter {
   #pausedListening = false;
   /** Whether the attempt under way follows such a pause that no wake-up ended. */
   #unwoken = false;
+  /** Whether a wake-up came since the previous attempt began. */
+  #woken = false;
 
   /** `ticket`: the acquisition's place in line, which wake-up messages name; `key`: its lock. */
   constructor(wakeUps: WakeUps, ticket: number, key: string) {
@@ -27,9 +29,20 @@ export class Waiter {
   /** Call as an attempt begins: a wake-up from now on cuts the next pause short. */
   attemptBegins(): void {
     const seen = this.#watch?.seen() ?? 0;
-    this.#unwoken = this.#pausedListening && seen === this.#seen;
+    this.#woken = seen !== this.#seen;
+    this.#unwoken = this.#pausedListening && !this.#woken;
     this.#pausedListening = false;
     this.#seen = seen;
+  }
+
+  /**
+   * Whether the attempt under way began after a wake-up. When it still finds the lock taken,
+   * a release left it free within its barging window and its holder took it back: the first
+   * release after the window hands it over, and the waiter asks once more when the window is
+   * over, in case nobody took it back.
+   */
+  get woken(): boolean {
+    return this.#woken;
   }
 
   /** Starts listening; resolves once subscribed (or subscribing failed). */

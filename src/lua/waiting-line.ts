@@ -3,6 +3,13 @@
  * travels in ARGV. The line itself is Lua (`WAITING_LINE` in fragments.ts).
  */
 
+/**
+ * How long after the lock last went to the front of its line a release may still leave it
+ * free for anyone, rather than hand it over, while no fair waiter joined the line (see
+ * `LOCK_LINE`). A woken waiter that finds the lock taken back asks again once this is over.
+ */
+export const BARGE_WINDOW_MS = 10;
+
 /** A waiter's place in a line, as the line's scripts need it. */
 export interface WaitingPlace {
   /** The caller's place in line (its arrival order), the same on every node. */

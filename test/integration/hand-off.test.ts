@@ -2,7 +2,11 @@ import { spawn } from 'node:child_process';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { BARGE_WINDOW_MS } from '../../src/kinds/mutex/lua/lock-line.js';
+import { IORedisConnection } from '../../src/driver/ioredis.js';
+import { mutexLineKeys } from '../../src/keys.js';
+import { releaseScript } from '../../src/kinds/mutex/lua/release.js';
+import { BARGE_WINDOW_MS } from '../../src/lua/waiting-line.js';
+import { FaultProxy } from '../../src/testing/index.js';
 import { useLockers, useRedis } from '../support/redis.js';
 
 const fixture = useRedis(3);
@@ -196,4 +200,39 @@ describe('bounded barging', () => {
       expect(rounds).toBeGreaterThan(0);
     });
   }
+
+  it('wakes the front once per turn, and the front asks again when the window is over', async () => {
+    const { admin: admins, redis } = fixture();
+    const admin = admins[0] as Redis;
+    const node = IORedisConnection.of(admin);
+    const proxy = await FaultProxy.start(redis.nodes[0]?.port as number);
+    try {
+      const key = 'distlock:{report}';
+      const [, , , , turn] = mutexLineKeys(key);
+      const release = (attempt: number) =>
+        releaseScript.run(node, { key, token: 'other', attempt, announce: true }, 1_000);
+      await admin.set(key, 'other:1', 'PX', 60_000);
+      // Polling alone would ask again 1.25-3.75 s later (retryDelayMs 2 s: see pollingMs).
+      const waiter = locker({ nodes: [proxy.url], retryDelayMs: 2_000, nodeTimeoutMs: 1_000 });
+      const acquired = waiter.acquire('report', { ttlMs: 5_000, waitMs: 10_000 });
+      while ((await admin.zcard(`${key}:queue`)) === 0) await delay(5);
+      await delay(100); // its subscription is up by now
+      // The waiter hears of releases, and its replies come, 200 ms late.
+      proxy.set({ mode: 'delay', delayMs: 200 });
+      await admin.hset(turn as string, 'since', Date.now() + 60_000); // a young turn
+      expect(await release(1)).toBe(1); // leaves the lock free, wakes the front...
+      await admin.set(key, 'other:2', 'PX', 60_000); // ...and its holder takes it back at once
+      await delay(300); // the woken waiter asked meanwhile, and found it taken
+      const woken = await calls(admin, 'publish');
+      expect(await release(2)).toBe(1); // free again: no second wake-up in the turn
+      const freedAt = performance.now();
+      expect(await calls(admin, 'publish')).toBe(woken);
+      const lock = await acquired;
+      // Before: it waited for its next poll, 1.25 s after its last ask at the earliest.
+      expect(performance.now() - freedAt).toBeLessThan(1_000);
+      await lock.release();
+    } finally {
+      await proxy.close();
+    }
+  });
 });

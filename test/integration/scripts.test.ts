@@ -5,8 +5,8 @@ import { IORedisConnection } from '../../src/driver/ioredis.js';
 import { acquireFencedScript } from '../../src/kinds/mutex/lua/acquire-fenced.js';
 import { acquireInLineScript } from '../../src/kinds/mutex/lua/acquire-in-line.js';
 import { leaveQueueScript } from '../../src/kinds/mutex/lua/leave-queue.js';
-import { BARGE_WINDOW_MS } from '../../src/kinds/mutex/lua/lock-line.js';
 import { releaseScript } from '../../src/kinds/mutex/lua/release.js';
+import { BARGE_WINDOW_MS } from '../../src/lua/waiting-line.js';
 import { useRedis } from '../support/redis.js';
 
 const fixture = useRedis(1);

@@ -1,11 +1,5 @@
 import { WAITING_LINE } from '../../../lua/fragments.js';
-
-/**
- * How long after the lock last went to the front of its line a release may still leave it
- * free for anyone, rather than hand it over, while no fair waiter joined the line (see
- * {@link LOCK_LINE}).
- */
-export const BARGE_WINDOW_MS = 10;
+import { BARGE_WINDOW_MS } from '../../../lua/waiting-line.js';
 
 /**
  * The lock's waiting line: {@link WAITING_LINE} with bounded barging. Needs one more key,
@@ -16,10 +10,13 @@ export const BARGE_WINDOW_MS = 10;
  * script that finds only some).
  *
  * While no fair waiter joined the line and the lock went to the front less than
- * `BARGE_WINDOW_MS` ago, a release leaves the lock free (and wakes the first waiter, who may
- * take it): a holder that asks again at once takes it back in one round trip, as with no line
- * at all. After the window a release hands the lock to the first waiter, so the front waits
- * at most the window plus one hold. A fair waiter never lets anyone go first: from the moment
+ * `BARGE_WINDOW_MS` ago, a release leaves the lock free: a holder that asks again at once
+ * takes it back in one round trip, as with no line at all. The first such release in a turn
+ * wakes the first waiter, who asks at once and, if the lock was taken back meanwhile, once
+ * more when the window is over (see `Waiter`); later ones wake nobody, so a holder that takes
+ * the lock back again and again costs no message and no failed request per release. After
+ * the window a release hands the lock to the first waiter, so the front waits at most the
+ * window plus one hold. A fair waiter never lets anyone go first: from the moment
  * one joins until the line is empty again, every release hands over. Local functions:
  * - `joinLockLine(waiter, ticket, channel, patience, now, fair)`: `joinLine`; a waiter joining
  *   an empty line starts its turn;
@@ -28,6 +25,8 @@ export const BARGE_WINDOW_MS = 10;
  *   (call it only while the line exists);
  * - `mayBarge(now)`: whether a release may leave the lock free, once `inTurn()` said no and
  *   the gone were dropped: someone still waits, and the front's turn is young;
+ * - `wakeFrontOnce()`: wakes the first waiter, unless it was woken so in this turn already
+ *   (`woken` in the turn's hash names it);
  * - `handOver(lockKey)`: passes the lock on (see `passOn`), set to expire at the waiter's
  *   deadline (a waiter that died blocks the lock no longer than it would keep its place). The
  *   waiter then confirms with a request of its own, which renews the key to its TTL: its
@@ -42,6 +41,7 @@ whenLeaving = function()
 end
 local function startTurn(now, ms)
   redis.call('HSET', turn, 'since', now)
+  redis.call('HDEL', turn, 'woken')
   keepAtLeast(turn, ms)
 end
 local function joinLockLine(waiter, ticket, channel, patience, now, fair)
@@ -63,6 +63,13 @@ local function mayBarge(now)
   end
   local since = tonumber(redis.call('HGET', turn, 'since'))
   return since ~= nil and now - since < ${BARGE_WINDOW_MS}
+end
+local function wakeFrontOnce()
+  local first = firstWaiter()
+  if first and redis.call('HGET', turn, 'woken') ~= first then
+    redis.call('HSET', turn, 'woken', first)
+    wakeWaiter(first)
+  end
 end
 local function handOver(lockKey)
   return passOn(function(waiter, ms, now)

@@ -7,8 +7,9 @@ import { LOCK_LINE } from './lock-line.js';
  * release — compare-and-delete, or hand over: when the lock key still holds our hold and
  * someone waits in line (see acquire-in-line), the lock goes straight to the first waiter,
  * who alone is woken (no thundering herd), unless no fair waiter joined the line and the
- * front's turn is young: then the key is deleted and the first waiter woken, and whoever asks
- * first takes it, the releaser too (bounded barging, see LOCK_LINE). Without waiters the key
+ * front's turn is young: then the key is deleted, the first waiter woken (by the turn's first
+ * such release only), and whoever asks first takes it, the releaser too (bounded barging, see
+ * LOCK_LINE). Without waiters the key
  * is deleted. Undoing a failed attempt is silent (a plain delete): the node
  * goes back to how it was, and handing over there would split the line's order across nodes.
  *
@@ -56,7 +57,7 @@ ${LOCK_LINE}
     dropGone(now)
     if mayBarge(now) then
       redis.call('DEL', lockKey)
-      wakeWaiter(firstWaiter())
+      wakeFrontOnce()
       return 1
     end
   end
