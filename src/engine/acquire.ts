@@ -207,6 +207,7 @@ class Acquisition {
         // so try again right away rather than pause.
         const nodeTimeoutMs = nodeTimeoutFor(context, settings.ttlMs);
         await sleep(Math.min(left, nodeTimeoutMs), this.#stops, subscribing);
+        this.#waiter.mayHaveMissedWakeUps();
         context.events.report('retry', () => retry(0));
         return;
       }
@@ -214,7 +215,7 @@ class Acquisition {
     const meanMs = pollingMs(context, this.#waiter ? line : undefined);
     // Woken, yet the lock was taken back: ask again once its barging window is surely over.
     const delayMs =
-      reason === 'busy' && this.#waiter?.woken
+      reason === 'busy' && target.kind.barges && this.#waiter?.woken
         ? Math.min(BARGE_WINDOW_MS + 1, left)
         : retryDelay(meanMs, attempt, left);
     context.events.report('retry', () => retry(delayMs));

@@ -42,6 +42,12 @@ export interface HoldOnNode extends HoldId {
 export interface HoldKind {
   /** What the kind is called in errors: `lock`, `permit`, `read lock`... */
   readonly noun: string;
+  /**
+   * Whether a release may leave the hold free for anyone for `BARGE_WINDOW_MS` rather than
+   * hand it over (bounded barging): a woken waiter that finds it taken back then asks again
+   * once that window is over.
+   */
+  readonly barges?: boolean;
   /** Nodes that must grant a hold for it to count, out of `nodeCount`. */
   quorum(nodeCount: number): number;
   /**

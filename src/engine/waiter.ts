@@ -18,6 +18,8 @@ export class Waiter {
   #unwoken = false;
   /** Whether a wake-up came since the previous attempt began. */
   #woken = false;
+  /** Whether the next attempt counts as woken, a wake-up having perhaps been missed. */
+  #missed = false;
 
   /** `ticket`: the acquisition's place in line, which wake-up messages name; `key`: its lock. */
   constructor(wakeUps: WakeUps, ticket: number, key: string) {
@@ -29,7 +31,8 @@ export class Waiter {
   /** Call as an attempt begins: a wake-up from now on cuts the next pause short. */
   attemptBegins(): void {
     const seen = this.#watch?.seen() ?? 0;
-    this.#woken = seen !== this.#seen;
+    this.#woken = seen !== this.#seen || this.#missed;
+    this.#missed = false;
     this.#unwoken = this.#pausedListening && !this.#woken;
     this.#pausedListening = false;
     this.#seen = seen;
@@ -43,6 +46,14 @@ export class Waiter {
    */
   get woken(): boolean {
     return this.#woken;
+  }
+
+  /**
+   * Call when wake-ups may have been missed (they were sent before the channel was
+   * subscribed): the next attempt counts as {@link woken}.
+   */
+  mayHaveMissedWakeUps(): void {
+    this.#missed = true;
   }
 
   /** Starts listening; resolves once subscribed (or subscribing failed). */

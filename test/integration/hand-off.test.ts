@@ -235,4 +235,43 @@ describe('bounded barging', () => {
       await proxy.close();
     }
   });
+
+  it("asks again when the window is over after its locker's first subscription, whose wake-up it missed", async () => {
+    const { admin: admins, redis } = fixture();
+    const admin = admins[0] as Redis;
+    const node = IORedisConnection.of(admin);
+    const proxy = await FaultProxy.start(redis.nodes[0]?.port as number);
+    try {
+      const key = 'distlock:{report}';
+      const [, , , , turn] = mutexLineKeys(key);
+      const release = (attempt: number) =>
+        releaseScript.run(node, { key, token: 'other', attempt, announce: true }, 1_000);
+      await admin.set(key, 'other:1', 'PX', 60_000);
+      const waiter = locker({ nodes: [proxy.url], retryDelayMs: 2_000, nodeTimeoutMs: 1_000 });
+      await (await waiter.acquire('warm-up', { ttlMs: 5_000 })).release();
+      // From its first busy attempt on, every reply (and its subscription's) comes 200 ms late.
+      proxy.set({ mode: 'delay', delayMs: 200 });
+      // The locker's first wait: once subscribed, it asks again at once (a retry of 0 ms).
+      const subscribed = new Promise<void>((resolve) =>
+        waiter.events.on('retry', ({ delayMs }) => delayMs === 0 && resolve()),
+      );
+      const acquired = waiter.acquire('report', { ttlMs: 5_000, waitMs: 10_000 });
+      while ((await admin.zcard(`${key}:queue`)) === 0) await delay(1);
+      await admin.hset(turn as string, 'since', Date.now() + 60_000); // a young turn
+      expect(await release(1)).toBe(1); // wakes the front: not subscribed yet, it misses it
+      await admin.set(key, 'other:2', 'PX', 60_000); // taken back at once
+      // It asks again, and finds the lock taken (its request reaches the node at once, the
+      // answer 200 ms later); then the lock is free, and no release will wake the waiter.
+      await subscribed;
+      await delay(50);
+      expect(await release(2)).toBe(1);
+      const freedAt = performance.now();
+      const lock = await acquired;
+      // Before: it waited for its next poll, 1.25 s after its last ask at the earliest.
+      expect(performance.now() - freedAt).toBeLessThan(1_000);
+      await lock.release();
+    } finally {
+      await proxy.close();
+    }
+  });
 });

@@ -21,6 +21,7 @@ import { releaseScript } from './lua/release.js';
 /** The mutual-exclusion lock: one holder per resource, granted by a majority. */
 export const mutexKind: HoldKind = {
   noun: 'lock',
+  barges: true,
   quorum: quorumOf,
   take: takeLock,
   extend: (node, hold, timeoutMs) => extendScript.run(node, hold, timeoutMs),
