@@ -19,14 +19,14 @@ export interface ServerInfo {
  * were granted before `since` (by the locker's clock).
  * - `restarted`: its run_id changed, and the new server surely started after the previous
  *   one last answered: a restart, which forgot every key (without persistence). `since` is
- *   its start, from its uptime.
+ *   its latest possible start, from its uptime.
  * - `changed`: its run_id changed, and the new server may have been running while the
  *   previous one still answered: a failover to a replica, an address now reaching another
  *   server, or a restart too quick to tell by whole seconds of uptime. The previous server
  *   may have granted leases until the change was seen: `since` is then.
- * - `young`: first seen up for less than the grace (with `restartGraceMs`; by default, on
+ * - `young`: first seen, and may have been up for less than the grace (with `restartGraceMs`; by default, on
  *   several nodes, when its server did not keep its own lease record): it may have restarted
- *   just before. `since` is its start.
+ *   just before. `since` is its latest possible start.
  */
 export interface IdentityChange {
   readonly reason: 'restarted' | 'changed' | 'young';
