@@ -92,9 +92,10 @@ export const CLUSTER_RECHECK_MS = 10_000;
  *   has run out (the restart grace: `restartGraceMs`, by default the longest lease on record
  *   on the nodes, see {@link LeaseRecords}), and a `NODE_IDENTITY_CHANGED` warning names it;
  *   on one node, only the warning, unless `restartGraceMs` is given;
- * - a node first seen that may have been up for less than the grace abstains too (so that a fresh process, such
- *   as the CLI, keeps out of a restarted node): with `restartGraceMs` given, always; by
- *   default, on two nodes or more, unless its own lease record was kept by its server.
+ * - a node first seen that may have been up for less than the grace abstains too (so that a
+ *   fresh process, such as the CLI, keeps out of a restarted node): with `restartGraceMs`
+ *   given, always; by default, on two nodes or more, unless its own lease record was kept by
+ *   its server.
  *
  * Asked before every acquisition attempt while some node is due; asking never waits for a
  * connection that is not ready, so a down node costs nothing. A Redis Cluster node's masters
