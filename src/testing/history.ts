@@ -55,7 +55,10 @@ export interface HistoryReport {
     readonly holders: number;
     readonly permits: number;
   }[];
-  /** Applied writes whose fence is smaller than that of an earlier applied write. */
+  /**
+   * Applied writes whose fence is smaller than that of a write the store applied before (the
+   * store's order: by the counter's value, each applied write being one more than it read).
+   */
   readonly fencesOutOfOrder: readonly { readonly earlier: Write; readonly later: Write }[];
   /** Per resource: applied increments that the final value does not account for. */
   readonly lostWrites: readonly {
@@ -162,7 +165,10 @@ function findConflicts(holdings: readonly Holding[]) {
 function findFenceInversions(applied: readonly Write[]) {
   const inversions: { earlier: Write; later: Write }[] = [];
   for (const list of group(applied, (w) => w.resource).values()) {
-    const sorted = [...list].sort((a, b) => a.at - b.at);
+    // In the store's order: each applied write stores the counter it read plus one, so its
+    // value is its place (a writer paused before it noted the store's answer notes it late).
+    // Equal values (a write that overwrote another, a lost write) go by when they were heard.
+    const sorted = [...list].sort((a, b) => a.value - b.value || a.at - b.at);
     let highest: Write | undefined;
     for (const write of sorted) {
       if (write.fence === undefined) continue;

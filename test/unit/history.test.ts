@@ -55,6 +55,14 @@ describe('checkHistory', () => {
     expect(report.fencesOutOfOrder[0]?.later.fence).toBe('3');
   });
 
+  it('orders writes as the store applied them, not by when their writers heard back', () => {
+    // The first write's writer was paused before it noted the store's answer (as in the fault
+    // suite's 'pause worker past TTL'): it notes it after the second write.
+    const report = checkHistory([write(10, 1, '5'), write(5, 2, '6')], new Map([['r', 2]]));
+    expect(report.fencesOutOfOrder).toEqual([]);
+    expect(report.ok).toBe(true);
+  });
+
   it('finds lost acknowledged writes and leftover keys', () => {
     const report = checkHistory([write(1, 1), write(2, 1)], new Map([['r', 1]]), ['distlock:{r}']);
     expect(report.lostWrites).toEqual([{ resource: 'r', expected: 2, final: 1 }]);
