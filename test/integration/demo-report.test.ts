@@ -27,8 +27,11 @@ function syntheticReport(file: string, options: { overlap: boolean }): void {
     const fence = String(i + 1);
     const common = { worker, resource: 'counter', fence };
     events.push({ type: 'holding', ...common, acquiredAt: at, releasedAt: at + 5 });
+    // The store applies it before the previous write: it takes that one's place in the count.
+    const inverted = options.overlap && (i === OVERLAP_AT || i === OVERLAP_AT - 1);
+    const value = !inverted ? i + 1 : i === OVERLAP_AT ? i : i + 2;
     const early = options.overlap && i === OVERLAP_AT ? -3.5 : 0; // before the previous write
-    events.push({ type: 'write', ...common, value: i + 1, at: at + 4 + early, outcome: 'applied' });
+    events.push({ type: 'write', ...common, value, at: at + 4 + early, outcome: 'applied' });
     at += 7;
   }
   const nodes = new NodeTimeline(['node 1 (6401)', 'node 2 (6402)', 'node 3 (6403)']);
