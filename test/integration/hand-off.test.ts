@@ -1,8 +1,9 @@
 import { spawn } from 'node:child_process';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { IORedisConnection } from '../../src/driver/ioredis.js';
+import type { Lock } from '../../src/index.js';
 import { mutexLineKeys } from '../../src/keys.js';
 import { releaseScript } from '../../src/kinds/mutex/lua/release.js';
 import { BARGE_WINDOW_MS } from '../../src/lua/waiting-line.js';
@@ -11,6 +12,10 @@ import { useLockers, useRedis } from '../support/redis.js';
 
 const fixture = useRedis(3);
 const locker = useLockers(fixture);
+const proxies: FaultProxy[] = [];
+afterEach(async () => {
+  await Promise.all(proxies.splice(0).map((p) => p.close()));
+});
 const WAITER = new URL('../support/waiter-process.ts', import.meta.url).pathname;
 
 /** Calls of `command` the node has served so far. */
@@ -201,77 +206,87 @@ describe('bounded barging', () => {
     });
   }
 
-  it('wakes the front once per turn, and the front asks again when the window is over', async () => {
+  /**
+   * Another client holds the lock on node 0 ("other", attempt 1), and a waiter's locker
+   * reaches that node through a proxy. `release(n)` ends the other's attempt `n`, as a release
+   * by its holder; `retake(n)` takes the lock again as its attempt `n`; `youngTurn()` makes the
+   * line's turn young for a minute (its barging window stays open).
+   */
+  async function otherHolderAndProxiedWaiter() {
     const { admin: admins, redis } = fixture();
     const admin = admins[0] as Redis;
     const node = IORedisConnection.of(admin);
     const proxy = await FaultProxy.start(redis.nodes[0]?.port as number);
-    try {
-      const key = 'distlock:{report}';
-      const [, , , , turn] = mutexLineKeys(key);
-      const release = (attempt: number) =>
-        releaseScript.run(node, { key, token: 'other', attempt, announce: true }, 1_000);
-      await admin.set(key, 'other:1', 'PX', 60_000);
-      // Polling alone would ask again 1.25-3.75 s later (retryDelayMs 2 s: see pollingMs).
-      const waiter = locker({ nodes: [proxy.url], retryDelayMs: 2_000, nodeTimeoutMs: 1_000 });
-      const acquired = waiter.acquire('report', { ttlMs: 5_000, waitMs: 10_000 });
-      while ((await admin.zcard(`${key}:queue`)) === 0) await delay(5);
-      await delay(100); // its subscription is up by now
-      // The waiter hears of releases, and its replies come, 200 ms late.
-      proxy.set({ mode: 'delay', delayMs: 200 });
-      await admin.hset(turn as string, 'since', Date.now() + 60_000); // a young turn
-      expect(await release(1)).toBe(1); // leaves the lock free, wakes the front...
-      await admin.set(key, 'other:2', 'PX', 60_000); // ...and its holder takes it back at once
-      await delay(300); // the woken waiter asked meanwhile, and found it taken
-      const woken = await calls(admin, 'publish');
-      expect(await release(2)).toBe(1); // free again: no second wake-up in the turn
-      const freedAt = performance.now();
-      expect(await calls(admin, 'publish')).toBe(woken);
-      const lock = await acquired;
-      // Before: it waited for its next poll, 1.25 s after its last ask at the earliest.
-      expect(performance.now() - freedAt).toBeLessThan(1_000);
-      await lock.release();
-    } finally {
-      await proxy.close();
-    }
+    proxies.push(proxy);
+    const key = 'distlock:{report}';
+    const [, , , , turn] = mutexLineKeys(key);
+    await admin.set(key, 'other:1', 'PX', 60_000);
+    // Polling alone would ask again 1.25-3.75 s later (retryDelayMs 2 s: see pollingMs).
+    const waiter = locker({ nodes: [proxy.url], retryDelayMs: 2_000, nodeTimeoutMs: 1_000 });
+    return {
+      admin,
+      proxy,
+      waiter,
+      inLine: async () => {
+        while ((await admin.zcard(`${key}:queue`)) === 0) await delay(1);
+      },
+      youngTurn: () => admin.hset(turn as string, 'since', Date.now() + 60_000),
+      release: (attempt: number) =>
+        releaseScript.run(node, { key, token: 'other', attempt, announce: true }, 1_000),
+      retake: (attempt: number) => admin.set(key, `other:${attempt}`, 'PX', 60_000),
+    };
+  }
+
+  /** `free` frees the lock; the waiter must have it well before its next poll. */
+  async function servedBeforeAPoll(acquired: Promise<Lock>, free: () => Promise<void>) {
+    await free();
+    const freedAt = performance.now();
+    const lock = await acquired;
+    // Before: it waited for its next poll, 1.25 s after its last ask at the earliest.
+    expect(performance.now() - freedAt).toBeLessThan(1_000);
+    await lock.release();
+  }
+
+  it('wakes the front once per turn, and the front asks again when the window is over', async () => {
+    const { admin, proxy, waiter, inLine, youngTurn, release, retake } =
+      await otherHolderAndProxiedWaiter();
+    const acquired = waiter.acquire('report', { ttlMs: 5_000, waitMs: 10_000 });
+    await inLine();
+    await delay(100); // its subscription is up by now
+    // The waiter hears of releases, and its replies come, 200 ms late.
+    proxy.set({ mode: 'delay', delayMs: 200 });
+    await youngTurn();
+    expect(await release(1)).toBe(1); // leaves the lock free, wakes the front...
+    await retake(2); // ...and its holder takes it back at once
+    await delay(300); // the woken waiter asked meanwhile, and found it taken
+    const woken = await calls(admin, 'publish');
+    await servedBeforeAPoll(acquired, async () => {
+      expect(await release(2)).toBe(1); // free again...
+      expect(await calls(admin, 'publish')).toBe(woken); // ...with no second wake-up in the turn
+    });
   });
 
   it("asks again when the window is over after its locker's first subscription, whose wake-up it missed", async () => {
-    const { admin: admins, redis } = fixture();
-    const admin = admins[0] as Redis;
-    const node = IORedisConnection.of(admin);
-    const proxy = await FaultProxy.start(redis.nodes[0]?.port as number);
-    try {
-      const key = 'distlock:{report}';
-      const [, , , , turn] = mutexLineKeys(key);
-      const release = (attempt: number) =>
-        releaseScript.run(node, { key, token: 'other', attempt, announce: true }, 1_000);
-      await admin.set(key, 'other:1', 'PX', 60_000);
-      const waiter = locker({ nodes: [proxy.url], retryDelayMs: 2_000, nodeTimeoutMs: 1_000 });
-      await (await waiter.acquire('warm-up', { ttlMs: 5_000 })).release();
-      // From its first busy attempt on, every reply (and its subscription's) comes 200 ms late.
-      proxy.set({ mode: 'delay', delayMs: 200 });
-      // The locker's first wait: once subscribed, it asks again at once (a retry of 0 ms).
-      const subscribed = new Promise<void>((resolve) =>
-        waiter.events.on('retry', ({ delayMs }) => delayMs === 0 && resolve()),
-      );
-      const acquired = waiter.acquire('report', { ttlMs: 5_000, waitMs: 10_000 });
-      while ((await admin.zcard(`${key}:queue`)) === 0) await delay(1);
-      await admin.hset(turn as string, 'since', Date.now() + 60_000); // a young turn
-      expect(await release(1)).toBe(1); // wakes the front: not subscribed yet, it misses it
-      await admin.set(key, 'other:2', 'PX', 60_000); // taken back at once
-      // It asks again, and finds the lock taken (its request reaches the node at once, the
-      // answer 200 ms later); then the lock is free, and no release will wake the waiter.
-      await subscribed;
-      await delay(50);
+    const { proxy, waiter, inLine, youngTurn, release, retake } =
+      await otherHolderAndProxiedWaiter();
+    await (await waiter.acquire('warm-up', { ttlMs: 5_000 })).release();
+    // From its first busy attempt on, every reply (and its subscription's) comes 200 ms late.
+    proxy.set({ mode: 'delay', delayMs: 200 });
+    // The locker's first wait: once subscribed, it asks again at once (a retry of 0 ms).
+    const subscribed = new Promise<void>((resolve) =>
+      waiter.events.on('retry', ({ delayMs }) => delayMs === 0 && resolve()),
+    );
+    const acquired = waiter.acquire('report', { ttlMs: 5_000, waitMs: 10_000 });
+    await inLine();
+    await youngTurn();
+    expect(await release(1)).toBe(1); // wakes the front: not subscribed yet, it misses it
+    await retake(2); // taken back at once
+    // It asks again, and finds the lock taken (its request reaches the node at once, the
+    // answer 200 ms later); then the lock is free, and no release will wake the waiter.
+    await subscribed;
+    await delay(50);
+    await servedBeforeAPoll(acquired, async () => {
       expect(await release(2)).toBe(1);
-      const freedAt = performance.now();
-      const lock = await acquired;
-      // Before: it waited for its next poll, 1.25 s after its last ask at the earliest.
-      expect(performance.now() - freedAt).toBeLessThan(1_000);
-      await lock.release();
-    } finally {
-      await proxy.close();
-    }
+    });
   });
 });
