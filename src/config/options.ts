@@ -40,11 +40,12 @@ export interface LockerOptions {
    * record of the longest lease lockers may have been granted there (`<prefix>longest-lease`,
    * written once per locker and node), and the grace is the longest on record on any node
    * (or this locker's own longest `ttlMs`, if longer); a node first seen that may have been
-   * up for less than that (its uptime is whole seconds: a second is taken off), whose server did not keep its own record (it restarted), abstains too, so that a
-   * new process (the CLI) keeps out of it as well. Given explicitly (> 0), it replaces that:
+   * up for less than that (its uptime is whole seconds: a second is taken off), whose server
+   * did not keep its own record (it restarted), abstains too, so that a new process (the CLI)
+   * keeps out of it as well. Given explicitly (> 0), it replaces that:
    * it applies to a single node too (by default only warned about), and to every node first
-   * seen that may have been up for less than it. `0`: no node abstains for a restart (for nodes whose writes
-   * survive one: `appendfsync always`); the warnings stay. Minimum 0.
+   * seen that may have been up for less than it. `0`: no node abstains for a restart (for
+   * nodes whose writes survive one: `appendfsync always`); the warnings stay. Minimum 0.
    * @default the longest lease on record on the nodes
    */
   restartGraceMs?: number;

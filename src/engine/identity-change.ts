@@ -24,9 +24,9 @@ export interface ServerInfo {
  *   previous one still answered: a failover to a replica, an address now reaching another
  *   server, or a restart too quick to tell by whole seconds of uptime. The previous server
  *   may have granted leases until the change was seen: `since` is then.
- * - `young`: first seen, and may have been up for less than the grace (with `restartGraceMs`; by default, on
- *   several nodes, when its server did not keep its own lease record): it may have restarted
- *   just before. `since` is its latest possible start.
+ * - `young`: first seen, and may have been up for less than the grace (with
+ *   `restartGraceMs`; by default, on several nodes, when its server did not keep its own
+ *   lease record): it may have restarted just before. `since` is its latest possible start.
  */
 export interface IdentityChange {
   readonly reason: 'restarted' | 'changed' | 'young';

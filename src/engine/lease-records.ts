@@ -16,7 +16,8 @@ import { askEveryNode, type NodeSet, nodeTimeoutFor } from './every-node.js';
  * - The record names the server that holds it. A server that has no record of its own, or one
  *   another server wrote (it restarted since, with its data or without), and that may have
  *   been up for less than the longest lease on record anywhere, abstains until it surely has
- *   been up that long: a fresh process (the CLI) tells a restart by the server's uptime and this record.
+ *   been up that long: a fresh process (the CLI) tells a restart by the server's uptime and
+ *   this record.
  * - Nothing is recorded on a node that abstains, so the next fresh process sees it too.
  *
  * Only on two nodes or more, and only when `restartGraceMs` is not given (which fixes the
