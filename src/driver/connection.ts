@@ -7,6 +7,12 @@ import { TlsSchemeError } from './tls-scheme.js';
 export const CONNECT_WAIT_MS = 2_000;
 
 /**
+ * What a locker's first operation allows for opening connections and meeting the nodes
+ * (asking which server each is), however short its wait.
+ */
+export const CONNECT_GRACE_MS = 500;
+
+/**
  * The whole of what the lock algorithm needs from a Redis connection. An adapter per client
  * library implements it; the algorithm never touches a client library directly. distlock
  * ships adapters for ioredis 5 and 6, iovalkey, node-redis 5 and 6 and valkey-glide 2 (pass

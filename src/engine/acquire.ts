@@ -1,5 +1,5 @@
 import type { AcquireSettings } from '../config/acquire-settings.js';
-import { CONNECT_WAIT_MS, NotSentError } from '../driver/connection.js';
+import { CONNECT_GRACE_MS, CONNECT_WAIT_MS, NotSentError } from '../driver/connection.js';
 import { LockerClosedError } from '../errors.js';
 import { BARGE_WINDOW_MS } from '../lua/waiting-line.js';
 import type { NodeResult } from '../node-result.js';
@@ -327,6 +327,3 @@ function mayBeHandedOver(
 ): readonly (NodeResult | undefined)[] {
   return results.map((result) => (result?.outcome === 'yes' ? result : undefined));
 }
-
-/** What a first acquisition allows for opening connections, however short its wait. */
-const CONNECT_GRACE_MS = 500;

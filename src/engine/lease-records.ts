@@ -95,16 +95,18 @@ export class LeaseRecords {
   /**
    * Records `ttlMs` on each node that `serverOf` names a server for (it votes), and whose
    * record this locker has not raised that far yet; resolves when they answered, each within
-   * the per-node timeout (a node that did not votes once its write is answered: a node that
-   * is paused costs that timeout once, then is known stalled and is not waited for again).
+   * `timeoutMs`, by default the per-node timeout (a node that did not votes once its write is
+   * answered: a node that is paused costs that timeout once, then is known stalled and is not
+   * waited for again).
    */
   async record(
     context: NodeSet,
     ttlMs: number,
     serverOf: (index: number) => string | undefined,
+    timeoutMs = nodeTimeoutFor(context, ttlMs),
   ): Promise<void> {
     const key = LeaseRecords.key(context);
-    const asking = askEveryNode(context, nodeTimeoutFor(context, ttlMs), (node, timeoutMs, i) => {
+    const asking = askEveryNode(context, timeoutMs, (node, timeoutMs, i) => {
       if (!this.due(i, ttlMs)) return Promise.resolve(1);
       const server = serverOf(i);
       if (server === undefined) return Promise.resolve(0);
@@ -127,10 +129,11 @@ export class LeaseRecords {
 
   /**
    * Reads every node's record again (a node changed, or one is first seen: the grace must be
-   * the fleet's longest lease now, not as this locker read it before).
+   * the fleet's longest lease now, not as this locker read it before); each within
+   * `timeoutMs`.
    */
-  async refresh(context: NodeSet, ttlMs: number): Promise<void> {
-    const asking = askEveryNode(context, nodeTimeoutFor(context, ttlMs), (node, _t, index) =>
+  async refresh(context: NodeSet, timeoutMs: number): Promise<void> {
+    const asking = askEveryNode(context, timeoutMs, (node, _t, index) =>
       LeaseRecords.fetch(context, node).then((reply) => {
         this.take(index, reply);
         return 1;

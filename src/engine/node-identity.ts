@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.js';
-import { NotSentError } from '../driver/connection.js';
+import { CONNECT_GRACE_MS, NotSentError } from '../driver/connection.js';
 import type { StallGuard } from '../driver/stall-guard.js';
 import { InvalidArgumentError } from '../errors.js';
 import { driftMs } from '../quorum/validity.js';
@@ -382,12 +382,26 @@ export class NodeIdentities {
     return !node.reportsReconnects && clock.now() - id.readAt >= IDENTITY_RECHECK_MS;
   }
 
+  /**
+   * The per-node timeout of a round that asks the nodes which server they are, and records
+   * their leases. Meeting a node is not a vote: until every node has answered once, the round
+   * allows the connection grace, as a locker's first operation does for opening connections,
+   * so that a first single attempt on a loaded machine does not find every node unknown. A
+   * node that does not answer costs that once: it is known stalled afterwards.
+   */
+  #roundTimeoutMs(context: NodeSet, ttlMs: number): number {
+    const timeoutMs = nodeTimeoutFor(context, ttlMs);
+    const met = this.#ids.every((id) => id.runIds !== undefined);
+    return met ? timeoutMs : Math.max(timeoutMs, CONNECT_GRACE_MS);
+  }
+
   async #ask(context: NodeSet, ttlMs: number): Promise<void> {
     const { clock } = context;
     const changes: (() => void)[] = [];
+    const timeoutMs = this.#roundTimeoutMs(context, ttlMs);
     const asking = askEveryNode(
       context,
-      nodeTimeoutFor(context, ttlMs),
+      timeoutMs,
       async (node, _timeoutMs, index) => {
         const id = this.#ids[index] as Identity;
         if (!this.#identityDue(index, node, clock)) return; // (its record comes after)
@@ -420,11 +434,11 @@ export class NodeIdentities {
     );
     await asking.settled;
     // A node that changed abstains for the fleet's longest lease: read every record first.
-    if (changes.length > 0) await this.#records?.refresh(context, ttlMs);
+    if (changes.length > 0) await this.#records?.refresh(context, timeoutMs);
     for (const warn of changes) warn();
     this.#findDuplicates(context);
     if (this.#refusal) throw this.#refusal;
-    if (this.#records) await this.#settleRecords(context, this.#records, ttlMs);
+    if (this.#records) await this.#settleRecords(context, this.#records, timeoutMs);
   }
 
   /**
@@ -437,7 +451,11 @@ export class NodeIdentities {
    * tolerates besides the restart, and the records read are all there is to go by (taking
    * this locker's own TTL instead would keep a fresh deployment with nodes out from locking).
    */
-  async #settleRecords(context: NodeSet, records: LeaseRecords, ttlMs: number): Promise<void> {
+  async #settleRecords(
+    context: NodeSet,
+    records: LeaseRecords,
+    timeoutMs: number,
+  ): Promise<void> {
     const arriving = [...this.#ids.entries()].filter(([index, id]) => {
       if (!id.arrival) return false;
       if (Array.isArray(id.runIds) && !records.keptBy(index, serverName(id.runIds))) return true;
@@ -445,7 +463,7 @@ export class NodeIdentities {
       return false;
     });
     if (arriving.length > 0) {
-      await records.refresh(context, ttlMs);
+      await records.refresh(context, timeoutMs);
       const graceMs = records.fleetLongestMs;
       for (const [, id] of arriving) {
         const arrival = id.arrival;
@@ -455,7 +473,7 @@ export class NodeIdentities {
         id.change = young && { ...young, graceMs };
       }
     }
-    await records.record(context, this.#longestTtlMs, (i) => this.#recordable(i));
+    await records.record(context, this.#longestTtlMs, (i) => this.#recordable(i), timeoutMs);
   }
 
   /**

@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import type { Clock } from '../../src/clock.js';
 import { lockerSettings } from '../../src/config/options.js';
@@ -33,6 +34,8 @@ interface ScriptedServer {
   infos: number;
   /** Its lease record (`<ttlMs> <server>`), as the record-lease script keeps it. */
   leaseRecord?: string | undefined;
+  /** How long it takes to answer each command (ms). */
+  replyDelayMs?: number;
 }
 
 /** What the record-lease script does, on a scripted server: KEYS[1], ARGV ttlMs, server. */
@@ -59,6 +62,7 @@ function scripted(
     },
     close: async () => {},
     send: async (command, args) => {
+      if (server.replyDelayMs) await delay(server.replyDelayMs);
       if (command === 'INFO') {
         server.infos++;
         return info(server.runId, server.uptimeS);
@@ -72,12 +76,20 @@ function scripted(
 }
 
 /** Identities over scripted nodes, with their warnings. */
-function over(runIds: readonly string[], restartGraceMs?: number) {
+function over(
+  runIds: readonly string[],
+  restartGraceMs?: number,
+  { nodeTimeoutMs }: { nodeTimeoutMs?: number } = {},
+) {
   const clock = fakeClock();
   const made = runIds.map((runId, i) => scripted(`node${i}`, runId));
   const set: NodeSet = {
     nodes: made.map((m) => new StallGuard(m.connection, clock)),
-    settings: lockerSettings({ nodes: ['redis://unused:1'], driftFactor: 0 }),
+    settings: lockerSettings({
+      nodes: ['redis://unused:1'],
+      driftFactor: 0,
+      ...(nodeTimeoutMs === undefined ? {} : { nodeTimeoutMs }),
+    }),
     clock,
   };
   const warnings: string[] = [];
@@ -149,6 +161,21 @@ describe('NodeIdentities', () => {
     await check();
     expect(check()).toBeUndefined(); // the hot path: not even a resolved promise
     expect(servers.map((s) => s.infos)).toEqual([1, 1, 1]);
+  });
+
+  it("waits for the nodes' first answers beyond the per-node timeout: meeting them is not a vote", async () => {
+    // A first acquisition that allows one attempt (`waitMs: 0`) on a loaded machine: INFO
+    // and the lease records answered in 10 times the per-node timeout, and well within the
+    // connection grace. Without the grace, no node would vote in that attempt.
+    const { check, servers, votes } = over([RUN_A, RUN_B, RUN_C], undefined, { nodeTimeoutMs: 5 });
+    for (const server of servers) server.replyDelayMs = 50;
+    await check();
+    expect(votes()).toEqual([true, true, true]);
+    // Met once, a node that reconnects is asked with the per-node timeout again: a slow
+    // answer counts from the next attempt on.
+    (servers[1] as ScriptedServer).generation = 2;
+    await check();
+    expect(votes()).toEqual([true, false, true]);
   });
 
   it('gives no vote to a node that reconnected until it answered again', async () => {
