@@ -1,6 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { constants } from 'node:os';
+import type { Writable } from 'node:stream';
+import { whyNotExecutable } from './executable.js';
 import { EXIT } from './exit-codes.js';
 import { groupRunning } from './process-group.js';
 
@@ -14,7 +16,19 @@ export interface CommandGroupOptions {
    * terminal; signals then reach the command only, not its children. @default false
    */
   readonly foreground?: boolean;
+  /**
+   * Hold the command back until {@link CommandGroup.open} is called: its process (and group)
+   * exists, with the pid that will be the command's, but the command has not started. A
+   * command found not to be executable is then not started at all. @default false
+   */
+  readonly gated?: boolean;
 }
+
+/**
+ * The gate in front of a held-back command: `/bin/sh` waits for a line on fd 3, then becomes
+ * the command (`exec`, same pid), without fd 3. It never runs the command if fd 3 ends first.
+ */
+const GATE = 'read -r _ <&3 && exec "$0" "$@" 3<&-';
 
 /**
  * A command that distlock runs with inherited stdio. Unless `foreground`, the command leads
@@ -27,17 +41,29 @@ export class CommandGroup {
    * Rejects with a {@link NotStartedError} when the command could not be started.
    */
   readonly exited: Promise<number>;
-  readonly #child: ChildProcess;
+  /** None when the command was found not executable before anything was spawned. */
+  readonly #child: ChildProcess | undefined;
   readonly #foreground: boolean;
   #hasExited = false;
 
-  private constructor(child: ChildProcess, foreground: boolean) {
-    this.#child = child;
+  private constructor(
+    child: ChildProcess | NodeJS.ErrnoException,
+    foreground: boolean,
+    command: string,
+  ) {
     this.#foreground = foreground;
+    if (child instanceof Error) {
+      this.#child = undefined;
+      this.#hasExited = true;
+      this.exited = Promise.reject(new NotStartedError(command, child));
+      this.exited.catch(() => undefined);
+      return;
+    }
+    this.#child = child;
     this.exited = new Promise<number>((resolve, reject) => {
       child.once('error', (error: NodeJS.ErrnoException) => {
         this.#hasExited = true;
-        reject(new NotStartedError(child.spawnfile, error));
+        reject(new NotStartedError(command, error));
       });
       child.once('exit', (code, signal) => {
         this.#hasExited = true;
@@ -47,7 +73,7 @@ export class CommandGroup {
     this.exited.catch(() => undefined); // the caller hears of it when it awaits `exited`
   }
 
-  /** Starts `command` with `args`. */
+  /** Starts `command` with `args` (held back, if `gated`, until {@link open}). */
   static start(
     command: string,
     args: readonly string[],
@@ -56,21 +82,40 @@ export class CommandGroup {
     const foreground = options.foreground ?? false;
     // `detached` makes the child a session and group leader (setsid); distlock still waits
     // for it, since it keeps the child referenced and awaits `exited`.
-    const child = spawn(command, args, { stdio: 'inherit', detached: !foreground });
-    return new CommandGroup(child, foreground);
+    if (!options.gated) {
+      const child = spawn(command, args, { stdio: 'inherit', detached: !foreground });
+      return new CommandGroup(child, foreground, command);
+    }
+    // Looked up first, so that a command that cannot start fails as it does ungated, with
+    // the same exit code and message, and without a shell's own words.
+    const notExecutable = whyNotExecutable(command);
+    if (notExecutable) return new CommandGroup(notExecutable, foreground, command);
+    const child = spawn('/bin/sh', ['-c', GATE, command, ...args], {
+      stdio: ['inherit', 'inherit', 'inherit', 'pipe'],
+      detached: !foreground,
+    });
+    // A gate whose shell is gone (stopped before it opened) fails the write: nothing to tell.
+    (child.stdio[3] as Writable | null)?.on('error', () => undefined);
+    return new CommandGroup(child, foreground, command);
+  }
+
+  /** Lets a command started `gated` run; nothing otherwise. */
+  open(): void {
+    (this.#child?.stdio[3] as Writable | null | undefined)?.end('go\n');
   }
 
   /** The command's pid (the id of its process group, unless `foreground`); none if it did not start. */
   get pid(): number | undefined {
-    return this.#child.pid;
+    return this.#child?.pid;
   }
 
   /** Sends `signal` to the command's process group (to the command alone if `foreground`). */
   signal(signal: NodeJS.Signals): void {
-    const pid = this.#child.pid;
-    if (pid === undefined) return;
+    const child = this.#child;
+    const pid = child?.pid;
+    if (!child || pid === undefined) return;
     if (this.#foreground) {
-      this.#child.kill(signal); // a no-op once the command has exited
+      child.kill(signal); // a no-op once the command has exited
       return;
     }
     try {
@@ -110,7 +155,7 @@ export class CommandGroup {
 
   /** Whether a member of the command's group is still running (not a zombie). */
   #groupRunning(): boolean {
-    const pid = this.#child.pid;
+    const pid = this.#child?.pid;
     return !this.#foreground && pid !== undefined && groupRunning(pid);
   }
 }

@@ -82,18 +82,24 @@ export async function cronUnderLock(
     const endsAt = tickEndsAt ?? sharedNow(); // unknown: treated as already over
     tickEndsAt = undefined;
     if (received !== undefined || guardianGone) return; // stopping while the tick was locked
-    const command = CommandGroup.start(request.command, request.args);
+    const command = CommandGroup.start(request.command, request.args, {
+      gated: guardian !== undefined,
+    });
     let stopping: Promise<void> | undefined;
     const stop = (signal: NodeJS.Signals) => {
       command.signal(signal);
       stopping ??= command.drain(request.graceMs);
     };
     running = { stop };
-    if (command.pid !== undefined) guardian?.guard({ pid: command.pid, group: true }, endsAt);
     // The tick's lock ran out (the guardian stops the job before that, unless it is gone).
     const onLost = () => stop('SIGTERM');
     lockLost.addEventListener('abort', onLost, { once: true });
     try {
+      if (command.pid !== undefined && guardian) {
+        const guarding = guardian.guard({ pid: command.pid, group: true }, endsAt);
+        // Held back until the guardian knows it, and not let go once it is being stopped.
+        if ((await guarding) && stopping === undefined) command.open();
+      }
       const code = await command.exited.catch((error: unknown) => {
         // Logged as a shell would exit: 127 not found, 126 not executable.
         if (error instanceof NotStartedError)

@@ -15,7 +15,9 @@
  *   what to stop, from now on;
  * - `lease <toldAt> <endsAt>`: the lease of that command, as told at `toldAt`, can run out
  *   from `endsAt` on (instants on the shared clock, so that a line read late is acted on at
- *   once); told when the command starts and after every extension;
+ *   once); told when the command is named and after every extension. The first lease of a
+ *   named command is answered with `guarding <pid>` on stdout: distlock lets the command run
+ *   only then, so that no command runs that the guardian does not know;
  * - `free`: the command ended; nothing to guard until the next one is named (cron);
  * - `done`: nothing more to guard; the guardian exits.
  * Stdin ending without `done`, while a command is named, means distlock died: SIGTERM at
@@ -38,6 +40,8 @@ if (!(graceMs >= 0)) {
 /** What to stop, once distlock names it. */
 let target: { kind: 'group' | 'process'; pid: number } | undefined;
 let lease: LeaseTold | undefined;
+/** Whether distlock was told that the named command is guarded. */
+let confirmed = false;
 let termSentAt: number | undefined;
 let distlockGone = false;
 let dismissed = false;
@@ -81,6 +85,10 @@ function heard(line: string): void {
   } else if (word === 'lease') {
     // Not numbers: no lease left at all.
     lease = { toldAt: Number(first) || 0, endsAt: Number(second) || 0 };
+    if (target && !confirmed) {
+      confirmed = true;
+      process.stdout.write(`guarding ${target.pid}\n`);
+    }
   }
 }
 
@@ -88,6 +96,7 @@ function forget(): void {
   clearTimeout(timer);
   target = undefined;
   lease = undefined;
+  confirmed = false;
   termSentAt = undefined;
 }
 

@@ -38,16 +38,17 @@ function unrefPipe(pipe: Readable | Writable): void {
  * distlock's side of the guardian of running commands (guardian-process.ts): a process in a
  * session of its own that stops a command before its lease can run out whenever distlock
  * does not extend it in time (killed, stopped, starved). distlock names each command to it
- * once started, with the instant its lease can run out, on a clock both processes share
- * (shared-clock.ts), then each later instant after an extension, and frees it once the
- * command has ended.
+ * once its process exists but before it runs, with the instant its lease can run out, on a
+ * clock both processes share (shared-clock.ts), then each later instant after an extension,
+ * and frees it once the command has ended.
  *
  * @example
  * const guardian = Guardian.start(graceMs); // while the lock is taken
- * await guardian?.ready; // then start the command, and:
+ * await guardian?.ready; // then start the command held back (`gated`), and:
  * guardian?.whenGone((why) => stopTheCommand(why));
- * guardian?.guard({ pid, group: true }, sharedNow() + lock.remainingMs());
+ * const guarding = guardian?.guard({ pid, group: true }, sharedNow() + lock.remainingMs());
  * const unfollow = guardian?.follow(lock, locker.events);
+ * if (await guarding) command.open(); // it runs only once the guardian knows it
  * // ... once the command is done with:
  * await guardian?.dismiss();
  */
@@ -66,12 +67,15 @@ export class Guardian {
   #lease: LeaseTold | undefined;
   /** How far the guardian's clock may be behind distlock's (ms), from the check at start. */
   #uncertaintyMs = 0;
+  /** The command named last, until the guardian confirms it guards it (or ends). */
+  #confirming: { readonly pid: number; readonly confirmed: (yes: boolean) => void } | undefined;
 
   private constructor(child: GuardianProcess, graceMs: number) {
     this.#child = child;
     this.#graceMs = graceMs;
     const gone = (why: string) => {
       this.#gone ??= why;
+      this.#confirm(undefined);
       if (!this.#dismissed) this.#onGone?.(why);
       this.#onGone = undefined;
     };
@@ -90,6 +94,8 @@ export class Guardian {
           if (line === 'ready') {
             askedAt = sharedNow();
             child.stdin.write('clock\n');
+          } else if (line.startsWith('guarding ')) {
+            this.#confirm(Number(line.slice(9)));
           } else if (line.startsWith('clock ')) {
             const check = checkClock(askedAt, Number(line.slice(6)), sharedNow());
             if (typeof check === 'string') reject(new Error(check));
@@ -138,10 +144,21 @@ export class Guardian {
     else queueMicrotask(() => onGone(this.#gone ?? ''));
   }
 
-  /** Names the command to guard from now on, whose lease can run out at `endsAt` (shared clock). */
-  guard(command: GuardedCommand, endsAt: number): void {
+  /**
+   * Names the command to guard from now on, whose lease can run out at `endsAt` (shared
+   * clock). Resolves true once the guardian has confirmed that it guards the command, false
+   * if it ends (or was dismissed) first: start the command (`CommandGroup.open`) only on true.
+   * Until then, had distlock been stopped or killed with the naming still unwritten (a runtime
+   * may write to a pipe only when its event loop turns), nothing would stop the command.
+   */
+  guard(command: GuardedCommand, endsAt: number): Promise<boolean> {
+    this.#confirm(undefined);
     this.#write(`${command.group ? 'group' : 'process'} ${command.pid}`);
     this.tell(endsAt);
+    if (this.#dismissed || this.#gone !== undefined) return Promise.resolve(false);
+    return new Promise<boolean>((confirmed) => {
+      this.#confirming = { pid: command.pid, confirmed };
+    });
   }
 
   /** Tells the guardian that the guarded command's lease can now run out at `endsAt`. */
@@ -197,7 +214,16 @@ export class Guardian {
     this.#child.stdout.destroy(); // distlock no longer waits for `ready`
     if (this.#dismissed || this.#gone !== undefined) return Promise.resolve();
     this.#dismissed = true;
+    this.#confirm(undefined);
     return new Promise<void>((resolve) => this.#child.stdin.end('done\n', () => resolve()));
+  }
+
+  /** Settles the pending {@link guard}: confirmed for `pid`, or not at all (`undefined`). */
+  #confirm(pid: number | undefined): void {
+    const confirming = this.#confirming;
+    if (!confirming || (pid !== undefined && pid !== confirming.pid)) return;
+    this.#confirming = undefined;
+    confirming.confirmed(pid !== undefined);
   }
 
   #write(line: string): void {

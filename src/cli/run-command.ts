@@ -38,8 +38,9 @@ export interface RunRequest {
  * process group of its own (unless `foreground`); distlock forwards SIGINT, SIGTERM, SIGHUP
  * and SIGQUIT to that group, and stops the group (SIGTERM, then SIGKILL after the grace
  * period, or sooner: the guardian's SIGKILL comes before the lease can run out) if the lock
- * is lost. A {@link Guardian} stops the group before the lease can run out whenever
- * distlock does not extend it in time (killed, stopped, starved); should the guardian end
+ * is lost. A {@link Guardian}, which knows of the command before it starts, stops the group
+ * before the lease can run out whenever distlock does not extend it in time (killed,
+ * stopped, starved); should the guardian end
  * first, distlock stops the group. Resolves the exit code: the command's own, 126 or 127 when
  * it cannot be started (as shells do), `busyExitCode`, or one of {@link EXIT}.
  */
@@ -81,24 +82,13 @@ export async function runUnderLock(
   for (const signal of STOP_SIGNALS) process.on(signal, forward);
   const command = CommandGroup.start(request.command, request.args, {
     foreground: request.foreground,
+    gated: guardian !== undefined,
   });
   let stopping: Promise<void> | undefined;
   const stop = () => {
     command.signal('SIGTERM');
     stopping ??= command.drain(request.graceMs);
   };
-  let unfollow = () => {};
-  if (command.pid !== undefined && guardian) {
-    const guarded = { pid: command.pid, group: !request.foreground };
-    guardian.guard(guarded, sharedNow() + lock.remainingMs());
-    guardian.whenGone((why) => {
-      log(
-        `distlock: the guardian of the command ${why}; stopping the command: were distlock killed now, nothing would stop it before the lease runs out`,
-      );
-      stop();
-    });
-    unfollow = guardian.follow(lock, locker.events);
-  }
   let lost = false;
   const onLost = () => {
     lost = true;
@@ -106,6 +96,20 @@ export async function runUnderLock(
     stop();
   };
   lock.signal.addEventListener('abort', onLost, { once: true });
+  let unfollow = () => {};
+  if (command.pid !== undefined && guardian) {
+    const guarded = { pid: command.pid, group: !request.foreground };
+    const guarding = guardian.guard(guarded, sharedNow() + lock.remainingMs());
+    guardian.whenGone((why) => {
+      log(
+        `distlock: the guardian of the command ${why}; stopping the command: were distlock killed now, nothing would stop it before the lease runs out`,
+      );
+      stop();
+    });
+    unfollow = guardian.follow(lock, locker.events);
+    // Held back until the guardian knows it, and not let go once it is being stopped.
+    if ((await guarding) && stopping === undefined) command.open();
+  }
 
   const code = await command.exited.catch((error: Error) => {
     log(`distlock: ${error.message}`);

@@ -244,6 +244,29 @@ describe.each([NODE, ...OTHER_RUNTIMES])("distlock run's guardian under $name", 
     );
   });
 
+  it('stops a command that stops distlock the moment it starts: the guardian knows it before it runs', async () => {
+    const ttlMs = 3_000;
+    const log = join(dir, `self-stopped-${runtime.name}.log`);
+    const watch = new JobLogWatch(log);
+    // The command's first act SIGSTOPs distlock, its parent: what distlock had not told the
+    // guardian by then (a write still queued in its event loop), it never tells.
+    const script = `kill -STOP $PPID; ${stubborn(log)}`;
+    const first = runUnder(runtime, script, '--ttl', '3s', '--grace', '30s');
+    try {
+      const job = await watch.started(1);
+      started.push(job.group);
+      expect(await nextHolder(runtime, log, 4 * ttlMs)).toBe(0);
+      watch.stop();
+      expect(watch.overlaps).toEqual([]);
+      // distlock stopped before the job logged its start, with at most its TTL left.
+      expect((job.endedAt ?? Number.POSITIVE_INFINITY) - job.startedAt).toBeLessThan(ttlMs);
+    } finally {
+      watch.stop();
+      first.child.kill('SIGCONT');
+    }
+    expect((await first.done).code).toBe(76); // it finds the lock lost once it runs again
+  });
+
   it('told of each extension, lets the command run while distlock extends, and stops it once distlock stops', async () => {
     const log = join(dir, `extended-${runtime.name}.log`);
     const watch = new JobLogWatch(log);
