@@ -147,6 +147,12 @@ describe('distlock run', () => {
   it.each([
     ['127 for a command that is not found', 127, () => join(dir, 'missing'), /: command not found/],
     ['126 for a file that is not executable', 126, notExecutable, /: permission denied/],
+    [
+      '126 for a script whose #! interpreter is missing',
+      126,
+      missingInterpreter,
+      /: cannot execute: its interpreter \(the #! line\) was not found/,
+    ],
   ])('exits %s, as shells do, and releases the lock', async (_, expected, file, message) => {
     const { code, stderr } = await distlock(['run', '--key', 'job', ...nodes(), '--', file()]).done;
     expect(code).toBe(expected);
@@ -400,6 +406,14 @@ describe('distlock --version and usage errors', () => {
 });
 
 /** A file with a shell script in it, but not executable. */
+/** An executable script whose `#!` interpreter does not exist. */
+function missingInterpreter(): string {
+  const file = join(dir, 'missing-interpreter.sh');
+  writeFileSync(file, `#!${join(dir, 'no-such-shell')}\necho ran\n`);
+  chmodSync(file, 0o755);
+  return file;
+}
+
 function notExecutable(): string {
   const file = join(dir, 'not-executable.sh');
   writeFileSync(file, '#!/bin/sh\necho ran\n');

@@ -30,6 +30,12 @@ describe('whyNotExecutable, as execvp looks a command up', () => {
     expect(whyNotExecutable('')?.code).toBe('ENOENT');
   });
 
+  it('says ENOENT for a script whose #! interpreter is missing, as exec does', () => {
+    const script = file('f', 'job', 0o755);
+    writeFileSync(script, `#! ${join(dir, 'no-such-interpreter')} -e\necho\n`);
+    expect(whyNotExecutable(script)?.code).toBe('ENOENT');
+  });
+
   it('says EACCES when only files that may not be executed, or directories, have that name', () => {
     const notExecutable = file('c', 'job', 0o644);
     mkdirSync(join(dir, 'd', 'job'), { recursive: true });
