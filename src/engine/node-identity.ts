@@ -451,11 +451,7 @@ export class NodeIdentities {
    * tolerates besides the restart, and the records read are all there is to go by (taking
    * this locker's own TTL instead would keep a fresh deployment with nodes out from locking).
    */
-  async #settleRecords(
-    context: NodeSet,
-    records: LeaseRecords,
-    timeoutMs: number,
-  ): Promise<void> {
+  async #settleRecords(context: NodeSet, records: LeaseRecords, timeoutMs: number): Promise<void> {
     const arriving = [...this.#ids.entries()].filter(([index, id]) => {
       if (!id.arrival) return false;
       if (Array.isArray(id.runIds) && !records.keptBy(index, serverName(id.runIds))) return true;
