@@ -4,14 +4,14 @@ import type { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { IORedisConnection } from '../../src/driver/ioredis.js';
 import type { Lock } from '../../src/index.js';
-import { mutexLineKeys } from '../../src/keys.js';
 import { releaseScript } from '../../src/kinds/mutex/lua/release.js';
 import { BARGE_WINDOW_MS } from '../../src/lua/waiting-line.js';
 import { FaultProxy } from '../../src/testing/index.js';
-import { useLockers, useRedis } from '../support/redis.js';
+import { useClockedRedis, useLockers, useRedis } from '../support/redis.js';
 
 const fixture = useRedis(3);
 const locker = useLockers(fixture);
+const clocked = useClockedRedis();
 const proxies: FaultProxy[] = [];
 afterEach(async () => {
   await Promise.all(proxies.splice(0).map((p) => p.close()));
@@ -207,19 +207,18 @@ describe('bounded barging', () => {
   }
 
   /**
-   * Another client holds the lock on node 0 ("other", attempt 1), and a waiter's locker
-   * reaches that node through a proxy. `release(n)` ends the other's attempt `n`, as a release
-   * by its holder; `retake(n)` takes the lock again as its attempt `n`; `youngTurn()` makes the
-   * line's turn young for a minute (its barging window stays open).
+   * Another client holds the lock on a server whose clock stands still ("other", attempt 1),
+   * so that the line's turn, once the waiter starts it, stays young (its barging window
+   * open), and a waiter's locker reaches that server through a proxy. `release(n)` ends the
+   * other's attempt `n`, as a release by its holder; `retake(n)` takes the lock again as its
+   * attempt `n`.
    */
   async function otherHolderAndProxiedWaiter() {
-    const { admin: admins, redis } = fixture();
-    const admin = admins[0] as Redis;
+    const { admin, port } = clocked();
     const node = IORedisConnection.of(admin);
-    const proxy = await FaultProxy.start(redis.nodes[0]?.port as number);
+    const proxy = await FaultProxy.start(port);
     proxies.push(proxy);
     const key = 'distlock:{report}';
-    const [, , , , turn] = mutexLineKeys(key);
     await admin.set(key, 'other:1', 'PX', 60_000);
     // Polling alone would ask again 1.25-3.75 s later (retryDelayMs 2 s: see pollingMs).
     const waiter = locker({ nodes: [proxy.url], retryDelayMs: 2_000, nodeTimeoutMs: 1_000 });
@@ -230,7 +229,6 @@ describe('bounded barging', () => {
       inLine: async () => {
         while ((await admin.zcard(`${key}:queue`)) === 0) await delay(1);
       },
-      youngTurn: () => admin.hset(turn as string, 'since', Date.now() + 60_000),
       release: (attempt: number) =>
         releaseScript.run(node, { key, token: 'other', attempt, announce: true }, 1_000),
       retake: (attempt: number) => admin.set(key, `other:${attempt}`, 'PX', 60_000),
@@ -248,14 +246,12 @@ describe('bounded barging', () => {
   }
 
   it('wakes the front once per turn, and the front asks again when the window is over', async () => {
-    const { admin, proxy, waiter, inLine, youngTurn, release, retake } =
-      await otherHolderAndProxiedWaiter();
+    const { admin, proxy, waiter, inLine, release, retake } = await otherHolderAndProxiedWaiter();
     const acquired = waiter.acquire('report', { ttlMs: 5_000, waitMs: 10_000 });
     await inLine();
     await delay(100); // its subscription is up by now
     // The waiter hears of releases, and its replies come, 200 ms late.
     proxy.set({ mode: 'delay', delayMs: 200 });
-    await youngTurn();
     expect(await release(1)).toBe(1); // leaves the lock free, wakes the front...
     await retake(2); // ...and its holder takes it back at once
     await delay(300); // the woken waiter asked meanwhile, and found it taken
@@ -267,8 +263,7 @@ describe('bounded barging', () => {
   });
 
   it("asks again when the window is over after its locker's first subscription, whose wake-up it missed", async () => {
-    const { proxy, waiter, inLine, youngTurn, release, retake } =
-      await otherHolderAndProxiedWaiter();
+    const { proxy, waiter, inLine, release, retake } = await otherHolderAndProxiedWaiter();
     await (await waiter.acquire('warm-up', { ttlMs: 5_000 })).release();
     // From its first busy attempt on, every reply (and its subscription's) comes 200 ms late.
     proxy.set({ mode: 'delay', delayMs: 200 });
@@ -278,7 +273,6 @@ describe('bounded barging', () => {
     );
     const acquired = waiter.acquire('report', { ttlMs: 5_000, waitMs: 10_000 });
     await inLine();
-    await youngTurn();
     expect(await release(1)).toBe(1); // wakes the front: not subscribed yet, it misses it
     await retake(2); // taken back at once
     // It asks again, and finds the lock taken (its request reaches the node at once, the

@@ -1,15 +1,16 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { IORedisConnection } from '../../src/driver/ioredis.js';
 import { acquireFencedScript } from '../../src/kinds/mutex/lua/acquire-fenced.js';
 import { acquireInLineScript } from '../../src/kinds/mutex/lua/acquire-in-line.js';
 import { leaveQueueScript } from '../../src/kinds/mutex/lua/leave-queue.js';
 import { releaseScript } from '../../src/kinds/mutex/lua/release.js';
 import { BARGE_WINDOW_MS } from '../../src/lua/waiting-line.js';
-import { useRedis } from '../support/redis.js';
+import { useClockedRedis, useRedis } from '../support/redis.js';
 
 const fixture = useRedis(1);
+const clocked = useClockedRedis();
 
 describe('acquisition scripts, when an earlier attempt with the same token already landed', () => {
   it("acquire-fenced makes it the new attempt's hold, with the TTL that attempt counts on", async () => {
@@ -143,6 +144,8 @@ describe('the waiting line', () => {
   });
 });
 
+// On a server whose clock stands still: a turn started "now" stays young, however slow this
+// machine is, and one started 10 ms before is over.
 describe('bounded barging: a release may leave the lock free while no fair waiter is in line', () => {
   const plain = (token: string, ticket: number, attempt = 1) =>
     inLine(token, ticket, { fair: false, attempt });
@@ -175,12 +178,11 @@ describe('bounded barging: a release may leave the lock free while no fair waite
   }
 
   it('within the window: deletes the key, wakes the first waiter, and the releaser may take it back', async () => {
-    const admin = fixture().admin[0] as Redis;
+    const admin = clocked().admin;
     const node = IORedisConnection.of(admin);
     const { listener, woken } = await wakeUpsOn(admin, 'w');
     await heldWithTwoWaiting(admin, node);
-    // A turn that starts a minute from now is young however slow this machine is.
-    await turnStarted(admin, -60_000);
+    await turnStarted(admin, 0);
     expect(await releaseScript.run(node, release, 1_000)).toBe(1);
     expect(await admin.exists('k')).toBe(0); // free, not handed over
     expect(await admin.zrange('k:queue', 0, -1)).toEqual(['first', 'second']);
@@ -194,7 +196,7 @@ describe('bounded barging: a release may leave the lock free while no fair waite
   });
 
   it('wakes a waiter whose entry has the form of earlier versions, `<ticket> <channel>`', async () => {
-    const admin = fixture().admin[0] as Redis;
+    const admin = clocked().admin;
     const node = IORedisConnection.of(admin);
     const { listener, woken } = await wakeUpsOn(admin, 'w');
     await heldWithTwoWaiting(admin, node);
@@ -209,7 +211,7 @@ describe('bounded barging: a release may leave the lock free while no fair waite
   });
 
   it('once the window has passed: hands over to the first waiter and starts its turn', async () => {
-    const admin = fixture().admin[0] as Redis;
+    const admin = clocked().admin;
     const node = IORedisConnection.of(admin);
     await heldWithTwoWaiting(admin, node);
     const now = await turnStarted(admin, BARGE_WINDOW_MS);
@@ -219,11 +221,23 @@ describe('bounded barging: a release may leave the lock free while no fair waite
     await admin.flushall();
   });
 
+  it("is over when the turn starts after the server's now (its clock went back): the release hands over", async () => {
+    const admin = clocked().admin;
+    const node = IORedisConnection.of(admin);
+    await heldWithTwoWaiting(admin, node);
+    // As if the turn had started, then the clock went back a minute: before, the window
+    // stayed open for that minute.
+    await turnStarted(admin, -60_000);
+    expect(await releaseScript.run(node, release, 1_000)).toBe(1);
+    expect(await admin.get('k')).toBe('first');
+    await admin.flushall();
+  });
+
   it('never while a fair waiter is in line: a release hands over, and a plain newcomer waits its turn', async () => {
-    const admin = fixture().admin[0] as Redis;
+    const admin = clocked().admin;
     const node = IORedisConnection.of(admin);
     await heldWithTwoWaiting(admin, node, true);
-    await turnStarted(admin, -60_000);
+    await turnStarted(admin, 0);
     expect(await releaseScript.run(node, release, 1_000)).toBe(1);
     expect(await admin.get('k')).toBe('first');
     // The hand-over to 'first' lapses while 'second' (fair) waits: the lock is not anyone's.
@@ -235,7 +249,7 @@ describe('bounded barging: a release may leave the lock free while no fair waite
   });
 
   it('hands over in a line without its turn (one an older distlock started), and gives the turn a TTL', async () => {
-    const admin = fixture().admin[0] as Redis;
+    const admin = clocked().admin;
     const node = IORedisConnection.of(admin);
     await heldWithTwoWaiting(admin, node);
     await admin.del('k:queue-turn');
@@ -247,7 +261,7 @@ describe('bounded barging: a release may leave the lock free while no fair waite
   });
 
   it('keeps no key once the line is empty', async () => {
-    const admin = fixture().admin[0] as Redis;
+    const admin = clocked().admin;
     const node = IORedisConnection.of(admin);
     await heldWithTwoWaiting(admin, node);
     for (const token of ['first', 'second']) {
@@ -262,7 +276,10 @@ describe('running a script', () => {
   it('keeps the commands sent behind its first call on a connection in order', async () => {
     const admin = fixture().admin[0] as Redis;
     await admin.set('k', 'tok:1');
-    const node = IORedisConnection.of(admin);
+    // A connection of its own: on the admin's, an earlier test may have run the script.
+    const client = admin.duplicate();
+    onTestFinished(() => client.disconnect());
+    const node = IORedisConnection.of(client);
     const undo = { key: 'k', token: 'tok', attempt: 1, announce: false };
     const releasing = releaseScript.run(node, undo, 1_000);
     const taking = node.send('SET', ['k', 'next', 'NX'], 1_000);

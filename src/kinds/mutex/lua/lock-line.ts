@@ -24,7 +24,8 @@ import { BARGE_WINDOW_MS } from '../../../lua/waiting-line.js';
  * - `startTurn(now, ms)`: the lock goes to the front now; the hash then lives `ms` at least
  *   (call it only while the line exists);
  * - `mayBarge(now)`: whether a release may leave the lock free, once `inTurn()` said no and
- *   the gone were dropped: someone still waits, and the front's turn is young;
+ *   the gone were dropped: someone still waits, and the front's turn is young (started no
+ *   later than now: after a step back of the server's clock, the turn counts as over);
  * - `wakeFrontOnce()`: wakes the first waiter, unless it was woken so in this turn already
  *   (`woken` in the turn's hash names it);
  * - `handOver(lockKey)`: passes the lock on (see `passOn`), set to expire at the waiter's
@@ -62,7 +63,9 @@ local function mayBarge(now)
     return false
   end
   local since = tonumber(redis.call('HGET', turn, 'since'))
-  return since ~= nil and now - since < ${BARGE_WINDOW_MS}
+  -- A turn that starts after now (the server's clock went back) is over: its window must not
+  -- stay open for as long as the clock went back.
+  return since ~= nil and since <= now and now - since < ${BARGE_WINDOW_MS}
 end
 local function wakeFrontOnce()
   local first = firstWaiter()
