@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { constants } from 'node:os';
 import type { Writable } from 'node:stream';
-import { whyNotExecutable } from './executable.js';
+import { lookUp } from './executable.js';
 import { EXIT } from './exit-codes.js';
 import { groupRunning } from './process-group.js';
 
@@ -26,9 +26,13 @@ export interface CommandGroupOptions {
 
 /**
  * The gate in front of a held-back command: `/bin/sh` waits for a line on fd 3, then becomes
- * the command (`exec`, same pid), without fd 3. It never runs the command if fd 3 ends first.
+ * the command (`exec`, same pid), without fd 3 and without the variable it read into. It
+ * never runs the command if fd 3 ends first.
  */
-const GATE = 'read -r _ <&3 && exec "$0" "$@" 3<&-';
+const GATE = 'read -r distlock_gate <&3 && unset distlock_gate && exec "$0" "$@" 3<&-';
+
+/** The shell that holds a gated command back. */
+const GATE_SHELL = '/bin/sh';
 
 /**
  * A command that distlock runs with inherited stdio. Unless `foreground`, the command leads
@@ -88,20 +92,36 @@ export class CommandGroup {
     }
     // Looked up first, so that a command that cannot start fails as it does ungated, with
     // the same exit code and message, and without a shell's own words.
-    const notExecutable = whyNotExecutable(command);
-    if (notExecutable) return new CommandGroup(notExecutable, foreground, command);
-    const child = spawn('/bin/sh', ['-c', GATE, command, ...args], {
+    const found = lookUp(command);
+    if ('error' in found) return new CommandGroup(found.error, foreground, command);
+    // A name that starts with '-' would read as an option to some shells' `exec` (bash's):
+    // such a command runs by the path it was found at.
+    const exec = command.startsWith('-') ? found.file : command;
+    const child = spawn(GATE_SHELL, ['-c', GATE, exec, ...args], {
       stdio: ['inherit', 'inherit', 'inherit', 'pipe'],
       detached: !foreground,
     });
     // A gate whose shell is gone (stopped before it opened) fails the write: nothing to tell.
     (child.stdio[3] as Writable | null)?.on('error', () => undefined);
-    return new CommandGroup(child, foreground, command);
+    return new CommandGroup(
+      child,
+      foreground,
+      `${GATE_SHELL} (which holds the command back until its guardian knows it)`,
+    );
   }
 
   /** Lets a command started `gated` run; nothing otherwise. */
   open(): void {
-    (this.#child?.stdio[3] as Writable | null | undefined)?.end('go\n');
+    this.#gate()?.end('go\n');
+  }
+
+  /** Makes sure a command started `gated` never runs: its shell exits without it. */
+  shut(): void {
+    this.#gate()?.destroy();
+  }
+
+  #gate(): Writable | undefined {
+    return (this.#child?.stdio[3] as Writable | null | undefined) ?? undefined;
   }
 
   /** The command's pid (the id of its process group, unless `foreground`); none if it did not start. */

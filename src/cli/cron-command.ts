@@ -96,9 +96,9 @@ export async function cronUnderLock(
     lockLost.addEventListener('abort', onLost, { once: true });
     try {
       if (command.pid !== undefined && guardian) {
-        const guarding = guardian.guard({ pid: command.pid, group: true }, endsAt);
-        // Held back until the guardian knows it, and not let go once it is being stopped.
-        if ((await guarding) && stopping === undefined) command.open();
+        const guarded = { pid: command.pid, group: true };
+        const mayRun = () => stopping === undefined && !lockLost.aborted && sharedNow() < endsAt;
+        await guardian.admit(command, guarded, endsAt, mayRun);
       }
       const code = await command.exited.catch((error: unknown) => {
         // Logged as a shell would exit: 127 not found, 126 not executable.

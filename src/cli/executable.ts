@@ -7,19 +7,20 @@ const DEFAULT_PATH = '/bin:/usr/bin';
 /** Execute permission for the owner, the group or others. */
 const EXECUTE_BITS = 0o111;
 
+/** Where a command was found, or why it cannot be started (see {@link lookUp}). */
+export type LookedUp = { readonly file: string } | { readonly error: NodeJS.ErrnoException };
+
 /**
- * Why `command` could not be started, looked up as execvp looks it up (a name without a
- * slash on each directory of `path`, where an empty entry is the working directory): ENOENT
- * when nothing of that name exists, EACCES when only files that may not be executed (or
- * directories) do, or when the file found is a script whose `#!` interpreter is missing (as
- * exec says); `undefined` when an executable file is found, or when a look-up fails in a way
- * that only `exec` can judge. What only `exec` finds (a file of an unknown format) is left to it.
+ * `command` looked up as execvp looks it up: a name without a slash on each directory of
+ * `path` (an empty entry is the working directory), skipping what exec would skip (files
+ * that may not be executed, directories, scripts whose `#!` interpreter is missing). Gives
+ * the file found, or the error execvp would give: EACCES when only files that may not be
+ * executed (or directories) have that name, else ENOENT. A look-up that fails in a way only
+ * `exec` can judge (a permission the runtime does not grant) gives `command` itself, as do
+ * files of an unknown format: exec tells then.
  */
-export function whyNotExecutable(
-  command: string,
-  path = process.env.PATH ?? DEFAULT_PATH,
-): NodeJS.ErrnoException | undefined {
-  if (command === '') return notExecutable('ENOENT', command);
+export function lookUp(command: string, path = process.env.PATH ?? DEFAULT_PATH): LookedUp {
+  if (command === '') return { error: notExecutable('ENOENT', command) };
   const candidates = command.includes('/')
     ? [command]
     : path.split(':').map((directory) => join(directory || '.', command));
@@ -33,20 +34,24 @@ export function whyNotExecutable(
     } catch (error) {
       const why = (error as NodeJS.ErrnoException).code;
       if (why === 'EACCES') code = why;
-      else if (why !== 'ENOTDIR' && why !== 'ELOOP') return undefined; // exec will tell
+      else if (why !== 'ENOTDIR' && why !== 'ELOOP') return { file: command }; // exec tells
       continue;
     }
     if (stat === undefined) continue;
-    if (stat.isFile() && (stat.mode & EXECUTE_BITS) !== 0) {
-      // exec fails with ENOENT for a script whose `#!` interpreter is missing, too.
-      return interpreterMissing(file) ? notExecutable('ENOENT', command) : undefined;
+    if (!stat.isFile() || (stat.mode & EXECUTE_BITS) === 0) {
+      code = 'EACCES';
+      continue;
     }
-    code = 'EACCES';
+    // exec fails with ENOENT for a script whose interpreter is missing, and execvp goes on.
+    if (!interpreterMissing(file)) return { file };
   }
-  return notExecutable(code, command);
+  return { error: notExecutable(code, command) };
 }
 
-/** Whether `file` starts with a `#!` line naming an interpreter that does not exist. */
+/**
+ * Whether `file` starts with a `#!` line naming an interpreter that does not exist. A line
+ * longer than the kernel reads (256 bytes), or a file that cannot be read, is left to exec.
+ */
 function interpreterMissing(file: string): boolean {
   const head = Buffer.alloc(256);
   let length: number;
@@ -58,11 +63,15 @@ function interpreterMissing(file: string): boolean {
       closeSync(fd);
     }
   } catch {
-    return false; // unreadable: exec will tell
+    return false;
   }
-  const line = head.toString('latin1', 0, length);
-  const interpreter = /^#![ \t]*([^ \t\n]+)/.exec(line)?.[1];
-  return interpreter !== undefined && !existsSync(interpreter);
+  const interpreter = /^#![ \t]*([^ \t\n]+)[^\n]*\n/.exec(head.toString('latin1', 0, length))?.[1];
+  if (interpreter === undefined) return false;
+  try {
+    return !existsSync(interpreter);
+  } catch {
+    return false; // Deno without read access there: exec tells
+  }
 }
 
 function notExecutable(code: string, command: string): NodeJS.ErrnoException {

@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import type { LockerEmitter } from '../engine/events.js';
 import type { Lock } from '../engine/lock.js';
+import type { CommandGroup } from './command-group.js';
 import { type LeaseTold, stopPlan } from './guardian-plan.js';
 import { sharedNow } from './shared-clock.js';
 
@@ -46,9 +47,10 @@ function unrefPipe(pipe: Readable | Writable): void {
  * const guardian = Guardian.start(graceMs); // while the lock is taken
  * await guardian?.ready; // then start the command held back (`gated`), and:
  * guardian?.whenGone((why) => stopTheCommand(why));
- * const guarding = guardian?.guard({ pid, group: true }, sharedNow() + lock.remainingMs());
+ * const endsAt = sharedNow() + lock.remainingMs();
+ * const admitted = guardian?.admit(command, { pid, group: true }, endsAt, () => !stopping);
  * const unfollow = guardian?.follow(lock, locker.events);
- * if (await guarding) command.open(); // it runs only once the guardian knows it
+ * await admitted; // the command runs only once the guardian knows it
  * // ... once the command is done with:
  * await guardian?.dismiss();
  */
@@ -161,6 +163,24 @@ export class Guardian {
     });
   }
 
+  /**
+   * Names `command`, started `gated`, to the guardian ({@link guard}) and lets it run once
+   * the guardian knows it, if `mayRun()` still says so then (not being stopped, its lease not
+   * over); else shuts its gate, so that it never runs. Resolves once that is decided: the
+   * guardian confirmed or ended, or the held-back command ended (a signal reached it).
+   */
+  async admit(
+    command: CommandGroup,
+    guarded: GuardedCommand,
+    endsAt: number,
+    mayRun: () => boolean,
+  ): Promise<void> {
+    const guarding = this.guard(guarded, endsAt);
+    const known = await Promise.race([guarding, command.exited.then(NO, NO)]);
+    if (known && mayRun()) command.open();
+    else command.shut();
+  }
+
   /** Tells the guardian that the guarded command's lease can now run out at `endsAt`. */
   tell(endsAt: number): void {
     // Earlier by what the clocks may differ: the guardian then acts early, never late.
@@ -230,6 +250,8 @@ export class Guardian {
     if (!this.#dismissed) this.#child.stdin.write(`${line}\n`);
   }
 }
+
+const NO = () => false;
 
 /** How far apart two readings of the shared clock may be and still count as in order (ms). */
 const CLOCK_TOLERANCE_MS = 1;

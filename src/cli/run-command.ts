@@ -99,16 +99,16 @@ export async function runUnderLock(
   let unfollow = () => {};
   if (command.pid !== undefined && guardian) {
     const guarded = { pid: command.pid, group: !request.foreground };
-    const guarding = guardian.guard(guarded, sharedNow() + lock.remainingMs());
     guardian.whenGone((why) => {
       log(
         `distlock: the guardian of the command ${why}; stopping the command: were distlock killed now, nothing would stop it before the lease runs out`,
       );
       stop();
     });
+    const mayRun = () => stopping === undefined && !lock.signal.aborted && lock.remainingMs() > 0;
+    const admitted = guardian.admit(command, guarded, sharedNow() + lock.remainingMs(), mayRun);
     unfollow = guardian.follow(lock, locker.events);
-    // Held back until the guardian knows it, and not let go once it is being stopped.
-    if ((await guarding) && stopping === undefined) command.open();
+    await admitted;
   }
 
   const code = await command.exited.catch((error: Error) => {

@@ -123,6 +123,8 @@ export class NodeIdentities {
   readonly #records: LeaseRecords | undefined;
   /** The nodes, clock and settings, from the first check on. */
   #set: NodeSet | undefined;
+  /** Whether a round asked the nodes already (see {@link #roundTimeoutMs}). */
+  #metBefore = false;
 
   constructor(nodeCount: number, options: IdentityOptions = {}) {
     const { inspect = () => undefined, mustInspect = false, restartGraceMs } = options;
@@ -384,15 +386,17 @@ export class NodeIdentities {
 
   /**
    * The per-node timeout of a round that asks the nodes which server they are, and records
-   * their leases. Meeting a node is not a vote: until every node has answered once, the round
-   * allows the connection grace, as a locker's first operation does for opening connections,
-   * so that a first single attempt on a loaded machine does not find every node unknown. A
-   * node that does not answer costs that once: it is known stalled afterwards.
+   * their leases. Meeting the nodes is not a vote: a locker's first round allows the
+   * connection grace, as its first operation does for opening connections, so that a first
+   * single attempt on a loaded machine does not find every node unknown. Later rounds
+   * (reconnects, re-checks, a node first reached late) keep the per-node timeout: a node
+   * that answers late is known from the next attempt on.
    */
   #roundTimeoutMs(context: NodeSet, ttlMs: number): number {
     const timeoutMs = nodeTimeoutFor(context, ttlMs);
-    const met = this.#ids.every((id) => id.runIds !== undefined);
-    return met ? timeoutMs : Math.max(timeoutMs, CONNECT_GRACE_MS);
+    if (this.#metBefore) return timeoutMs;
+    this.#metBefore = true;
+    return Math.max(timeoutMs, CONNECT_GRACE_MS);
   }
 
   async #ask(context: NodeSet, ttlMs: number): Promise<void> {

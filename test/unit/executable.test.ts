@@ -2,7 +2,13 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { whyNotExecutable } from '../../src/cli/executable.js';
+import { lookUp } from '../../src/cli/executable.js';
+
+/** The error code of looking `command` up, or the file found. */
+function whyNotExecutable(command: string, path?: string) {
+  const found = lookUp(command, path);
+  return 'error' in found ? found.error : undefined;
+}
 
 const dir = mkdtempSync(join(tmpdir(), 'distlock-executable-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -16,7 +22,7 @@ function file(sub: string, name: string, mode: number): string {
   return path;
 }
 
-describe('whyNotExecutable, as execvp looks a command up', () => {
+describe('lookUp, as execvp looks a command up', () => {
   it('finds an executable file by path, or by name on PATH past a file that is not executable', () => {
     const path = file('a', 'job', 0o755);
     file('b', 'job', 0o644);
@@ -30,10 +36,19 @@ describe('whyNotExecutable, as execvp looks a command up', () => {
     expect(whyNotExecutable('')?.code).toBe('ENOENT');
   });
 
-  it('says ENOENT for a script whose #! interpreter is missing, as exec does', () => {
-    const script = file('f', 'job', 0o755);
+  it('says ENOENT for a script whose #! interpreter is missing, and on PATH looks further, as execvp does', () => {
+    const script = file('f', 'tool', 0o755);
     writeFileSync(script, `#! ${join(dir, 'no-such-interpreter')} -e\necho\n`);
+    const working = file('g', 'tool', 0o755);
     expect(whyNotExecutable(script)?.code).toBe('ENOENT');
+    expect(whyNotExecutable('tool', join(dir, 'f'))?.code).toBe('ENOENT');
+    expect(lookUp('tool', `${join(dir, 'f')}:${join(dir, 'g')}`)).toEqual({ file: working });
+  });
+
+  it('leaves a #! line longer than the kernel reads to exec', () => {
+    const script = file('h', 'long', 0o755);
+    writeFileSync(script, `#!/${'x'.repeat(300)}\necho\n`);
+    expect(whyNotExecutable(script)).toBeUndefined();
   });
 
   it('says EACCES when only files that may not be executed, or directories, have that name', () => {

@@ -2,7 +2,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import type { Clock } from '../../src/clock.js';
 import { lockerSettings } from '../../src/config/options.js';
-import type { RedisConnection } from '../../src/driver/connection.js';
+import { NotSentError, type RedisConnection } from '../../src/driver/connection.js';
 import { StallGuard } from '../../src/driver/stall-guard.js';
 import type { NodeSet } from '../../src/engine/every-node.js';
 import { changeOf, serversIn, youngOnArrival } from '../../src/engine/identity-change.js';
@@ -36,6 +36,8 @@ interface ScriptedServer {
   leaseRecord?: string | undefined;
   /** How long it takes to answer each command (ms). */
   replyDelayMs?: number;
+  /** Not connected: nothing is sent. */
+  down?: boolean;
 }
 
 /** What the record-lease script does, on a scripted server: KEYS[1], ARGV ttlMs, server. */
@@ -62,6 +64,7 @@ function scripted(
     },
     close: async () => {},
     send: async (command, args) => {
+      if (server.down) throw new NotSentError(`not connected to ${name}`);
       if (server.replyDelayMs) await delay(server.replyDelayMs);
       if (command === 'INFO') {
         server.infos++;
@@ -166,16 +169,18 @@ describe('NodeIdentities', () => {
   it("waits for the nodes' first answers beyond the per-node timeout: meeting them is not a vote", async () => {
     // A first acquisition that allows one attempt (`waitMs: 0`) on a loaded machine: INFO
     // and the lease records answered in 10 times the per-node timeout, and well within the
-    // connection grace. Without the grace, no node would vote in that attempt.
+    // connection grace. Without the grace, no node would vote in that attempt. Node 2 is
+    // down from the start.
     const { check, servers, votes } = over([RUN_A, RUN_B, RUN_C], undefined, { nodeTimeoutMs: 5 });
     for (const server of servers) server.replyDelayMs = 50;
+    (servers[2] as ScriptedServer).down = true;
     await check();
-    expect(votes()).toEqual([true, true, true]);
-    // Met once, a node that reconnects is asked with the per-node timeout again: a slow
-    // answer counts from the next attempt on.
+    expect(votes()).toEqual([true, true, false]);
+    // Later rounds keep the per-node timeout, though node 2 was never met: node 1, which
+    // reconnects and answers slowly, counts from the next attempt on.
     (servers[1] as ScriptedServer).generation = 2;
     await check();
-    expect(votes()).toEqual([true, false, true]);
+    expect(votes()).toEqual([true, false, false]);
   });
 
   it('gives no vote to a node that reconnected until it answered again', async () => {
