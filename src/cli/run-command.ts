@@ -40,9 +40,9 @@ export interface RunRequest {
  * period, or sooner: the guardian's SIGKILL comes before the lease can run out) if the lock
  * is lost. A {@link Guardian}, which knows of the command before it starts, stops the group
  * before the lease can run out whenever distlock does not extend it in time (killed,
- * stopped, starved); should the guardian end
- * first, distlock stops the group. Resolves the exit code: the command's own, 126 or 127 when
- * it cannot be started (as shells do), `busyExitCode`, or one of {@link EXIT}.
+ * stopped, starved); should the guardian end first, distlock stops the group. Resolves the
+ * exit code: the command's own, 126 or 127 when it cannot be started (as shells do),
+ * `busyExitCode`, or one of {@link EXIT}.
  */
 export async function runUnderLock(
   locker: Locker,

@@ -473,7 +473,10 @@ export class NodeIdentities {
         id.change = young && { ...young, graceMs };
       }
     }
-    await records.record(context, this.#longestTtlMs, (i) => this.#recordable(i), timeoutMs);
+    // The longest lease's per-node timeout, as when recording it elsewhere, if that is longer.
+    const longestMs = this.#longestTtlMs;
+    const recordMs = Math.max(timeoutMs, nodeTimeoutFor(context, longestMs));
+    await records.record(context, longestMs, (i) => this.#recordable(i), recordMs);
   }
 
   /**
