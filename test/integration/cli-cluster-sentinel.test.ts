@@ -9,6 +9,7 @@ import {
 } from '../../src/testing/index.js';
 import { until } from '../../src/testing/until.js';
 import { CLI, distlock } from '../support/cli.js';
+import { resourceWhere } from '../support/cluster-keys.js';
 
 /**
  * `distlock status`, `break`, `run` and `cron` on a Redis Cluster (`--cluster`) and on a
@@ -46,12 +47,9 @@ afterAll(async () => {
 });
 
 /** A resource whose lock key lives on another master than the first seed. */
-async function awayFromFirstSeed(): Promise<string> {
+function awayFromFirstSeed(): Promise<string> {
   const first = cluster.startupNodes[0]?.port;
-  for (let i = 0; ; i++) {
-    const resource = `job-${i}`;
-    if ((await cluster.masterOf(`distlock:{${resource}}`)).port !== first) return resource;
-  }
+  return resourceWhere(cluster, (owner) => owner.port !== first, 'job-');
 }
 
 describe('--cluster', () => {

@@ -8,6 +8,7 @@ import {
   clusterClientKinds,
   handSlotOver,
 } from '../support/cluster-clients.js';
+import { resourceWhere } from '../support/cluster-keys.js';
 
 /**
  * A Redis Cluster as one lock node through the Cluster clients of node-redis (5 and 6) and
@@ -41,11 +42,8 @@ function lockerOn(client: RedisClient, options: { retryDelayMs?: number } = {}):
 }
 
 /** A resource (`<name><i>`) whose lock key the master serves, or (`served` false) does not. */
-async function resourceServedBy(master: RedisServer, served = true, name = 'r'): Promise<string> {
-  for (let i = 0; ; i++) {
-    const owner = await cluster.masterOf(`distlock:{${name}${i}}`);
-    if ((owner === master) === served) return `${name}${i}`;
-  }
+function resourceServedBy(master: RedisServer, served = true, name = 'r'): Promise<string> {
+  return resourceWhere(cluster, (owner) => (owner === master) === served, name);
 }
 
 /** A name for resources of one client kind, so that no two kinds share a key. */

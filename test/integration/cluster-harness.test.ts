@@ -4,6 +4,7 @@ import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Locker } from '../../src/index.js';
 import { type RedisCluster, type RedisServer, startRedisCluster } from '../../src/testing/index.js';
+import { resourceWhere } from '../support/cluster-keys.js';
 import { isRunning } from '../support/processes.js';
 
 /** One key per master, found by asking the cluster where keys land. */
@@ -18,10 +19,8 @@ async function keyOnEachMaster(cluster: RedisCluster): Promise<Map<RedisServer, 
 }
 
 /** A resource whose lock key `master` does not serve. */
-async function resourceNotServedBy(cluster: RedisCluster, master: RedisServer): Promise<string> {
-  for (let i = 0; ; i++) {
-    if ((await cluster.masterOf(`distlock:{r${i}}`)) !== master) return `r${i}`;
-  }
+function resourceNotServedBy(cluster: RedisCluster, master: RedisServer): Promise<string> {
+  return resourceWhere(cluster, (owner) => owner !== master);
 }
 
 /** Sets `cluster-require-full-coverage` on every running node. */

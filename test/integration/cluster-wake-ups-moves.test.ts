@@ -7,6 +7,7 @@ import { Locker } from '../../src/index.js';
 import { type RedisCluster, type RedisServer, startRedisCluster } from '../../src/testing/index.js';
 import { until } from '../../src/testing/until.js';
 import { type ClusterClientKind, clusterClientKinds } from '../support/cluster-clients.js';
+import { resourceWhere } from '../support/cluster-keys.js';
 
 /**
  * Wake-ups follow their slot to a new master, through every Cluster client, whatever the
@@ -61,10 +62,8 @@ afterAll(async () => {
 });
 
 /** A resource whose lock key `master` serves. */
-async function resourceOn(master: RedisServer, name: string): Promise<string> {
-  for (let i = 0; ; i++) {
-    if ((await cluster.masterOf(`distlock:{${name}${i}}`)) === master) return `${name}${i}`;
-  }
+function resourceOn(master: RedisServer, name: string): Promise<string> {
+  return resourceWhere(cluster, (owner) => owner === master, name);
 }
 
 /** The faults that move a slot, each resolving once the cluster names the slot's new master. */

@@ -7,6 +7,7 @@ import { Locker, type LockerOptions, type RedisClient } from '../../src/index.js
 import { type RedisCluster, type RedisServer, startRedisCluster } from '../../src/testing/index.js';
 import { until } from '../../src/testing/until.js';
 import { clusterClientKinds } from '../support/cluster-clients.js';
+import { resourceWhere } from '../support/cluster-keys.js';
 
 /**
  * Wake-ups on a Redis Cluster: a hand-off is published with SPUBLISH on the lock's own shard
@@ -52,10 +53,8 @@ async function shardChannels(master: RedisServer): Promise<string[]> {
 }
 
 /** A resource whose lock key `master` serves. */
-async function resourceOn(master: RedisServer, name: string): Promise<string> {
-  for (let i = 0; ; i++) {
-    if ((await cluster.masterOf(`distlock:{${name}${i}}`)) === master) return `${name}${i}`;
-  }
+function resourceOn(master: RedisServer, name: string): Promise<string> {
+  return resourceWhere(cluster, (owner) => owner === master, name);
 }
 
 describe('wake-ups on a Redis Cluster', () => {

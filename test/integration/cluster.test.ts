@@ -7,6 +7,7 @@ import { Locker, NoQuorumError } from '../../src/index.js';
 import { type RedisCluster, type RedisServer, startRedisCluster } from '../../src/testing/index.js';
 import { until } from '../../src/testing/until.js';
 import { handSlotOver } from '../support/cluster-clients.js';
+import { resourceWhere } from '../support/cluster-keys.js';
 
 let cluster: RedisCluster;
 const clients: Cluster[] = [];
@@ -42,11 +43,8 @@ function lockerOn(
 }
 
 /** A resource (`<name><i>`) whose lock key the master serves, or (`served` false) does not. */
-async function resourceServedBy(master: RedisServer, served = true, name = 'r'): Promise<string> {
-  for (let i = 0; ; i++) {
-    const owner = await cluster.masterOf(`distlock:{${name}${i}}`);
-    if ((owner === master) === served) return `${name}${i}`;
-  }
+function resourceServedBy(master: RedisServer, served = true, name = 'r'): Promise<string> {
+  return resourceWhere(cluster, (owner) => (owner === master) === served, name);
 }
 
 /**
