@@ -72,48 +72,27 @@ export async function keysLeft(client: Redis, pattern = 'distlock:*'): Promise<s
   return (await client.keys(pattern)).filter((key) => key !== LEASE_RECORD_KEY);
 }
 
-/** A redis-server whose wall clock stands still unless a test moves it, and its admin client. */
+/** A redis-server whose wall clock stands still, and its admin client. */
 export interface ClockedFixture {
   readonly admin: Redis;
-  readonly url: string;
   readonly port: number;
-  /** The server's clock (ms since the epoch). */
-  readonly nowMs: number;
-  /** Sets the server's clock to `ms` since the epoch. */
-  setClockMs(ms: number): void;
 }
 
 /**
  * Starts one clocked redis-server (test/simulation/clocked-redis.ts) before the file's tests,
- * its clock standing at the file's start, and stops it after; before every test it is emptied
- * and its clock put back. What lives by the server's clock (expiry, a barging turn's window)
- * then passes only when a test moves the clock.
+ * its clock standing still at the file's start, and stops it after; before every test it is
+ * emptied. What lives by the server's clock (expiry, a barging turn's window) never passes.
  */
 export function useClockedRedis(): () => ClockedFixture {
-  const startMs = Date.now();
   let fixture: ClockedFixture | undefined;
   let clocked: ClockedRedis | undefined;
   beforeAll(async () => {
-    const server = await startClockedRedis(BigInt(startMs) * 1_000n);
-    clocked = server;
-    const admin = new Redis(server.server.url, { maxRetriesPerRequest: 1 });
+    clocked = await startClockedRedis(BigInt(Date.now()) * 1_000n);
+    const admin = new Redis(clocked.server.url, { maxRetriesPerRequest: 1 });
     admin.on('error', () => {});
-    let nowMs = startMs;
-    fixture = {
-      admin,
-      url: server.server.url,
-      port: server.server.port,
-      get nowMs() {
-        return nowMs;
-      },
-      setClockMs(ms) {
-        nowMs = ms;
-        server.setClock(BigInt(ms) * 1_000n);
-      },
-    };
+    fixture = { admin, port: clocked.server.port };
   });
   beforeEach(async () => {
-    fixture?.setClockMs(startMs);
     await fixture?.admin.flushall();
     await fixture?.admin.script('FLUSH');
   });
