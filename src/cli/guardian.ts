@@ -149,11 +149,11 @@ export class Guardian {
   /**
    * Names the command to guard from now on, whose lease can run out at `endsAt` (shared
    * clock). Resolves true once the guardian has confirmed that it guards the command, false
-   * if it ends (or was dismissed) first: start the command (`CommandGroup.open`) only on true.
+   * if it ends (or was dismissed) first: the command may start (`CommandGroup.open`) only on true.
    * Until then, had distlock been stopped or killed with the naming still unwritten (a runtime
    * may write to a pipe only when its event loop turns), nothing would stop the command.
    */
-  guard(command: GuardedCommand, endsAt: number): Promise<boolean> {
+  #guard(command: GuardedCommand, endsAt: number): Promise<boolean> {
     this.#confirm(undefined);
     this.#write(`${command.group ? 'group' : 'process'} ${command.pid}`);
     this.tell(endsAt);
@@ -164,7 +164,7 @@ export class Guardian {
   }
 
   /**
-   * Names `command`, started `gated`, to the guardian ({@link guard}) and lets it run once
+   * Names `command`, started `gated`, to the guardian (`#guard`) and lets it run once
    * the guardian knows it, if `mayRun()` still says so then (not being stopped, its lease not
    * over); else shuts its gate, so that it never runs. Resolves once that is decided: the
    * guardian confirmed or ended, or the held-back command ended (a signal reached it).
@@ -175,7 +175,7 @@ export class Guardian {
     endsAt: number,
     mayRun: () => boolean,
   ): Promise<void> {
-    const guarding = this.guard(guarded, endsAt);
+    const guarding = this.#guard(guarded, endsAt);
     const known = await Promise.race([guarding, command.exited.then(NO, NO)]);
     if (known && mayRun()) command.open();
     else command.shut();
@@ -238,7 +238,7 @@ export class Guardian {
     return new Promise<void>((resolve) => this.#child.stdin.end('done\n', () => resolve()));
   }
 
-  /** Settles the pending {@link guard}: confirmed for `pid`, or not at all (`undefined`). */
+  /** Settles the pending `#guard`: confirmed for `pid`, or not at all (`undefined`). */
   #confirm(pid: number | undefined): void {
     const confirming = this.#confirming;
     if (!confirming || (pid !== undefined && pid !== confirming.pid)) return;
