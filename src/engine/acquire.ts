@@ -14,6 +14,7 @@ import { type Attempt, attemptAcquire } from './attempt.js';
 import type { LockContext } from './context.js';
 import type { AcquireRequest, HoldTarget, Lease } from './contract.js';
 import { nodeTimeoutFor } from './every-node.js';
+import { countsHandOvers, HandOverCount } from './hand-over-count.js';
 import { Lock, type LockLifecycle } from './lock.js';
 import { deleteIfOwned } from './release.js';
 import { pause, pollingMs, retryDelay } from './retry-pace.js';
@@ -75,6 +76,8 @@ class Acquisition {
   #subscribed = false;
   /** Hears the release that hands us the lock: from the first busy attempt on. */
   #waiter: Waiter | undefined;
+  /** Whether a hand-over's message may give us the lock, with what it counts from. */
+  readonly #handOvers: HandOverCount | undefined;
 
   constructor(
     private readonly context: LockContext,
@@ -86,8 +89,12 @@ class Acquisition {
     const { ttlMs, waitMs, signal, fair, fencing } = settings;
     this.#stops = { what: `Acquiring "${resource}"`, signal, closed: context.shutdown.signal };
     const token = newToken();
+    const counts = (fair || waitMs > 0) && countsHandOvers(context, target, settings);
+    this.#handOvers = counts ? new HandOverCount(context, ttlMs) : undefined;
     this.#line =
-      fair || waitMs > 0 ? new PlaceInLine(context, { kind, key, token, ttlMs }, fair) : undefined;
+      fair || waitMs > 0
+        ? new PlaceInLine(context, { kind, key, token, ttlMs }, fair, counts)
+        : undefined;
     const line = this.#line ? { line: this.#line } : {};
     // On N nodes the fence is settled on a majority, which remembers it when one node forgets
     // (and a counter per node's clock would make the nodes disagree, and cost a raise each
@@ -118,11 +125,18 @@ class Acquisition {
       const connecting = connectionsOpened(context, this.settings.waitMs, this.#stops);
       if (connecting) await connecting;
       for (;;) {
+        const handedOver = this.#handOvers?.counted(this.#waiter?.takeHandOver());
+        if (handedOver) {
+          throwIfStopped(this.#stops); // then the line is left, passing the lock on
+          return this.#acquired(handedOver, handedOver.results);
+        }
         this.#beginAttempt();
         const identifying = context.identities.check(context, this.settings.ttlMs); // no server counts twice
         if (identifying) await identifying;
         this.#subscribed = context.wakeUps.subscribed(this.target.key);
+        this.#handOvers?.sending(this.#request.attempt);
         const attempt = await attemptAcquire(context, this.#request);
+        this.#handOvers?.answered(attempt);
         this.observe?.(attempt);
         if (attempt.kind !== 'acquired') {
           await this.#refused(attempt);

@@ -48,6 +48,12 @@ export interface HoldKind {
    * once that window is over.
    */
   readonly barges?: boolean;
+  /**
+   * Whether its line may hand a waiter the hold for the waiter's TTL, naming the attempt it
+   * counts from in the wake-up, so that the waiter holds with no confirming request (see
+   * `HandOverCount`).
+   */
+  readonly countsHandOvers?: boolean;
   /** Nodes that must grant a hold for it to count, out of `nodeCount`. */
   quorum(nodeCount: number): number;
   /**
@@ -128,6 +134,8 @@ export interface LinePass extends WaitingPlace {
   enter(): LineTicket;
   /** Whether a request of this acquisition may have joined the line on some node. */
   readonly joined: boolean;
+  /** Whether the acquisition may hold from a hand-over's message (see `HandOverCount`). */
+  readonly countsHandOver: boolean;
   /** The acquisition got its hold or gave up: a late answer must not join the line any more. */
   readonly done: boolean;
 }

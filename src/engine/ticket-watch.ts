@@ -1,3 +1,13 @@
+/**
+ * A release that handed the lock over and said so: the node it came from (an index) and the
+ * attempt of the waiter's whose request there the hand-over counts from (see `handOver` in
+ * LOCK_LINE).
+ */
+export interface HandOver {
+  readonly node: number;
+  readonly attempt: number;
+}
+
 /** A waiter's interest in the wake-ups for its ticket. */
 export interface Watch {
   /** Resolves once the channel that wakes the waiter is subscribed on every node (or failed). */
@@ -6,6 +16,8 @@ export interface Watch {
   seen(): number;
   /** Resolves when more than `seen` wake-ups came; `cancel` drops the interest. */
   next(seen: number): { wake: Promise<void>; cancel: () => void };
+  /** The last hand-over whose wake-up named an attempt, if one came since the last take. */
+  takeHandOver(): HandOver | undefined;
   /** Ends the interest. */
   dispose(): void;
 }
@@ -15,6 +27,7 @@ export const POLLING_ONLY: Watch = {
   ready: Promise.resolve(),
   seen: () => 0,
   next: () => ({ wake: new Promise<void>(() => {}), cancel: () => {} }),
+  takeHandOver: () => undefined,
   dispose: () => {},
 };
 
@@ -29,6 +42,7 @@ export class TicketWatch implements Watch {
   #wakes: number;
   /** Resolves the current pause's `wake`; a waiter pauses once at a time. */
   #waker: (() => void) | undefined;
+  #handOver: HandOver | undefined;
   #disposed = false;
   readonly #cancel = () => {
     this.#waker = undefined;
@@ -56,8 +70,15 @@ export class TicketWatch implements Watch {
     return { wake, cancel: this.#cancel };
   }
 
-  /** A release named this ticket. */
-  wakeUp(): void {
+  takeHandOver(): HandOver | undefined {
+    const handOver = this.#handOver;
+    this.#handOver = undefined;
+    return handOver;
+  }
+
+  /** A release named this ticket (and, in `handOver`, the attempt it counts from). */
+  wakeUp(handOver?: HandOver): void {
+    if (handOver) this.#handOver = handOver;
     this.#wakes++;
     const waker = this.#waker;
     this.#waker = undefined;

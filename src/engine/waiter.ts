@@ -1,4 +1,4 @@
-import type { WakeUps, Watch } from './wake-ups.js';
+import type { HandOver, WakeUps, Watch } from './wake-ups.js';
 
 /**
  * One acquisition's use of wake-ups, from its first busy attempt on: each pause ends early
@@ -70,6 +70,14 @@ export class Waiter {
     if (!this.#watch) return undefined;
     this.#pausedListening = this.#wakeUps.pausing(this.#key);
     return this.#watch.next(this.#seen);
+  }
+
+  /**
+   * The hand-over whose wake-up named an attempt, once: each is given out a single time, so
+   * that one that could not count is never counted later.
+   */
+  takeHandOver(): HandOver | undefined {
+    return this.#watch?.takeHandOver();
   }
 
   /** Call when an attempt got the lock. */

@@ -86,12 +86,13 @@ export class PlaceInLine implements LineTicket, LinePass {
   /**
    * `fair`: in line from the first attempt. A plain acquisition is too when its key was busy
    * moments ago (see {@link BusyKeys}): its first attempt then joins the line in one round
-   * trip, rather than failing a `SET NX` first.
+   * trip, rather than failing a `SET NX` first. `countsHandOver`: see `HandOverCount`.
    */
   constructor(
     private readonly context: LineContext,
     private readonly request: LineRequest,
     readonly fair: boolean,
+    readonly countsHandOver = false,
   ) {
     this.waiterTimeoutMs = waiterTimeoutMs(context);
     this.joined = fair || context.busyKeys.has(request.key);

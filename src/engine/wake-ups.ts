@@ -7,7 +7,7 @@ import { SubscriptionCheck } from './subscription-check.js';
 import { POLLING_ONLY, TicketWatch, type Watch } from './ticket-watch.js';
 import { WakeChannel } from './wake-channel.js';
 
-export type { Watch } from './ticket-watch.js';
+export type { HandOver, Watch } from './ticket-watch.js';
 
 /** What {@link WakeUps} needs of its locker. */
 export interface WakeUpOptions {
@@ -66,6 +66,8 @@ export class WakeUps {
    * to the attempt that joined the line. Tickets are never reused, so a few suffice.
    */
   readonly #unclaimed = new Set<string>();
+  /** How often each node's plain subscriber was (re)established (see {@link readiness}). */
+  readonly #readies: number[];
   #closed = false;
 
   constructor(nodes: readonly RedisConnection[], options: WakeUpOptions) {
@@ -73,6 +75,7 @@ export class WakeUps {
     this.#options = options;
     this.#plainName = wakeChannel(options.prefix, options.id);
     this.#plainWake = `PUBLISH ${this.#plainName}`;
+    this.#readies = nodes.map(() => 0);
     // The prefix has no brace of its own (see `keys.ts`): the channel's tag is its slot's.
     this.#sharded = nodes.length > 0 && nodes.every((node) => node.openShardedSubscriber);
     const warn = (code: WarningCode, message: string, node: number) => {
@@ -135,6 +138,15 @@ export class WakeUps {
     const slot = slotOf(key);
     const channel = this.#bySlot.get(slot);
     if (channel) this.#check.unanswered(channel, slot);
+  }
+
+  /**
+   * How many times node `index`'s plain subscriber has been (re)established. A wake-up that
+   * came while this number stayed the same came from the server that its connection first
+   * reached: a restart or failover ends the connection.
+   */
+  readiness(index: number): number {
+    return this.#readies[index] ?? 0;
   }
 
   /** Watches for the wake-ups of `ticket`, a waiter for `key`, subscribing first if need be. */
@@ -205,8 +217,11 @@ export class WakeUps {
       if (!open) return [];
       const subscriber: Subscriber = open.call(
         node,
-        (channel, message) => this.#announce(channel, message),
-        () => this.#resubscribe(kind, subscriber),
+        (channel, message) => this.#announce(channel, message, index),
+        () => {
+          if (kind === 'plain') this.#readies[index] = (this.#readies[index] ?? 0) + 1;
+          this.#resubscribe(kind, subscriber);
+        },
       );
       this.#nodeOf.set(subscriber, index);
       return [subscriber];
@@ -248,17 +263,27 @@ export class WakeUps {
     for (const subscriber of sharded) void subscriber.close();
   }
 
-  /** Wakes the waiter named by `message`; every waiter when the adapter gives no payload. */
-  #announce(channel: string, message: string | undefined): void {
+  /**
+   * Wakes the waiter named by `message` (`<ticket>`, or `<ticket> <attempt>` for a hand-over
+   * it may count from, see `handOver` in LOCK_LINE), from node `node`; every waiter when the
+   * adapter gives no payload.
+   */
+  #announce(channel: string, message: string | undefined, node: number): void {
     if (channel !== this.#plainName && !channel.startsWith(`${this.#plainName}:{`)) return;
     if (message === '') return; // the probe
-    const named = message === undefined ? undefined : this.#tickets.get(message);
-    if (message !== undefined && !named) {
-      this.#keepUnclaimed(message);
+    const space = message?.indexOf(' ') ?? -1;
+    const ticket = space < 0 ? message : message?.slice(0, space);
+    const named = ticket === undefined ? undefined : this.#tickets.get(ticket);
+    if (ticket !== undefined && !named) {
+      this.#keepUnclaimed(ticket);
       return;
     }
-    if (named) named.wakeUp();
-    else for (const watch of this.#tickets.values()) watch.wakeUp();
+    if (!named) {
+      for (const watch of this.#tickets.values()) watch.wakeUp();
+      return;
+    }
+    const attempt = space < 0 ? Number.NaN : Number(message?.slice(space + 1));
+    named.wakeUp(Number.isSafeInteger(attempt) ? { node, attempt } : undefined);
   }
 
   #keepUnclaimed(ticket: string): void {

@@ -152,35 +152,45 @@ end
  * `<ticket> SPUBLISH <channel>`, a sharded channel of the line's own slot), as
  * local functions:
  * - `serverMs()`: the server's clock in ms (waiter deadlines never use a client's clock);
- * - `joinLine(waiter, ticket, channel, patience, now)`: (re)joins at `ticket` (a waiter keeps
- *   its place), with a deadline `patience` ms from `now`; the line's keys then live at least
+ * - `joinLine(waiter, ticket, channel, patience, now, count)`: (re)joins at `ticket` (a waiter
+ *   keeps its place), with a deadline `patience` ms from `now`, and `count` (when given) as its
+ *   `<waiter>:count` field (see LOCK_LINE); the line's keys then live at least
  *   that long (so a line whose waiters all died leaves nothing behind), by
  *   `keepAtLeast(lineKey, ms)`, which never shortens a key's life;
  * - `leaveLine(waiter)`, `dropGone(now, leave)` (each waiter past its deadline leaves by
  *   `leave`, `leaveLine` unless given); a kind that keeps more about its waiters sets
  *   `whenLeaving(waiter)`, which `leaveLine` then calls too;
  * - `firstWaiter()`: the first waiter's token and ticket, or nil;
- * - `wakeWaiter(waiter)`: tells the waiter on its channel, naming its ticket, by the command
- *   its entry names (only PUBLISH or SPUBLISH);
+ * - `wakeWaiter(waiter, note)`: tells the waiter on its channel, naming its ticket (and
+ *   `note`, when given, after a space), by the command its entry names (only PUBLISH or
+ *   SPUBLISH);
  * - `passOn(give)`: calls `give(waiter, ms, now)` for the first waiter whose deadline has not
  *   passed (dropping those ahead of it whose deadline passed), `ms` being the time to that
- *   deadline, takes it out of the line and wakes it; false when nobody waits.
+ *   deadline, takes it out of the line and wakes it; false when nobody waits. A kind whose
+ *   waiters may count a hand-over from its message sets `handedFor(waiter, ms)`, which returns
+ *   the ms to give instead and the note that the wake-up then carries (see LOCK_LINE).
+ * A waiter's entry in `channels` may have a second field, `<waiter>:count`, that the kind's
+ * scripts write and read (see LOCK_LINE); `leaveLine` removes it too.
  * The script sets the locals `queue`, `deadlines` and `channels` first. A wake-up that fails
  * (a user without access to the channel) only makes waiters poll: it never fails the script
  * around it, whose writes are done by then.
  */
 export const WAITING_LINE = `${SERVER_TIME}
 local queue, deadlines, channels = KEYS[2], KEYS[3], KEYS[4]
-local whenLeaving
+local whenLeaving, handedFor
 local function keepAtLeast(lineKey, ms)
   if redis.call('PTTL', lineKey) < ms then
     redis.call('PEXPIRE', lineKey, ms)
   end
 end
-local function joinLine(waiter, ticket, channel, patience, now)
+local function joinLine(waiter, ticket, channel, patience, now, count)
   redis.call('ZADD', queue, 'NX', ticket, waiter)
   redis.call('ZADD', deadlines, now + patience, waiter)
-  redis.call('HSET', channels, waiter, ticket .. ' ' .. channel)
+  if count then
+    redis.call('HSET', channels, waiter, ticket .. ' ' .. channel, waiter .. ':count', count)
+  else
+    redis.call('HSET', channels, waiter, ticket .. ' ' .. channel)
+  end
   for _, lineKey in ipairs({queue, deadlines, channels}) do
     keepAtLeast(lineKey, patience)
   end
@@ -188,7 +198,7 @@ end
 local function leaveLine(waiter)
   redis.call('ZREM', queue, waiter)
   redis.call('ZREM', deadlines, waiter)
-  redis.call('HDEL', channels, waiter)
+  redis.call('HDEL', channels, waiter, waiter .. ':count')
   if whenLeaving then
     whenLeaving(waiter)
   end
@@ -202,7 +212,7 @@ local function firstWaiter()
   local first = redis.call('ZRANGE', queue, 0, 0, 'WITHSCORES')
   return first[1], first[2]
 end
-local function wakeWaiter(waiter)
+local function wakeWaiter(waiter, note)
   local entry = redis.call('HGET', channels, waiter)
   local ticket, publish, channel = string.match(entry or '', '^(%S+) (S?PUBLISH) (.+)$')
   if not channel then
@@ -211,7 +221,7 @@ local function wakeWaiter(waiter)
     ticket, channel = string.match(entry or '', '^(%S+) (.+)$')
   end
   if channel then
-    redis.pcall(publish, channel, ticket)
+    redis.pcall(publish, channel, note and (ticket .. ' ' .. note) or ticket)
   end
 end
 local function passOn(give)
@@ -223,9 +233,13 @@ local function passOn(give)
   while first do
     local deadline = tonumber(redis.call('ZSCORE', deadlines, first))
     if deadline and deadline > now then
-      wakeWaiter(first)
+      local ms, note = deadline - now, nil
+      if handedFor then
+        ms, note = handedFor(first, ms)
+      end
+      wakeWaiter(first, note)
       leaveLine(first)
-      give(first, deadline - now, now)
+      give(first, ms, now)
       return true
     end
     leaveLine(first)

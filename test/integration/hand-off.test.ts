@@ -74,9 +74,9 @@ describe('a release hands the lock to the first waiter', () => {
     const first = await Promise.race(waits);
     await delay(100);
     const after = await calls(admin, 'evalsha');
-    // The release, and the woken waiter's confirmation. Before: all 20 retried (SET, then a
-    // script each).
-    expect(after - before).toBe(2);
+    // The release alone: on one node the woken waiter holds from its message. Before: all 20
+    // retried (SET, then a script each); then the woken waiter confirmed with a script.
+    expect(after - before).toBe(1);
     await first.release();
     await Promise.all(waits.map((wait) => wait.then((lock) => lock.release()))); // one by one
   });
@@ -172,6 +172,78 @@ describe('a release hands the lock to the first waiter', () => {
     }
   });
 });
+
+describe('a hand-over counted from its message (one node)', () => {
+  /** A holder, and a waiter in line behind it that sleeps out a long polling delay. */
+  async function waiterInLine(ttlMs: number) {
+    const urls = fixture().redis.urls.slice(0, 1);
+    const admin = fixture().admin[0] as Redis;
+    const holderLocker = locker({ nodes: urls });
+    await (await holderLocker.acquire('warm-up', { ttlMs: 10_000 })).release(); // scripts loaded
+    const holder = await holderLocker.acquire('report', { ttlMs: 30_000 });
+    const waiterLocker = locker({ nodes: urls, retryDelayMs: 10_000 });
+    const askedBefore = performance.now();
+    const waiting = waiterLocker.acquire('report', { ttlMs, waitMs: 20_000 });
+    while ((await admin.zcard('distlock:{report}:queue')) === 0) await delay(5);
+    return { admin, holder, waiting, askedBefore };
+  }
+
+  it('holds from the message, its validity counted from its last request, not from the message', async () => {
+    const ttlMs = 10_000;
+    const { admin, holder, waiting, askedBefore } = await waiterInLine(ttlMs);
+    await delay(1_000); // the waiter's last request is now a second old
+    const before = await calls(admin, 'evalsha');
+    await holder.release();
+    const lock = await waiting;
+    const heardAt = performance.now();
+    expect(await calls(admin, 'evalsha')).toBe(before + 1); // the release alone
+    // Counted from the message, it would have about its whole TTL left.
+    expect(lock.remainingMs()).toBeLessThanOrEqual(ttlMs - (heardAt - askedBefore) + 50);
+    // The key outlives the validity: it was set for the waiter's TTL at the hand-over.
+    expect(await admin.pttl('distlock:{report}')).toBeGreaterThanOrEqual(lock.remainingMs());
+    expect(await lock.release()).toBe('released');
+    expect(await admin.keys('distlock:{report}*')).toEqual([]);
+  });
+
+  it('confirms instead when its subscriber connected again since its last request', async () => {
+    const { admin, holder, waiting } = await waiterInLine(10_000);
+    const subscriber = (await admin.client('LIST', 'TYPE', 'pubsub')) as string;
+    const id = /id=(\d+)/.exec(subscriber)?.[1];
+    await admin.client('KILL', 'ID', String(id));
+    // Subscribed again: a channel of its own, with a subscriber (not this test's) on it.
+    for (;;) {
+      const subscribers = (await admin.pubsub('NUMSUB', ...(await channels(admin)))) as unknown[];
+      if (subscribers.some((count) => Number(count) > 0)) break;
+      await delay(5);
+    }
+    const before = await calls(admin, 'evalsha');
+    await holder.release();
+    const lock = await waiting;
+    // The release, then the waiter's confirmation: the message came over a connection that the
+    // waiter's request did not precede, so it does not count.
+    expect(await calls(admin, 'evalsha')).toBe(before + 2);
+    expect(await admin.get('distlock:{report}')).toMatch(/:\d+$/); // confirmed: an attempt's hold
+    await lock.release();
+  });
+
+  it('confirms instead when its last request is older than half its TTL', async () => {
+    const ttlMs = 1_000;
+    const { admin, holder, waiting } = await waiterInLine(ttlMs);
+    await delay(ttlMs / 2 + 100);
+    const before = await calls(admin, 'evalsha');
+    await holder.release();
+    const lock = await waiting;
+    expect(await calls(admin, 'evalsha')).toBe(before + 2);
+    expect(lock.remainingMs()).toBeGreaterThan(ttlMs / 2); // a fresh lease, from the confirmation
+    await lock.release();
+  });
+});
+
+/** The wake-up channels that the line's waiters left for a release. */
+async function channels(admin: Redis): Promise<string[]> {
+  const entries = await admin.hvals('distlock:{report}:queue-wake');
+  return entries.flatMap((entry) => /PUBLISH (\S+)$/.exec(entry)?.[1] ?? []);
+}
 
 describe('bounded barging', () => {
   for (const nodes of [1, 3]) {

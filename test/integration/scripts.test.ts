@@ -76,13 +76,18 @@ describe('requests of an earlier attempt that arrive after a later one', () => {
  * An acquire-in-line request for the lock at 'k', by `token` at `ticket` in line: fair unless
  * `fair` is false (a release always hands the lock over to a fair waiter).
  */
-function inLine(token: string, ticket: number, { fair = true, attempt = 1 } = {}) {
+function inLine(
+  token: string,
+  ticket: number,
+  { fair = true, attempt = 1, countsHandOver = false } = {},
+) {
   return {
     key: 'k',
     token,
     attempt,
     ttlMs: 10_000,
     fencing: false,
+    countsHandOver,
     line: { ticket, waiterTimeoutMs: 1_000, fair, wakeChannel: 'PUBLISH w' },
   };
 }
@@ -130,6 +135,32 @@ describe('the waiting line', () => {
       await leaveQueueScript.run(node, { key: 'k', token: 'second', granted: false }, 1_000),
     ).toBe(1);
     expect(await admin.keys('*')).toEqual([]); // nobody left: deleted, line gone
+  });
+
+  it('hands a waiter that counts from the message the lock for its TTL, naming its last attempt', async () => {
+    const admin = fixture().admin[0] as Redis;
+    const node = IORedisConnection.of(admin);
+    const listener = admin.duplicate();
+    const woken: string[] = [];
+    listener.on('message', (_channel: string, message: string) => woken.push(message));
+    await listener.subscribe('w');
+    await admin.set('k', 'holder:1', 'PX', 10_000);
+    for (const attempt of [1, 2]) {
+      const counting = inLine('first', 1, { attempt, countsHandOver: true });
+      expect((await acquireInLineScript.run(node, counting, 1_000)).state).toBeGreaterThan(0);
+    }
+    expect(await releaseScript.run(node, holder(true), 1_000)).toBe(1);
+    expect(await admin.get('k')).toBe('first'); // a hand-over: the bare token
+    // Its TTL, not its deadline in line (1 s): it may hold from the message.
+    expect(await admin.pttl('k')).toBeGreaterThan(9_000);
+    while (woken.length === 0) await delay(5);
+    expect(woken).toEqual(['1 2']); // its ticket, and the attempt whose send time it counts from
+    expect(await admin.hgetall('k:queue-wake')).toEqual({}); // left the line, the count too
+    // The holder's release ends the hand-over, nobody else waiting: a plain delete.
+    const release = { key: 'k', token: 'first', attempt: 2, announce: true };
+    expect(await releaseScript.run(node, release, 1_000)).toBe(1);
+    expect(await admin.keys('*')).toEqual([]);
+    listener.disconnect();
   });
 
   it('an undo deletes silently: it hands nothing over', async () => {
@@ -191,6 +222,21 @@ describe('bounded barging: a release may leave the lock free while no fair waite
     expect(await admin.get('k')).toBe('holder:2');
     while (woken.length === 0) await delay(5);
     expect(woken).toEqual(['1']); // the first waiter's ticket, and only it
+    listener.disconnect();
+    await admin.flushall();
+  });
+
+  it('names no attempt for a waiter that does not count from the message: it confirms', async () => {
+    const admin = clocked().admin;
+    const node = IORedisConnection.of(admin);
+    const { listener, woken } = await wakeUpsOn(admin, 'w');
+    await heldWithTwoWaiting(admin, node);
+    await turnStarted(admin, BARGE_WINDOW_MS);
+    expect(await releaseScript.run(node, release, 1_000)).toBe(1);
+    expect(await admin.get('k')).toBe('first');
+    expect(await admin.pttl('k')).toBeLessThanOrEqual(1_000); // until its deadline in line
+    while (woken.length === 0) await delay(5);
+    expect(woken).toEqual(['1']);
     listener.disconnect();
     await admin.flushall();
   });

@@ -22,6 +22,7 @@ import { releaseScript } from './lua/release.js';
 export const mutexKind: HoldKind = {
   noun: 'lock',
   barges: true,
+  countsHandOvers: true,
   quorum: quorumOf,
   take: takeLock,
   extend: (node, hold, timeoutMs) => extendScript.run(node, hold, timeoutMs),
@@ -64,7 +65,16 @@ function takeInLine(
   timeoutMs: number,
 ): Promise<TakeReply> {
   const { key, token, attempt, ttlMs, fencing, fenceFromClock } = request;
-  const inLine = { key, token, attempt, ttlMs, fencing, fenceFromClock, line: line.enter() };
+  const inLine = {
+    key,
+    token,
+    attempt,
+    ttlMs,
+    fencing,
+    fenceFromClock,
+    line: line.enter(),
+    countsHandOver: line.countsHandOver,
+  };
   return acquireInLineScript.run(node, inLine, timeoutMs);
 }
 

@@ -16,6 +16,11 @@ export interface LineAcquisition {
   /** Keep the fence at or above the node's clock (`AcquireRequest.fenceFromClock`). @default false */
   readonly fenceFromClock?: boolean;
   readonly line: LineTicket;
+  /**
+   * May count a hand-over from its message (see `handOver` in LOCK_LINE): the node then
+   * remembers this attempt and TTL with the caller's place. @default false
+   */
+  readonly countsHandOver?: boolean;
 }
 
 /**
@@ -40,6 +45,8 @@ export interface LineAcquisition {
  *          free while the caller waits; '0' plain: a free lock goes to anyone, unless a fair
  *          waiter joined the line (see LOCK_LINE)
  * ARGV[9]  '1' to keep the fence counter at or above the node's clock in µs (see DRAW_FENCE)
+ * ARGV[10] '1' when the caller counts a hand-over from its message: a release then hands it
+ *          the lock for its TTL and names this attempt in the wake-up (see `handOver`)
  *
  * When the key holds a hand-over to the caller or an earlier attempt's hold (that landed
  * unseen), it becomes this attempt's, with the TTL this attempt's validity counts on; when a
@@ -59,7 +66,7 @@ export interface LineAcquisition {
 export const acquireInLineScript = defineScript({
   name: 'acquire-in-line',
   keys: ({ key }: LineAcquisition) => [...mutexLineKeys(key), fenceKey(key)],
-  args: ({ token, attempt, ttlMs, line, fencing, fenceFromClock }) => [
+  args: ({ token, attempt, ttlMs, line, fencing, fenceFromClock, countsHandOver }) => [
     token,
     attempt,
     ttlMs,
@@ -67,6 +74,7 @@ export const acquireInLineScript = defineScript({
     fencing ? '1' : '0',
     line.fair ? '1' : '0',
     fenceFromClock ? '1' : '0',
+    countsHandOver ? '1' : '0',
   ],
   parse: fencedReply('acquire-in-line'),
   lua: `${HOLDER_TTL}${LOCK_LINE}${HOLD_VALUES}${DRAW_FENCE}
@@ -74,6 +82,7 @@ local lockKey, fenceCounter = KEYS[1], KEYS[6]
 local token, attempt, ttl, ticket = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
 local patience, channel = tonumber(ARGV[5]), ARGV[6]
 local fenced, fair, fromClock = ARGV[7] == '1', ARGV[8] == '1', ARGV[9] == '1'
+local count = ARGV[10] == '1' and (attempt .. ' ' .. ttl) or nil
 local mine = holdOf(token, attempt)
 
 local function granted()
@@ -96,12 +105,12 @@ end
 local now = serverMs()
 dropGone(now)
 if holder then
-  joinLockLine(token, ticket, channel, patience, now, fair)
+  joinLockLine(token, ticket, channel, patience, now, fair, count)
   return {holderTtl(lockKey), ''}
 end
 local ordered = fair or inTurn()
 if ordered then
-  joinLockLine(token, ticket, channel, patience, now, fair)
+  joinLockLine(token, ticket, channel, patience, now, fair, count)
 end
 local first = firstWaiter()
 if first == token then

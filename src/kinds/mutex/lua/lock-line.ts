@@ -18,8 +18,9 @@ import { BARGE_WINDOW_MS } from '../../../lua/waiting-line.js';
  * the window a release hands the lock to the first waiter, so the front waits at most the
  * window plus one hold. A fair waiter never lets anyone go first: from the moment
  * one joins until the line is empty again, every release hands over. Local functions:
- * - `joinLockLine(waiter, ticket, channel, patience, now, fair)`: `joinLine`; a waiter joining
- *   an empty line starts its turn;
+ * - `joinLockLine(waiter, ticket, channel, patience, now, fair, count)`: `joinLine`; a waiter
+ *   joining an empty line starts its turn; `count` is `<attempt> <ttl>` for a waiter that
+ *   counts a hand-over from its message (see below), nil otherwise;
  * - `inTurn()`: whether a fair waiter joined the line (then a free lock goes in line order);
  * - `startTurn(now, ms)`: the lock goes to the front now; the hash then lives `ms` at least
  *   (call it only while the line exists);
@@ -28,10 +29,14 @@ import { BARGE_WINDOW_MS } from '../../../lua/waiting-line.js';
  *   later than now: after a step back of the server's clock, the turn counts as over);
  * - `wakeFrontOnce()`: wakes the first waiter, unless it was woken so in this turn already
  *   (`woken` in the turn's hash names it);
- * - `handOver(lockKey)`: passes the lock on (see `passOn`), set to expire at the waiter's
- *   deadline (a waiter that died blocks the lock no longer than it would keep its place). The
- *   waiter then confirms with a request of its own, which renews the key to its TTL: its
- *   validity counts from that request, never from the message.
+ * - `handOver(lockKey)`: passes the lock on (see `passOn`) as the waiter's bare token. A
+ *   waiter that joined with a `count` gets the key for max(its TTL, the time to its deadline),
+ *   and its wake-up names the attempt of its last request here (`<ticket> <attempt>`): that
+ *   request reached the node before the hand-over, so the key outlives (its send time + TTL),
+ *   and the waiter may hold from the message with its validity counted from that send time
+ *   (`HandOvers` in the engine). Any other waiter gets the key until its deadline (one that
+ *   died blocks the lock no longer than it would keep its place) and a wake-up naming its
+ *   ticket alone; it confirms with a request of its own, which renews the key to its TTL.
  */
 export const LOCK_LINE = `${WAITING_LINE}
 local turn = KEYS[5]
@@ -45,11 +50,19 @@ local function startTurn(now, ms)
   redis.call('HDEL', turn, 'woken')
   keepAtLeast(turn, ms)
 end
-local function joinLockLine(waiter, ticket, channel, patience, now, fair)
+handedFor = function(waiter, ms)
+  local attempt, ttl =
+    string.match(redis.call('HGET', channels, waiter .. ':count') or '', '^(%d+) (%d+)$')
+  if ttl then
+    return math.max(tonumber(ttl), ms), attempt
+  end
+  return ms, nil
+end
+local function joinLockLine(waiter, ticket, channel, patience, now, fair, count)
   if redis.call('EXISTS', queue) == 0 then
     startTurn(now, patience)
   end
-  joinLine(waiter, ticket, channel, patience, now)
+  joinLine(waiter, ticket, channel, patience, now, count)
   if fair then
     redis.call('HSET', turn, 'fair', 1)
   end

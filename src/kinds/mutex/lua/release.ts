@@ -32,12 +32,13 @@ export const releaseScript = defineScript({
     mutexLineKeys(key),
   args: ({ token, attempt, announce }) => [token, attempt, announce ? '1' : '0'],
   parse: integerReply('release'),
-  // The usual case comes first: the key holds this very attempt's hold and nobody waits in
-  // line. It costs what a plain compare-and-delete costs: the line's functions (and the
+  // The usual case comes first: the key holds this very attempt's hold (or, for a holder's
+  // release, a hand-over to it) and nobody waits in line. It costs what a plain compare-and-delete costs: the line's functions (and the
   // general parsing of holds) are not even defined then.
   lua: `local lockKey, token, attempt, announce = KEYS[1], ARGV[1], ARGV[2], ARGV[3] == '1'
 local value = redis.call('GET', lockKey)
-if value == token .. ':' .. attempt and (not announce or redis.call('EXISTS', KEYS[2]) == 0) then
+local ours = value == token .. ':' .. attempt or (announce and value == token)
+if ours and (not announce or redis.call('EXISTS', KEYS[2]) == 0) then
   redis.call('DEL', lockKey)
   return 1
 end
