@@ -106,6 +106,12 @@ export class HandOverCount {
     const validity = validityMs(this.ttlMs, last.startedAt, now, settings.driftFactor);
     if (validity < this.ttlMs / 2) return undefined;
     const results = [{ node: node.name, outcome: 'yes', latencyMs: now - last.startedAt } as const];
-    return { kind: 'acquired', startedAt: last.startedAt, deadline: now + validity, fence: undefined, results };
+    return {
+      kind: 'acquired',
+      startedAt: last.startedAt,
+      deadline: now + validity,
+      fence: undefined,
+      results,
+    };
   }
 }

@@ -221,7 +221,7 @@ describe('a hand-over counted from its message (one node)', () => {
 
   it('confirms instead when its subscriber connected again since its last request', async () => {
     const { admin, holder, waiting } = await waiterInLine(10_000);
-    const subscriber = (await admin.client('LIST', 'TYPE', 'pubsub')) as string;
+    const subscriber = String(await admin.call('CLIENT', 'LIST', 'TYPE', 'pubsub'));
     const id = /id=(\d+)/.exec(subscriber)?.[1];
     await admin.client('KILL', 'ID', String(id));
     // Subscribed again: a channel of its own, with a subscriber (not this test's) on it.

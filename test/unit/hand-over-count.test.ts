@@ -44,7 +44,7 @@ describe('counting a hand-over from its message', () => {
     // 10 s - 200 ms elapsed - (1% drift + 2 ms), from the message's arrival at 1200.
     expect(lock?.deadline).toBe(1_200 + 10_000 - 200 - 102);
     expect(lock?.startedAt).toBe(1_000);
-    expect(lock?.results.map((r) => r.outcome)).toEqual(['yes']);
+    expect(lock?.results.map((result) => result?.outcome)).toEqual(['yes']);
   });
 
   it('does not count a message that names an earlier attempt than the last one sent', () => {
