@@ -25,7 +25,6 @@ import type { Lock } from './engine/lock.js';
 import { NodeIdentities } from './engine/node-identity.js';
 import { Shutdown } from './engine/shutdown.js';
 import { newLockerId } from './engine/token.js';
-import { BusyKeys } from './engine/waiting-line.js';
 import { WakeUps } from './engine/wake-ups.js';
 import { withLock } from './engine/with-lock.js';
 import { InvalidArgumentError, LockBusyError, LockerClosedError } from './errors.js';
@@ -94,7 +93,6 @@ export class Locker {
       clock: monotonicClock,
       events: this.events,
       wakeUps,
-      busyKeys: new BusyKeys(monotonicClock.now),
       shutdown: new Shutdown(),
       identities: new NodeIdentities(nodes.length, {
         inspect: evictionCheck(settings.onEvictionRisk, nodeName, this.events),

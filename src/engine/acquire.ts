@@ -210,7 +210,6 @@ class Acquisition {
       reason,
       nodes,
     });
-    if (reason === 'busy') context.busyKeys.mark(target.key);
     const line = this.#line;
     if (reason === 'busy' && line && !this.#waiter) {
       // From now on the release that hands us the lock wakes us at once (see WakeUps).

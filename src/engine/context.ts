@@ -2,7 +2,6 @@ import type { LockerEmitter } from './events.js';
 import type { NodeSet } from './every-node.js';
 import type { NodeIdentities } from './node-identity.js';
 import type { Shutdown } from './shutdown.js';
-import type { BusyKeys } from './waiting-line.js';
 import type { WakeUps } from './wake-ups.js';
 
 /**
@@ -15,7 +14,6 @@ export interface LockContext extends NodeSet {
   /** Wakes a waiter over pub/sub when a release hands it the lock. */
   readonly wakeUps: WakeUps;
   /** Keys found held by another moments ago: acquisitions of them join the line at once. */
-  readonly busyKeys: BusyKeys;
   /** Stops waits and ends held locks when the locker closes. */
   readonly shutdown: Shutdown;
   /** Which server each node is: no server may count twice towards a majority. */

@@ -33,7 +33,6 @@ function waiterTimeoutMs({ settings }: Pick<NodeSet, 'settings'>): number {
 /** What a place in line uses of its locker. */
 interface LineContext extends NodeSet {
   readonly wakeUps: WakeUps;
-  readonly busyKeys: BusyKeys;
   readonly shutdown: Shutdown;
 }
 
@@ -84,9 +83,10 @@ export class PlaceInLine implements LineTicket, LinePass {
   done = false;
 
   /**
-   * `fair`: in line from the first attempt. A plain acquisition is too when its key was busy
-   * moments ago (see {@link BusyKeys}): its first attempt then joins the line in one round
-   * trip, rather than failing a `SET NX` first. `countsHandOver`: see `HandOverCount`.
+   * `fair`: in line from the first attempt. A plain acquisition joins with the attempt that
+   * finds the lock taken: its first `SET NX` takes a free lock in one round trip (under
+   * contention, mostly a worker taking back the lock it just released within the barging
+   * window). `countsHandOver`: see `HandOverCount`.
    */
   constructor(
     private readonly context: LineContext,
@@ -95,7 +95,7 @@ export class PlaceInLine implements LineTicket, LinePass {
     readonly countsHandOver = false,
   ) {
     this.waiterTimeoutMs = waiterTimeoutMs(context);
-    this.joined = fair || context.busyKeys.has(request.key);
+    this.joined = fair;
   }
 
   /** The lock whose line this is. */
@@ -137,36 +137,3 @@ export class PlaceInLine implements LineTicket, LinePass {
     return leaveQueue(this.context, this.request, last).settled;
   }
 }
-
-/**
- * Keys that this locker found held by another in the last second: a worker that releases a
- * lock others wait for, and asks for it again, finds it handed over, and had better join the
- * line at once. Bounded: the oldest entries go first.
- */
-export class BusyKeys {
-  readonly #seenAt = new Map<string, number>();
-  readonly #now: () => number;
-
-  constructor(now: () => number) {
-    this.#now = now;
-  }
-
-  mark(key: string): void {
-    this.#seenAt.delete(key); // re-inserted last: the map stays in age order
-    this.#seenAt.set(key, this.#now());
-    if (this.#seenAt.size <= BUSY_KEYS_KEPT) return;
-    const [oldest] = this.#seenAt.keys();
-    if (oldest !== undefined) this.#seenAt.delete(oldest);
-  }
-
-  has(key: string): boolean {
-    const seenAt = this.#seenAt.get(key);
-    if (seenAt === undefined) return false;
-    if (this.#now() - seenAt < BUSY_FOR_MS) return true;
-    this.#seenAt.delete(key);
-    return false;
-  }
-}
-
-const BUSY_FOR_MS = 1_000;
-const BUSY_KEYS_KEPT = 1_000;

@@ -6,7 +6,6 @@ import type { LockContext } from '../../src/engine/context.js';
 import { LockerEmitter } from '../../src/engine/events.js';
 import { NodeIdentities } from '../../src/engine/node-identity.js';
 import { Shutdown } from '../../src/engine/shutdown.js';
-import { BusyKeys } from '../../src/engine/waiting-line.js';
 import { WakeUps } from '../../src/engine/wake-ups.js';
 
 /** A clock that moves only when told. */
@@ -35,7 +34,6 @@ export function fakeContext(
     clock,
     events: new LockerEmitter(),
     wakeUps: new WakeUps([], { prefix: 'distlock:', id: 'test', warn: () => {} }),
-    busyKeys: new BusyKeys(() => clock.now()),
     shutdown: new Shutdown(),
     identities: new NodeIdentities(connections.length),
     connected: () => undefined,
