@@ -164,9 +164,11 @@ end
  * - `wakeWaiter(waiter, note)`: tells the waiter on its channel, naming its ticket (and
  *   `note`, when given, after a space), by the command its entry names (only PUBLISH or
  *   SPUBLISH);
- * - `passOn(give)`: calls `give(waiter, ms, now)` for the first waiter whose deadline has not
+ * - `passOn(give, now, first)`: calls `give(waiter, ms, now)` for the first waiter whose deadline has not
  *   passed (dropping those ahead of it whose deadline passed), `ms` being the time to that
- *   deadline, takes it out of the line and wakes it; false when nobody waits. A kind whose
+ *   deadline, takes it out of the line and wakes it; false when nobody waits. `now` and
+ *   `first` are the server's clock and the first waiter when the caller read them already
+ *   (else they are read). A kind whose
  *   waiters may count a hand-over from its message sets `handedFor(waiter, ms)`, which returns
  *   the ms to give instead and the note that the wake-up then carries (see LOCK_LINE).
  * A waiter's entry in `channels` may have a second field, `<waiter>:count`, that the kind's
@@ -224,12 +226,14 @@ local function wakeWaiter(waiter, note)
     redis.pcall(publish, channel, note and (ticket .. ' ' .. note) or ticket)
   end
 end
-local function passOn(give)
-  if redis.call('EXISTS', queue) == 0 then
-    return false
+local function passOn(give, now, first)
+  if not first then
+    if redis.call('EXISTS', queue) == 0 then
+      return false
+    end
+    first = firstWaiter()
   end
-  local now = serverMs()
-  local first = firstWaiter()
+  now = now or serverMs()
   while first do
     local deadline = tonumber(redis.call('ZSCORE', deadlines, first))
     if deadline and deadline > now then

@@ -24,12 +24,12 @@ import { BARGE_WINDOW_MS } from '../../../lua/waiting-line.js';
  * - `inTurn()`: whether a fair waiter joined the line (then a free lock goes in line order);
  * - `startTurn(now, ms)`: the lock goes to the front now; the hash then lives `ms` at least
  *   (call it only while the line exists);
- * - `mayBarge(now)`: whether a release may leave the lock free, once `inTurn()` said no and
- *   the gone were dropped: someone still waits, and the front's turn is young (started no
- *   later than now: after a step back of the server's clock, the turn counts as over);
- * - `wakeFrontOnce()`: wakes the first waiter, unless it was woken so in this turn already
- *   (`woken` in the turn's hash names it);
- * - `handOver(lockKey)`: passes the lock on (see `passOn`) as the waiter's bare token. A
+ * - `young(since, now)`: whether a turn that started at `since` (the hash's field, a string
+ *   or false) is young enough for a release to leave the lock free: it started no later than
+ *   now (after a step back of the server's clock, the turn counts as over) and less than the
+ *   window ago. A release that does so wakes the first waiter, unless it was woken so in this
+ *   turn already (`woken` in the turn's hash names it);
+ * - `handOver(lockKey, now, first)`: passes the lock on (see `passOn`) as the waiter's bare token. A
  *   waiter that joined with a `count` gets the key for max(its TTL, the time to its deadline),
  *   and its wake-up names the attempt of its last request here (`<ticket> <attempt>`): that
  *   request reached the node before the hand-over, so the key outlives (its send time + TTL),
@@ -46,8 +46,7 @@ whenLeaving = function()
   end
 end
 local function startTurn(now, ms)
-  redis.call('HSET', turn, 'since', now)
-  redis.call('HDEL', turn, 'woken')
+  redis.call('HSET', turn, 'since', now, 'woken', '') -- nobody woken in the new turn yet
   keepAtLeast(turn, ms)
 end
 handedFor = function(waiter, ms)
@@ -71,28 +70,18 @@ end
 local function inTurn()
   return redis.call('HGET', turn, 'fair') ~= false
 end
-local function mayBarge(now)
-  if redis.call('EXISTS', queue) == 0 then
-    return false
-  end
-  local since = tonumber(redis.call('HGET', turn, 'since'))
+local function young(since, now)
+  since = tonumber(since)
   -- A turn that starts after now (the server's clock went back) is over: its window must not
   -- stay open for as long as the clock went back.
   return since ~= nil and since <= now and now - since < ${BARGE_WINDOW_MS}
 end
-local function wakeFrontOnce()
-  local first = firstWaiter()
-  if first and redis.call('HGET', turn, 'woken') ~= first then
-    redis.call('HSET', turn, 'woken', first)
-    wakeWaiter(first)
-  end
-end
-local function handOver(lockKey)
+local function handOver(lockKey, now, first)
   return passOn(function(waiter, ms, now)
     redis.call('SET', lockKey, waiter, 'PX', ms)
     if redis.call('EXISTS', queue) == 1 then
       startTurn(now, ms)
     end
-  end)
+  end, now, first)
 end
 `;

@@ -38,31 +38,48 @@ export const releaseScript = defineScript({
   lua: `local lockKey, token, attempt, announce = KEYS[1], ARGV[1], ARGV[2], ARGV[3] == '1'
 local value = redis.call('GET', lockKey)
 local ours = value == token .. ':' .. attempt or (announce and value == token)
-if ours and (not announce or redis.call('EXISTS', KEYS[2]) == 0) then
-  redis.call('DEL', lockKey)
-  return 1
+local waiting
+if ours then
+  waiting = announce and redis.call('EXISTS', KEYS[2]) == 1
+  if not waiting then
+    redis.call('DEL', lockKey)
+    return 1
+  end
 end
 ${HOLD_VALUES}
 local held = attemptOf(value, token)
 if held ~= tonumber(attempt) and not (announce and held == 0) then
   return 0
 end
-if not announce or redis.call('EXISTS', KEYS[2]) == 0 then
+if waiting == nil then
+  waiting = announce and redis.call('EXISTS', KEYS[2]) == 1
+end
+if not waiting then
   redis.call('DEL', lockKey)
   return 1
 end
 do
 ${LOCK_LINE}
-  if not inTurn() then
-    local now = serverMs()
+  local fair, since, woken = unpack(redis.call('HMGET', turn, 'fair', 'since', 'woken'))
+  local now, first = serverMs(), nil
+  if not fair then
     dropGone(now)
-    if mayBarge(now) then
+    first = firstWaiter()
+    if not first then
       redis.call('DEL', lockKey)
-      wakeFrontOnce()
+      return 1
+    end
+    if young(since, now) then
+      -- Left free for whoever asks first; the first waiter is woken once in its turn.
+      redis.call('DEL', lockKey)
+      if woken ~= first then
+        redis.call('HSET', turn, 'woken', first)
+        wakeWaiter(first)
+      end
       return 1
     end
   end
-  if handOver(lockKey) then
+  if handOver(lockKey, now, first) then
     return 1
   end
 end
