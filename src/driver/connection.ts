@@ -84,11 +84,16 @@ export interface RedisConnection {
    * the caller then subscribes again to every channel it wants, so the subscriber need not
    * remember its channels across reconnects (nor those whose subscribe failed while it was
    * down); a channel subscribed twice must be harmless. Opening never throws: a subscriber
-   * whose node is down keeps trying in the background until closed.
+   * whose node is down keeps trying in the background until closed. `onLost`, when the client
+   * subscribes again by itself before it reports the connection ready (node-redis does), must
+   * be called as soon as the connection is lost, before any message of the next connection:
+   * a message from a server that the subscriber reached again must not pass for one from the
+   * server it reached before (see `HandOverCount`).
    */
   openSubscriber?(
     onMessage: (channel: string, message?: string) => void,
     onReady?: () => void,
+    onLost?: () => void,
   ): Subscriber;
   /**
    * Optional, for a Redis Cluster: like {@link RedisConnection.openSubscriber}, for sharded

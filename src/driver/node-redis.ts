@@ -52,7 +52,7 @@ interface NodeRedisSubscriberLike {
   ): Promise<unknown>;
   destroy(): void;
   on(event: 'error', listener: (error: Error) => void): unknown;
-  on(event: 'ready' | 'end', listener: () => void): unknown;
+  on(event: 'ready' | 'reconnecting' | 'end', listener: () => void): unknown;
   off(event: 'ready' | 'error' | 'end', listener: (error?: Error) => void): unknown;
 }
 
@@ -175,10 +175,13 @@ export class NodeRedisConnection implements RedisConnection {
   openSubscriber(
     onMessage: (channel: string, message?: string) => void,
     onReady?: () => void,
+    onLost?: () => void,
   ): Subscriber {
     const subscriber = this.#client.duplicate();
     subscriber.on('error', () => {}); // a lost subscriber only means waiters fall back to polling
     if (onReady) subscriber.on('ready', onReady);
+    // node-redis subscribes again before 'ready': its 'reconnecting' comes first.
+    if (onLost) subscriber.on('reconnecting', onLost);
     const listener = (message: string, channel: string) => onMessage(channel, message);
     // It retries by itself until closed; a failed attempt surfaces as an 'error' event.
     subscriber.connect().catch(() => undefined);

@@ -66,7 +66,7 @@ export class WakeUps {
    * to the attempt that joined the line. Tickets are never reused, so a few suffice.
    */
   readonly #unclaimed = new Set<string>();
-  /** How often each node's plain subscriber was (re)established (see {@link readiness}). */
+  /** How often each node's subscriber was (re)established or lost (see {@link readiness}). */
   readonly #readies: number[];
   #closed = false;
 
@@ -141,7 +141,7 @@ export class WakeUps {
   }
 
   /**
-   * How many times node `index`'s plain subscriber has been (re)established. A wake-up that
+   * How many times node `index`'s subscriber has been (re)established or lost. A wake-up that
    * came while this number stayed the same came from the server that its connection first
    * reached: a restart or failover ends the connection.
    */
@@ -215,13 +215,17 @@ export class WakeUps {
     return this.#nodes.flatMap((node, index) => {
       const open = kind === 'plain' ? node.openSubscriber : node.openShardedSubscriber;
       if (!open) return [];
+      const connected = () => {
+        this.#readies[index] = (this.#readies[index] ?? 0) + 1;
+      };
       const subscriber: Subscriber = open.call(
         node,
         (channel, message) => this.#announce(channel, message, index),
         () => {
-          if (kind === 'plain') this.#readies[index] = (this.#readies[index] ?? 0) + 1;
+          connected();
           this.#resubscribe(kind, subscriber);
         },
+        connected,
       );
       this.#nodeOf.set(subscriber, index);
       return [subscriber];

@@ -168,9 +168,10 @@ end
  *   passed (dropping those ahead of it whose deadline passed), `ms` being the time to that
  *   deadline, takes it out of the line and wakes it; false when nobody waits. `now` and
  *   `first` are the server's clock and the first waiter when the caller read them already
- *   (else they are read). A kind whose
- *   waiters may count a hand-over from its message sets `handedFor(waiter, ms)`, which returns
- *   the ms to give instead and the note that the wake-up then carries (see LOCK_LINE).
+ *   (else they are read). A kind whose waiters may count a hand-over from its message sets
+ *   `handedFor(waiter, ms)`, which returns how long the waiter gets the hold instead and the
+ *   note that the wake-up then carries (see LOCK_LINE); `give` then also gets those two, as
+ *   `give(waiter, ms, now, heldMs, note)`.
  * A waiter's entry in `channels` may have a second field, `<waiter>:count`, that the kind's
  * scripts write and read (see LOCK_LINE); `leaveLine` removes it too.
  * The script sets the locals `queue`, `deadlines` and `channels` first. A wake-up that fails
@@ -237,13 +238,13 @@ local function passOn(give, now, first)
   while first do
     local deadline = tonumber(redis.call('ZSCORE', deadlines, first))
     if deadline and deadline > now then
-      local ms, note = deadline - now, nil
+      local ms, heldMs, note = deadline - now, deadline - now, nil
       if handedFor then
-        ms, note = handedFor(first, ms)
+        heldMs, note = handedFor(first, ms)
       end
       wakeWaiter(first, note)
       leaveLine(first)
-      give(first, ms, now)
+      give(first, ms, now, heldMs, note)
       return true
     end
     leaveLine(first)

@@ -150,14 +150,22 @@ describe('the waiting line', () => {
       expect((await acquireInLineScript.run(node, counting, 1_000)).state).toBeGreaterThan(0);
     }
     expect(await releaseScript.run(node, holder(true), 1_000)).toBe(1);
-    expect(await admin.get('k')).toBe('first'); // a hand-over: the bare token
+    // The hold of the attempt it counts from: a late request of an earlier one cannot touch it.
+    expect(await admin.get('k')).toBe('first:2');
     // Its TTL, not its deadline in line (1 s): it may hold from the message.
     expect(await admin.pttl('k')).toBeGreaterThan(9_000);
+    // Before: a late take of attempt 1 made the bare token its hold, and its undo deleted it.
+    const late = inLine('first', 1, { attempt: 1, countsHandOver: true });
+    expect((await acquireInLineScript.run(node, late, 1_000)).state).toBe(-3);
+    const lateUndo = { key: 'k', token: 'first', attempt: 1, announce: false };
+    expect(await releaseScript.run(node, lateUndo, 1_000)).toBe(0);
+    expect(await admin.get('k')).toBe('first:2');
     while (woken.length === 0) await delay(5);
     expect(woken).toEqual(['1 2']); // its ticket, and the attempt whose send time it counts from
     expect(await admin.hgetall('k:queue-wake')).toEqual({}); // left the line, the count too
     // The holder's release ends the hand-over, nobody else waiting: a plain delete.
     const release = { key: 'k', token: 'first', attempt: 2, announce: true };
+    expect(await admin.exists('k:queue-turn')).toBe(0); // the line is empty: no turn left
     expect(await releaseScript.run(node, release, 1_000)).toBe(1);
     expect(await admin.keys('*')).toEqual([]);
     listener.disconnect();

@@ -29,14 +29,16 @@ import { BARGE_WINDOW_MS } from '../../../lua/waiting-line.js';
  *   now (after a step back of the server's clock, the turn counts as over) and less than the
  *   window ago. A release that does so wakes the first waiter, unless it was woken so in this
  *   turn already (`woken` in the turn's hash names it);
- * - `handOver(lockKey, now, first)`: passes the lock on (see `passOn`) as the waiter's bare token. A
- *   waiter that joined with a `count` gets the key for max(its TTL, the time to its deadline),
- *   and its wake-up names the attempt of its last request here (`<ticket> <attempt>`): that
- *   request reached the node before the hand-over, so the key outlives (its send time + TTL),
- *   and the waiter may hold from the message with its validity counted from that send time
- *   (`HandOvers` in the engine). Any other waiter gets the key until its deadline (one that
- *   died blocks the lock no longer than it would keep its place) and a wake-up naming its
- *   ticket alone; it confirms with a request of its own, which renews the key to its TTL.
+ * - `handOver(lockKey, now, first)`: passes the lock on (see `passOn`). A waiter that joined
+ *   with a `count` gets the hold of the attempt of its last request here (`<token>:<attempt>`,
+ *   so that a late request of an earlier attempt can neither take it over nor delete it) for
+ *   max(its TTL, the time to its deadline), and its wake-up names that attempt
+ *   (`<ticket> <attempt>`): the request reached the node before the hand-over, so the key
+ *   outlives (its send time + TTL), and the waiter may hold from the message with its validity
+ *   counted from that send time (`HandOverCount` in the engine). Any other waiter gets its bare
+ *   token until its deadline (one that died blocks the lock no longer than it would keep its
+ *   place) and a wake-up naming its ticket alone; it confirms with a request of its own, which
+ *   renews the key to its TTL. The line's turn lives as long as the line, whatever the hold.
  */
 export const LOCK_LINE = `${WAITING_LINE}
 local turn = KEYS[5]
@@ -77,8 +79,8 @@ local function young(since, now)
   return since ~= nil and since <= now and now - since < ${BARGE_WINDOW_MS}
 end
 local function handOver(lockKey, now, first)
-  return passOn(function(waiter, ms, now)
-    redis.call('SET', lockKey, waiter, 'PX', ms)
+  return passOn(function(waiter, ms, now, heldMs, attempt)
+    redis.call('SET', lockKey, attempt and (waiter .. ':' .. attempt) or waiter, 'PX', heldMs)
     if redis.call('EXISTS', queue) == 1 then
       startTurn(now, ms)
     end

@@ -60,19 +60,19 @@ if not waiting then
 end
 do
 ${LOCK_LINE}
-  local fair, since, woken = unpack(redis.call('HMGET', turn, 'fair', 'since', 'woken'))
+  -- Separate HGETs, not one HMGET: the ACL rules that users were given name +hget only.
   local now, first = serverMs(), nil
-  if not fair then
+  if not inTurn() then
     dropGone(now)
     first = firstWaiter()
     if not first then
       redis.call('DEL', lockKey)
       return 1
     end
-    if young(since, now) then
+    if young(redis.call('HGET', turn, 'since'), now) then
       -- Left free for whoever asks first; the first waiter is woken once in its turn.
       redis.call('DEL', lockKey)
-      if woken ~= first then
+      if redis.call('HGET', turn, 'woken') ~= first then
         redis.call('HSET', turn, 'woken', first)
         wakeWaiter(first)
       end
