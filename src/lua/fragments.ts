@@ -70,7 +70,8 @@ end
 /**
  * Whose a hold is. A node stores a hold as `<token>:<attempt>`: the acquisition's token and
  * the number (1, 2...) of the attempt that took it; a hand-over from the waiting line stores
- * the bare token (attempt 0: handed over, not confirmed yet). A request of one attempt
+ * the bare token (attempt 0: handed over, not confirmed yet), or for a waiter that counts the
+ * hand-over from its message the hold of the attempt it counts from. A request of one attempt
  * acts on that attempt's hold only, so one that arrives late (sent on a connection since
  * replaced) cannot touch what a later attempt took (docs/safety.md, "Attempts"). Local
  * functions:
