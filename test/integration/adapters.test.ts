@@ -402,6 +402,48 @@ describe.each(LIBRARIES)('$name', (library) => {
     }
   });
 
+  it('tells of a lost or new subscriber connection before any message that connection brings', async () => {
+    // A hand-over counted from its message must come from the server its waiter's request
+    // reached: the locker notes each (re)connection, and a message after one does not count.
+    const events: string[] = [];
+    const subscriber = node().openSubscriber?.(
+      (_channel, message) =>
+        events.push(message === 'new' ? 'message from the new server' : 'message'),
+      () => {
+        events.push('ready');
+        subscriber?.subscribe('released').catch(() => undefined);
+      },
+      () => events.push('lost'),
+    );
+    if (!subscriber) throw new Error(`${library.name}: no subscriber`);
+    try {
+      await subscriber.subscribe('released');
+      await untilDelivered(() => events.includes('message'));
+      const before = events.length;
+      await server().restart();
+      // Published without pause, so that one reaches the new connection the moment it is
+      // subscribed again, in the same read as the subscription's own reply if it can.
+      const fresh = 'message from the new server';
+      let flooding = true;
+      const flood = (async () => {
+        while (flooding)
+          await admin()
+            .publish('released', 'new')
+            .catch(() => delay(1));
+      })();
+      await until(() => events.slice(before).includes(fresh));
+      flooding = false;
+      await flood;
+      const after = events.slice(before);
+      const told = after.findIndex((event) => event === 'lost' || event === 'ready');
+      // A client that does not report reconnects never counts a hand-over from its message.
+      if (library.reportsReconnects) expect(told).toBeGreaterThanOrEqual(0);
+      if (told >= 0) expect(after.indexOf(fresh)).toBeGreaterThan(told);
+    } finally {
+      await subscriber.close();
+    }
+  });
+
   /** Publishes until the subscriber got one (it may still be subscribing after a restart). */
   async function untilDelivered(delivered: () => boolean): Promise<void> {
     await until(async () => {
