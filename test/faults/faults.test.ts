@@ -201,14 +201,14 @@ async function restartAMajorityUnderAHolder(targets: Targets) {
 const DELETE_IF_OTHER = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
 /** SIGSTOPs a worker while it holds the lock (`intoMs` into its holding), for twice the TTL. */
-async function pauseAWorker({ holders, done }: Targets, intoMs = 0): Promise<void> {
+async function pauseAWorker({ acquisitions, lastHolder, done }: Targets, intoMs = 0) {
   await delay(200);
-  let worker = holders()[0];
-  while (!worker && !done()) {
-    await delay(2);
-    worker = holders()[0];
-  }
-  if (!worker) return;
+  // A holding that just began, not the oldest one under way: on a busy machine, that one may
+  // have ended by the time the signal lands, and a pause outside a holding shows nothing.
+  const before = acquisitions();
+  while (acquisitions() === before && !done()) await delay(1);
+  const worker = lastHolder();
+  if (!worker || done()) return;
   if (intoMs > 0) await delay(intoMs);
   worker.kill('SIGSTOP');
   await delay(2 * TTL_MS);

@@ -45,8 +45,6 @@ const WAITER_PATIENCE_MS = 1_000;
 /** What a nemesis may act on. */
 export interface Targets {
   readonly workers: readonly ChildProcess[];
-  /** Workers that hold the lock right now, by their own report. */
-  readonly holders: () => ChildProcess[];
   /** The worker whose holding began last (it may have ended since). */
   readonly lastHolder: () => ChildProcess | undefined;
   /** How many holdings have begun so far, over all workers. */
@@ -106,7 +104,6 @@ export async function runScenario(options: ScenarioOptions): Promise<HistoryRepo
         stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
       });
     });
-    const holding = new Set<ChildProcess>();
     const started = new Set<ChildProcess>();
     let acquisitions = 0;
     let lastHolder: ChildProcess | undefined;
@@ -114,17 +111,15 @@ export async function runScenario(options: ScenarioOptions): Promise<HistoryRepo
       w.on('message', (m) => {
         if (m === 'started') started.add(w);
         else if (m === 'holding') {
-          holding.add(w);
           lastHolder = w;
           acquisitions++;
-        } else holding.delete(w);
+        }
       });
     }
     const exited = workers.map((w) => new Promise((resolve) => w.once('exit', resolve)));
     let finished = false;
     const targets: Targets = {
       workers,
-      holders: () => [...holding],
       lastHolder: () => lastHolder,
       acquisitions: () => acquisitions,
       started: () => started.size === workers.length,
