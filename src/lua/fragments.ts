@@ -165,11 +165,11 @@ end
  * - `wakeWaiter(waiter, note)`: tells the waiter on its channel, naming its ticket (and
  *   `note`, when given, after a space), by the command its entry names (only PUBLISH or
  *   SPUBLISH);
- * - `passOn(give, now, first)`: calls `give(waiter, ms, now)` for the first waiter whose deadline has not
- *   passed (dropping those ahead of it whose deadline passed), `ms` being the time to that
- *   deadline, takes it out of the line and wakes it; false when nobody waits. `now` and
- *   `first` are the server's clock and the first waiter when the caller read them already
- *   (else they are read). A kind whose waiters may count a hand-over from its message sets
+ * - `passOn(give, now, first)`: calls `give(waiter, ms, now)` for the first waiter whose
+ *   deadline has not passed (dropping those ahead of it whose deadline passed), `ms` being the
+ *   time to that deadline, takes it out of the line and wakes it; false when nobody waits.
+ *   `now` and `first` are the server's clock and the first waiter when the caller read them
+ *   already (else they are read). A kind whose waiters may count a hand-over from its message sets
  *   `handedFor(waiter, ms)`, which returns how long the waiter gets the hold instead and the
  *   note that the wake-up then carries (see LOCK_LINE); `give` then also gets those two, as
  *   `give(waiter, ms, now, heldMs, note)`.

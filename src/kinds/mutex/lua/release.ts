@@ -33,8 +33,9 @@ export const releaseScript = defineScript({
   args: ({ token, attempt, announce }) => [token, attempt, announce ? '1' : '0'],
   parse: integerReply('release'),
   // The usual case comes first: the key holds this very attempt's hold (or, for a holder's
-  // release, a hand-over to it) and nobody waits in line. It costs what a plain compare-and-delete costs: the line's functions (and the
-  // general parsing of holds) are not even defined then.
+  // release, a hand-over to it) and nobody waits in line. It costs what a plain
+  // compare-and-delete costs: the line's functions (and the general parsing of holds) are not
+  // even defined then.
   lua: `local lockKey, token, attempt, announce = KEYS[1], ARGV[1], ARGV[2], ARGV[3] == '1'
 local value = redis.call('GET', lockKey)
 local ours = value == token .. ':' .. attempt or (announce and value == token)
