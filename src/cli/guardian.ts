@@ -149,7 +149,8 @@ export class Guardian {
   /**
    * Names the command to guard from now on, whose lease can run out at `endsAt` (shared
    * clock). Resolves true once the guardian has confirmed that it guards the command, false
-   * if it ends (or was dismissed) first: the command may start (`CommandGroup.open`) only on true.
+   * if it ends (or was dismissed) first: the command may start (`CommandGroup.open`) only on
+   * true.
    * Until then, had distlock been stopped or killed with the naming still unwritten (a runtime
    * may write to a pipe only when its event loop turns), nothing would stop the command.
    */

@@ -5,14 +5,15 @@ import type { LockContext } from './context.js';
 import type { HoldTarget } from './contract.js';
 import type { HandOver } from './ticket-watch.js';
 
-/** What was true of a node when the acquisition's last attempt was sent to it. */
+/** What was true of the node when the acquisition's last attempt was sent to it. */
 interface SentAttempt {
-  readonly attempt: number;
-  readonly startedAt: number;
+  /** 0 before the first attempt. */
+  attempt: number;
+  startedAt: number;
   /** The command connection's generation (see `StallGuard.generation`). */
-  readonly generation: number;
+  generation: number;
   /** The subscriber's (see `WakeUps.readiness`). */
-  readonly readiness: number;
+  readiness: number;
   /** Whether the node answered it with a refusal (and so nothing of ours was undone there). */
   refused: boolean;
 }
@@ -29,11 +30,10 @@ export function countsHandOvers(
   target: HoldTarget,
   settings: AcquireSettings,
 ): boolean {
-  const [node, ...others] = context.nodes;
+  const node = context.nodes.length === 1 ? context.nodes[0] : undefined;
   return (
     target.kind.countsHandOvers === true &&
     node !== undefined &&
-    others.length === 0 &&
     node.reportsReconnects &&
     !node.isCluster &&
     !settings.fencing &&
@@ -58,7 +58,14 @@ export function countsHandOvers(
  * A message is looked at once: {@link counted} is given each hand-over once.
  */
 export class HandOverCount {
-  #last: SentAttempt | undefined;
+  /** One record, written over by each attempt: nothing is allocated per attempt. */
+  readonly #last: SentAttempt = {
+    attempt: 0,
+    startedAt: 0,
+    generation: 0,
+    readiness: 0,
+    refused: false,
+  };
 
   constructor(
     private readonly context: LockContext,
@@ -68,27 +75,23 @@ export class HandOverCount {
   /** Call right before attempt `attempt` is sent. */
   sending(attempt: number): void {
     const { clock, nodes, wakeUps } = this.context;
-    const node = nodes[0];
-    if (!node) return;
-    this.#last = {
-      attempt,
-      startedAt: clock.now(),
-      generation: node.generation,
-      readiness: wakeUps.readiness(0),
-      refused: false,
-    };
+    const last = this.#last;
+    last.attempt = attempt;
+    last.startedAt = clock.now();
+    last.generation = nodes[0]?.generation ?? 0;
+    last.readiness = wakeUps.readiness(0);
+    last.refused = false;
   }
 
   /** Call with each attempt's outcome. */
   answered(attempt: Attempt): void {
-    const last = this.#last;
-    if (last) last.refused = attempt.kind === 'busy' && attempt.results[0]?.outcome === 'no';
+    this.#last.refused = attempt.kind === 'busy' && attempt.results[0]?.outcome === 'no';
   }
 
   /** The lock, when `handOver` may count; `undefined` when the waiter must confirm. */
   counted(handOver: HandOver | undefined): Extract<Attempt, { kind: 'acquired' }> | undefined {
     const last = this.#last;
-    if (!handOver || !last || handOver.node !== 0 || handOver.attempt !== last.attempt) {
+    if (handOver?.node !== 0 || handOver.attempt !== last.attempt) {
       return undefined;
     }
     const { clock, nodes, wakeUps, identities, settings } = this.context;
