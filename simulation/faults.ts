@@ -35,13 +35,14 @@ export interface InjectedFaults {
  * Node pauses, crashes and restarts with and without persistence, clock jumps (back: a
  * forward jump past the drift allowance breaks any Redis lock, Redlock included), client
  * pauses longer than a TTL, and one client's `close()` at a random moment. Until `untilMs`,
- * of the kinds `shape` allows.
+ * of the kinds `shape` allows; none at all when `quiet`.
  */
 export function injectFaults(
   random: Random,
   world: readonly WorldNode[],
   clients: readonly FaultTargets[],
   shape: ScheduleShape,
+  quiet: boolean,
   note: (line: string) => void,
 ): InjectedFaults {
   let stopped = false;
@@ -61,7 +62,7 @@ export function injectFaults(
       clearTimeout(timer);
     },
   };
-  if (!Number.isFinite(meanGapMs)) return faults;
+  if (!Number.isFinite(meanGapMs) || quiet) return faults;
   /** Whether a drawn fault of `kind` takes effect: counted and logged when it does. */
   const inject = (kind: FaultKind, line: string) => {
     if (!allows(shape, kind)) return false;

@@ -4,6 +4,7 @@
  * loss and fault is drawn from the schedule's seeded PRNG; every delivery is a (virtual)
  * timer, so the order of events is a function of the seed.
  */
+import { focusSettings } from './focus.js';
 import type { Random } from './random.js';
 import { SimulatedRedisNode } from './redis/node.js';
 import type { Reply } from './redis/reply.js';
@@ -44,8 +45,10 @@ export class WorldNode {
   /** Called with every command the node runs for a client, and its reply. */
   readonly #observers = new Set<(argv: readonly string[], reply: Reply) => void>();
 
-  constructor(name: string, random: Random, maxDriftRate: number) {
-    this.#driftRate = (random.next() * 2 - 1) * maxDriftRate;
+  /** `driftRate`: the clock's rate, when not drawn up to `maxDriftRate` either way. */
+  constructor(name: string, random: Random, maxDriftRate: number, driftRate?: number) {
+    const drawn = (random.next() * 2 - 1) * maxDriftRate;
+    this.#driftRate = driftRate ?? drawn;
     this.node = new SimulatedRedisNode({
       name,
       clockUs: () => BigInt(Math.floor(this.wallMs() * 1000)),
@@ -123,7 +126,8 @@ type LinkFault = 'requestLoss' | 'replyLoss' | 'reset' | 'lateDelivery' | 'resen
 export function drawFaultRates(random: Random, shape: ScheduleShape, focus: Focus): FaultRates {
   const lateRequests = focus === 'late-requests';
   const slowReplies = focus === 'slow-replies';
-  const calm = random.chance(0.2) && focus === 'mixed';
+  const { quiet, maxDelayMs } = focusSettings(focus);
+  const calm = (random.chance(0.2) && focus === 'mixed') || quiet;
   const p = (max: number) => (calm ? 0 : random.next() * max);
   // Some schedules reset connections often: late requests from old connections then meet
   // the later attempts and holders that invariant 11 protects.
@@ -146,6 +150,7 @@ export function drawFaultRates(random: Random, shape: ScheduleShape, focus: Focu
     allows(shape, kind) ? rate : 0;
   return {
     ...drawn,
+    delayMs: maxDelayMs === undefined ? drawn.delayMs : Math.min(drawn.delayMs, maxDelayMs / 2),
     lateMs: lateRequests ? 600 : drawn.lateMs,
     // Up to just inside the per-node timeout (20 ms for these TTLs).
     slowMs: slowReplies ? 19 : drawn.slowMs,

@@ -16,6 +16,8 @@ export interface Holding {
   readonly to: number;
   /** The fencing token, for a fenced acquisition. */
   readonly fence: bigint | undefined;
+  /** When its release was sent, if a majority then deleted the key (`released`). */
+  readonly releasedAt?: number;
 }
 
 /**

@@ -6,10 +6,13 @@
  * event log, the same for the same seed, bit for bit) and what the oracle found wrong in it.
  */
 import { Locker } from '../src/index.js';
+import { BARGE_WINDOW_MS } from '../src/lua/waiting-line.js';
 import { type ClientProcess, SimConnection } from './connection.js';
 import { injectFaults } from './faults.js';
+import { drawnFocus, focusSettings } from './focus.js';
 import { FencedStore } from './fenced-store.js';
 import { serveEveryWaiter } from './liveness.js';
+import { lineOrderViolations } from './line-order.js';
 import { drawFaultRates, Links, WorldNode } from './network.js';
 import { storeViolations, violations } from './oracle.js';
 import { Random } from './random.js';
@@ -31,8 +34,6 @@ export interface ScheduleResult {
 
 /** Virtual time allowed for everything to finish after the workload, and after the close. */
 const DRAIN_MS = 60_000;
-/** The longest TTL of a schedule focused on slow replies (ms). */
-const SHORT_TTL_MS = 150;
 /** Node clocks drift by less than the engine's default allowance (driftFactor 0.01). */
 const MAX_DRIFT_RATE = 0.005;
 
@@ -48,25 +49,25 @@ export async function runSchedule(
   const clockBacks: number[] = [];
   const journal: Journal = {
     holdings: [],
+    waits: [],
     silent: [],
     note: (line) => log.push(`${time.now().toFixed(3)} ${line}`),
   };
   try {
-    const focusDraw = random.next();
-    const drawnFocus =
-      focusDraw < 0.25 ? 'late-requests' : focusDraw < 0.42 ? 'slow-replies' : 'mixed';
-    const focus = shape.focus ?? drawnFocus;
+    const focus = shape.focus ?? drawnFocus(random.next());
     const lateRequests = focus === 'late-requests';
     const focused = focus !== 'mixed';
+    const settings = focusSettings(focus);
     const links = new Links(random, drawFaultRates(random, shape, focus), journal.note);
     const clientLinks: Links[] = [];
     const slowness = (drawn: number) => (allows(shape, 'slow') ? drawn : 0);
     const drawnNodes = random.pick([1, 3, 5]);
-    const nodeCount = lateRequests ? Math.min(drawnNodes, 3) : drawnNodes;
+    const nodeCount = Math.min(drawnNodes, settings.maxNodes ?? drawnNodes);
     const drift = allows(shape, 'drift') ? MAX_DRIFT_RATE : 0;
+    const fast = allows(shape, 'drift') ? settings.driftRate : undefined;
     const world = Array.from(
       { length: nodeCount },
-      (_, i) => new WorldNode(`n${i + 1}:6379`, random, drift),
+      (_, i) => new WorldNode(`n${i + 1}:6379`, random, drift, fast),
     );
     const store = new FencedStore(random);
     const drawnClients = focused ? random.int(3, 4) : random.int(2, 4);
@@ -83,8 +84,8 @@ export async function runSchedule(
       resources: Array.from({ length: focused ? 1 : drawnResources }, (_, i) => `r${i}`),
       actions: focused ? (['lock'] as const) : drawnActions,
       permits: random.int(1, 3),
-      // Short leases, where 20 ms of elapsed time is a large part of the validity.
-      maxTtlMs: focus === 'slow-replies' ? SHORT_TTL_MS : MAX_TTL_MS,
+      maxTtlMs: settings.maxTtlMs,
+      ...(settings.habits ? { habits: settings.habits } : {}),
     };
     journal.note(
       `world focus=${focus} nodes=${nodeCount} clients=${clientCount} actions=${workload.actions} resources=${workload.resources} permits=${workload.permits}`,
@@ -112,7 +113,14 @@ export async function runSchedule(
         journal.note(`c${id} ${event.resource} extended by ${event.validityMs.toFixed(3)}`),
       );
       locker.events.on('lost', (event) => journal.note(`c${id} ${event.resource} lost`));
-      return {
+      // What line-order.ts needs of each acquisition of a lock: a client makes one at a time.
+      locker.events.on('retry', () => {
+        if (client.waiting) client.waiting.refusedAt ??= performance.now();
+      });
+      locker.events.on('acquired', ({ attempts }) => {
+        if (client.waiting) client.waiting.attempts = attempts;
+      });
+      const client: Client = {
         id,
         process,
         locker,
@@ -120,7 +128,9 @@ export async function runSchedule(
         readWrite: locker.readWriteLock('w0'),
         store: new SimConnection(store.world, own, process),
         closedAt: Number.POSITIVE_INFINITY,
+        waiting: undefined,
       };
+      return client;
     });
 
     let running = clientCount;
@@ -134,7 +144,7 @@ export async function runSchedule(
       })();
     }
 
-    const faults = injectFaults(random, world, clients, shape, (line) => {
+    const faults = injectFaults(random, world, clients, shape, settings.quiet, (line) => {
       if (line.includes('persistence=false')) keyLosses.push(time.now());
       if (line.startsWith('fault clock ')) clockBacks.push(time.now());
       journal.note(line);
@@ -171,6 +181,13 @@ export async function runSchedule(
     found.push(...violations(journal.holdings, { keyLosses, oneNode, clockBacks }));
     found.push(...journal.silent);
     found.push(...storeViolations(store.writes));
+    if (focus === 'line-order') {
+      // A request and its reply, a release before it and a wake-up: the most a client can
+      // learn of a node's line later than the node.
+      const slackMs = 4 * 2 * links.rates.delayMs + 2;
+      const bounds = { windowMs: BARGE_WINDOW_MS, slackMs };
+      found.push(...lineOrderViolations(journal.waits, journal.holdings, bounds));
+    }
     journal.note(`end holdings=${journal.holdings.length} store-writes=${store.writes.length}`);
     return {
       seed,

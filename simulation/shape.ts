@@ -34,9 +34,21 @@ export type FaultKind = (typeof FAULT_KINDS)[number];
  * reset often, with orphaned and resent requests arriving long after the retries that
  * followed them, the rarest orderings of all. A sixth concentrate on `slow-replies`: short
  * leases under contention, with many replies just inside the per-node timeout, where the
- * time an acquisition took eats the validity.
+ * time an acquisition took eats the validity. One in fourteen each:
+ * - `line-order`: no faults at all, fair and plain waiters on one lock, short holds taken
+ *   back at once and some that run out, so that the waiting line's promises can be checked
+ *   (line-order.ts);
+ * - `drift-edge`: every node's clock runs fast at the largest rate `driftFactor` allows, and
+ *   clients poll with `waitMs: 0` every millisecond or two while holders use their lease to
+ *   its last millisecond.
  */
-export const FOCUSES = ['mixed', 'late-requests', 'slow-replies'] as const;
+export const FOCUSES = [
+  'mixed',
+  'late-requests',
+  'slow-replies',
+  'line-order',
+  'drift-edge',
+] as const;
 
 export type Focus = (typeof FOCUSES)[number];
 

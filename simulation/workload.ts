@@ -14,6 +14,7 @@ import {
 import type { SimConnection } from './connection.js';
 import type { FaultTargets } from './faults.js';
 import { storeKey } from './fenced-store.js';
+import type { Wait } from './line-order.js';
 import type { Holding } from './oracle.js';
 import type { Random } from './random.js';
 
@@ -33,18 +34,53 @@ export interface Workload {
   readonly permits: number;
   /** The longest TTL asked for (ms, at most MAX_TTL_MS). */
   readonly maxTtlMs: number;
+  /** How the clients use what they acquire (the mix of everything unless a focus says). */
+  readonly habits?: Habits;
 }
+
+/**
+ * What a focus changes in how the clients acquire and use a lock; every field draws from the
+ * client's own PRNG as the mix does, so a focus changes only what it names.
+ */
+export interface Habits {
+  /** The shortest TTL asked for (ms). @default MIN_TTL_MS */
+  readonly minTtlMs: number;
+  /** Share of acquisitions that wait; the others poll with `waitMs: 0` (unless fair). */
+  readonly waitShare: number;
+  /** Share of fair acquisitions. */
+  readonly fairShare: number;
+  /** Whether fencing, auto-extension and extension by hand take part. */
+  readonly extends: boolean;
+  /** How long a holding is used, in TTLs (beyond 1, it outlives its lease). */
+  readonly useTtls: (own: Random, autoExtend: boolean) => number;
+  /** The longest pause after a failed acquisition (ms). */
+  readonly pauseAfterFailureMs: number;
+}
+
+/** The mix: every kind of acquisition, holdings used up to 1.3 TTLs (3 with auto-extension). */
+const MIXED: Habits = {
+  minTtlMs: MIN_TTL_MS,
+  waitShare: 1,
+  fairShare: 0.4,
+  extends: true,
+  useTtls: (own, autoExtend) => own.next() * (autoExtend ? 3 : 1.3),
+  pauseAfterFailureMs: 50,
+};
 
 export interface Client extends FaultTargets {
   readonly semaphore: Semaphore;
   readonly readWrite: ReadWriteLock;
   /** The client's connection to the fenced store. */
   readonly store: SimConnection;
+  /** Its acquisition of a lock under way (a client makes one at a time), for its events. */
+  waiting: Wait | undefined;
 }
 
 /** What a schedule keeps of what its clients did. */
 export interface Journal {
   readonly holdings: Holding[];
+  /** The workload's acquisitions of one lock that may wait, in call order. */
+  readonly waits: Wait[];
   /** Holdings whose validity ran out without their signal firing. */
   readonly silent: string[];
   note(line: string): void;
@@ -74,16 +110,23 @@ export interface Ask {
 
 /** Draws one acquisition of `workload`. */
 export function drawAsk(workload: Workload, own: Random): Ask {
+  const habits = workload.habits ?? MIXED;
   const action = own.pick(workload.actions);
+  const resource = own.pick(workload.resources);
   const locks = action === 'lock' || action === 'all';
+  const ttlMs = own.int(habits.minTtlMs, workload.maxTtlMs);
+  const waitMs = own.int(0, MAX_WAIT_MS);
+  const fair = own.chance(habits.fairShare);
+  const fencing = locks && own.chance(0.4);
+  const autoExtend = own.chance(0.3);
   return {
     action,
-    resource: own.pick(workload.resources),
-    ttlMs: own.int(MIN_TTL_MS, workload.maxTtlMs),
-    waitMs: own.int(0, MAX_WAIT_MS),
-    fair: own.chance(0.4),
-    fencing: locks && own.chance(0.4),
-    autoExtend: own.chance(0.3),
+    resource,
+    ttlMs,
+    waitMs: habits.waitShare >= 1 || own.chance(habits.waitShare) ? waitMs : 0,
+    fair,
+    fencing: habits.extends && fencing,
+    autoExtend: habits.extends && autoExtend,
   };
 }
 
@@ -133,6 +176,7 @@ export async function holdOnce(
   own: Random,
   journal: Journal,
 ): Promise<void> {
+  const habits = workload.habits ?? MIXED;
   const ask = drawAsk(workload, own);
   const name =
     ask.action === 'all'
@@ -140,16 +184,22 @@ export async function holdOnce(
       : ask.action === 'lock'
         ? ask.resource
         : ask.action;
+  const wait = ask.action === 'lock' && (ask.waitMs > 0 || ask.fair) ? noteWait(client, ask, journal) : undefined;
   let acquired: Awaited<ReturnType<typeof acquire>>;
   try {
     acquired = await acquire(client, workload, ask);
+    if (wait) wait.grantedAt = performance.now();
   } catch (error) {
     journal.note(`c${client.id} ${name} failed ${(error as Error).name}`);
-    await pause(own.next() * 50);
+    if (wait) wait.endedAt = performance.now();
+    client.waiting = undefined;
+    await pause(own.next() * habits.pauseAfterFailureMs);
     return;
   }
   const { handle, held } = acquired;
   const acquiredAt = performance.now();
+  if (wait) wait.endedAt = acquiredAt;
+  client.waiting = undefined;
   let deadline = ask.autoExtend ? Number.POSITIVE_INFINITY : acquiredAt + handle.remainingMs();
   let lostAt = Number.POSITIVE_INFINITY;
   handle.signal.addEventListener('abort', () => {
@@ -158,10 +208,12 @@ export async function holdOnce(
   const fences = held.map((one) => one.fence).join(',');
   journal.note(`c${client.id} ${name} held until ${deadline.toFixed(3)} fence ${fences}`);
 
-  const useMs = own.next() * ask.ttlMs * (ask.autoExtend ? 3 : 1.3);
+  const useMs = habits.useTtls(own, ask.autoExtend) * ask.ttlMs;
   const split = own.next();
   const extendTtlMs =
-    !ask.autoExtend && own.chance(0.3) ? own.int(MIN_TTL_MS, workload.maxTtlMs) : 0;
+    !ask.autoExtend && own.chance(0.3) && habits.extends
+      ? own.int(MIN_TTL_MS, workload.maxTtlMs)
+      : 0;
   const writes = own.chance(0.7) ? held.filter((one) => one.fence !== undefined) : [];
   await pause(useMs * split);
   if (extendTtlMs > 0) {
@@ -194,6 +246,10 @@ export async function holdOnce(
     );
   }
   const to = Math.min(performance.now(), deadline, lostAt, client.closedAt);
+  const releaseAt = performance.now();
+  const result = await handle.release().catch((error: Error) => error.name);
+  journal.note(`c${client.id} ${name} released ${result}`);
+  const releasedAt = result === 'released' ? { releasedAt: releaseAt } : {};
   for (const { resource, kind, fence } of held) {
     journal.holdings.push({
       client: client.id,
@@ -203,10 +259,24 @@ export async function holdOnce(
       from: acquiredAt,
       to,
       fence,
+      ...releasedAt,
     });
   }
-  const result = await handle.release().catch((error: Error) => error.name);
-  journal.note(`c${client.id} ${name} released ${result}`);
+}
+
+/** Starts the record of `client`'s acquisition of a lock that may wait (see line-order.ts). */
+function noteWait(client: Client, ask: Ask, journal: Journal): Wait {
+  const now = performance.now();
+  const wait: Wait = {
+    client: client.id,
+    resource: ask.resource,
+    order: journal.waits.length,
+    fair: ask.fair,
+    deadline: now + ask.waitMs,
+  };
+  journal.waits.push(wait);
+  client.waiting = wait;
+  return wait;
 }
 
 export function pause(ms: number): Promise<void> {

@@ -13,6 +13,8 @@ import { FULL_SHAPE, shapeOptions } from '../../simulation/shape.js';
 /** Seeds of the drawn mix, and of each focus (see simulation/shape.ts). */
 const SEEDS = Number(process.env.SIM_SEEDS ?? 200);
 const FOCUSED_SEEDS = Number(process.env.SIM_FOCUSED_SEEDS ?? 50);
+/** Seeds of the focuses whose schedules are slower (more acquisitions, no faults). */
+const QUIET_SEEDS = Number(process.env.SIM_QUIET_SEEDS ?? 40);
 
 describe('the engine on a simulated world', () => {
   it('replays a seed with the same history, bit for bit, under any shape', async () => {
@@ -33,6 +35,8 @@ describe('the engine on a simulated world', () => {
     [SEEDS, 'the focus each seed draws', FULL_SHAPE],
     [FOCUSED_SEEDS, 'a focus on late requests', { ...FULL_SHAPE, focus: 'late-requests' as const }],
     [FOCUSED_SEEDS, 'a focus on slow replies', { ...FULL_SHAPE, focus: 'slow-replies' as const }],
+    [QUIET_SEEDS, 'a focus on the line order', { ...FULL_SHAPE, focus: 'line-order' as const }],
+    [QUIET_SEEDS, 'a focus on fast clocks', { ...FULL_SHAPE, focus: 'drift-edge' as const }],
   ])(
     'keeps every invariant over seeds 1 to %i, with %s',
     { timeout: 300_000 },

@@ -1,0 +1,88 @@
+/**
+ * What each focus (shape.ts) changes in the world and the workload of a schedule: a
+ * concentration of the orderings that one kind of bug needs, which the mix reaches once in
+ * several hundred schedules or never.
+ */
+import type { Focus } from './shape.js';
+import type { Habits } from './workload.js';
+import { MAX_TTL_MS, MIN_TTL_MS } from './workload.js';
+
+/** The focus a seed draws from its first number, `draw` in [0, 1). */
+export function drawnFocus(draw: number): Focus {
+  // The ranges of the first three predate the others: their seeds replay as they did.
+  if (draw < 0.25) return 'late-requests';
+  if (draw < 0.42) return 'slow-replies';
+  if (draw >= 0.55 && draw < 0.62) return 'line-order';
+  if (draw >= 0.62 && draw < 0.69) return 'drift-edge';
+  return 'mixed';
+}
+
+/** The engine's default `driftFactor`: the fastest a node's clock may run for its leases. */
+export const DEFAULT_DRIFT_FACTOR = 0.01;
+
+export interface FocusSettings {
+  /** The longest TTL asked for (ms). */
+  readonly maxTtlMs: number;
+  /** How clients acquire and use locks; the mix's when absent. */
+  readonly habits?: Habits;
+  /** Every node's clock runs fast at this rate, instead of a drawn drift. */
+  readonly driftRate?: number;
+  /** No fault at all: the links only delay messages, and nothing is injected. */
+  readonly quiet: boolean;
+  /** The longest one-way delay of a message, when less than the mix's (ms). */
+  readonly maxDelayMs?: number;
+  /** The most nodes (of 1, 3 or 5, as drawn). */
+  readonly maxNodes?: number;
+}
+
+/** The longest TTL of a schedule focused on slow replies (ms). */
+const SHORT_TTL_MS = 150;
+
+const LINE_ORDER: FocusSettings = {
+  maxTtlMs: 300,
+  quiet: true,
+  maxDelayMs: 2,
+  habits: {
+    minTtlMs: MIN_TTL_MS,
+    waitShare: 1,
+    fairShare: 0.25,
+    extends: false,
+    // Mostly short holds, released and taken back at once (barging); a quarter run out, so
+    // that the lock is free while waiters wait.
+    useTtls: (own) => (own.chance(0.25) ? 1 + own.next() * 0.3 : own.next() * 0.15),
+    pauseAfterFailureMs: 50,
+  },
+};
+
+const DRIFT_EDGE: FocusSettings = {
+  maxTtlMs: MAX_TTL_MS,
+  quiet: true,
+  driftRate: DEFAULT_DRIFT_FACTOR,
+  habits: {
+    // Long leases: the drift allowance is a share of the TTL.
+    minTtlMs: 300,
+    waitShare: 0,
+    fairShare: 0,
+    extends: false,
+    // Every holding is used past its validity, so that it ends at its deadline.
+    useTtls: (own) => 1 + own.next() * 0.3,
+    pauseAfterFailureMs: 3,
+  },
+};
+
+/** The world and workload of `focus`. */
+export function focusSettings(focus: Focus): FocusSettings {
+  switch (focus) {
+    case 'line-order':
+      return LINE_ORDER;
+    case 'drift-edge':
+      return DRIFT_EDGE;
+    case 'late-requests':
+      return { maxTtlMs: MAX_TTL_MS, quiet: false, maxNodes: 3 };
+    case 'slow-replies':
+      // Short leases, where 20 ms of elapsed time is a large part of the validity.
+      return { maxTtlMs: SHORT_TTL_MS, quiet: false };
+    default:
+      return { maxTtlMs: MAX_TTL_MS, quiet: false };
+  }
+}
