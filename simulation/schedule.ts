@@ -9,10 +9,10 @@ import { Locker } from '../src/index.js';
 import { BARGE_WINDOW_MS } from '../src/lua/waiting-line.js';
 import { type ClientProcess, SimConnection } from './connection.js';
 import { injectFaults } from './faults.js';
-import { drawnFocus, focusSettings } from './focus.js';
 import { FencedStore } from './fenced-store.js';
-import { serveEveryWaiter } from './liveness.js';
+import { drawnFocus, focusSettings } from './focus.js';
 import { lineOrderViolations } from './line-order.js';
+import { serveEveryWaiter } from './liveness.js';
 import { drawFaultRates, Links, WorldNode } from './network.js';
 import { storeViolations, violations } from './oracle.js';
 import { Random } from './random.js';
@@ -55,7 +55,6 @@ export async function runSchedule(
   };
   try {
     const focus = shape.focus ?? drawnFocus(random.next());
-    const lateRequests = focus === 'late-requests';
     const focused = focus !== 'mixed';
     const settings = focusSettings(focus);
     const links = new Links(random, drawFaultRates(random, shape, focus), journal.note);

@@ -184,7 +184,10 @@ export async function holdOnce(
       : ask.action === 'lock'
         ? ask.resource
         : ask.action;
-  const wait = ask.action === 'lock' && (ask.waitMs > 0 || ask.fair) ? noteWait(client, ask, journal) : undefined;
+  const wait =
+    ask.action === 'lock' && (ask.waitMs > 0 || ask.fair)
+      ? noteWait(client, ask, journal)
+      : undefined;
   let acquired: Awaited<ReturnType<typeof acquire>>;
   try {
     acquired = await acquire(client, workload, ask);
