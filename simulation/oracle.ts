@@ -16,7 +16,7 @@ export interface Holding {
   readonly to: number;
   /** The fencing token, for a fenced acquisition. */
   readonly fence: bigint | undefined;
-  /** When its release was sent, if a majority then deleted the key (`released`). */
+  /** When its release was sent, if the release answered `released` (deleted or handed on). */
   readonly releasedAt?: number;
 }
 
