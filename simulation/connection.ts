@@ -123,10 +123,17 @@ export class SimConnection implements RedisConnection {
     this.#downUntil = performance.now() + downMs;
     this.#lastToNode = 0;
     this.#lastToClient = 0;
+    // In order, the late requests of this reset come after one lateness, each behind the last.
+    const lateness = rates.lateInOrder ? downMs + random.next() * rates.lateMs : 0;
+    let lastLate = 0;
     for (const request of cut) {
       request.reject(new Error('read ECONNRESET (simulated)'));
       if (this.links.happens('lateDelivery', this.#link)) {
-        this.#deliver(request, -1, downMs + random.next() * rates.lateMs);
+        if (rates.lateInOrder) {
+          const at = Math.max(lastLate, performance.now() + lateness + this.links.delay());
+          lastLate = at;
+          setTimeout(() => this.#arrive(request, -1), at - performance.now());
+        } else this.#deliver(request, -1, downMs + random.next() * rates.lateMs);
       }
       if (this.links.happens('resend', this.#link)) {
         this.#deliver(request, -1, downMs + random.next() * 2 * rates.delayMs);

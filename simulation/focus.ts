@@ -3,6 +3,8 @@
  * concentration of the orderings that one kind of bug needs, which the mix reaches once in
  * several hundred schedules or never.
  */
+import type { FaultRates } from './network.js';
+import type { Random } from './random.js';
 import type { Focus } from './shape.js';
 import type { Habits } from './workload.js';
 import { MAX_TTL_MS, MIN_TTL_MS } from './workload.js';
@@ -14,6 +16,7 @@ export function drawnFocus(draw: number): Focus {
   if (draw < 0.42) return 'slow-replies';
   if (draw >= 0.55 && draw < 0.62) return 'line-order';
   if (draw >= 0.62 && draw < 0.69) return 'drift-edge';
+  if (draw >= 0.69 && draw < 0.76) return 'late-takes';
   return 'mixed';
 }
 
@@ -31,6 +34,8 @@ export interface FocusSettings {
   readonly quiet: boolean;
   /** The longest one-way delay of a message, when less than the mix's (ms). */
   readonly maxDelayMs?: number;
+  /** The link faults' rates that differ from the mix's, drawn after the mix's. */
+  readonly rates?: (random: Random) => Partial<FaultRates>;
   /** The most nodes (of 1, 3 or 5, as drawn). */
   readonly maxNodes?: number;
 }
@@ -70,6 +75,39 @@ const DRIFT_EDGE: FocusSettings = {
   },
 };
 
+/**
+ * One node, whose loss of a key leaves its holder with nothing. A take slower than the
+ * per-node timeout ends its attempt; the attempt's undo follows it on the same connection;
+ * the connection resets, and what it carried arrives again later, in order (an orphaned
+ * proxy upstream), after the next attempt may have taken the lock.
+ */
+const LATE_TAKES: FocusSettings = {
+  maxTtlMs: MAX_TTL_MS,
+  quiet: false,
+  maxNodes: 1,
+  // Holders trust their lease to its end: an extension would find the key overwritten and
+  // end the holding before anyone else could take the lock.
+  habits: {
+    minTtlMs: MIN_TTL_MS,
+    waitShare: 1,
+    fairShare: 0.4,
+    extends: false,
+    useTtls: (own) => 0.8 + own.next() * 0.5,
+    pauseAfterFailureMs: 50,
+  },
+  rates: (random) => ({
+    requestLoss: 0,
+    replyLoss: 0,
+    slow: 0.2 + random.next() * 0.2,
+    slowMs: 60,
+    reset: 0.2 + random.next() * 0.2,
+    lateDelivery: 0.9,
+    lateInOrder: true,
+    resend: 0,
+    lateMs: random.pick([100, 200, 300]),
+  }),
+};
+
 /** The world and workload of `focus`. */
 export function focusSettings(focus: Focus): FocusSettings {
   switch (focus) {
@@ -77,6 +115,8 @@ export function focusSettings(focus: Focus): FocusSettings {
       return LINE_ORDER;
     case 'drift-edge':
       return DRIFT_EDGE;
+    case 'late-takes':
+      return LATE_TAKES;
     case 'late-requests':
       return { maxTtlMs: MAX_TTL_MS, quiet: false, maxNodes: 3 };
     case 'slow-replies':

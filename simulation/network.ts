@@ -25,6 +25,12 @@ export interface FaultRates {
   readonly lateMs: number;
   /** Probability that a reset connection's client library sends an unanswered command again. */
   readonly resend: number;
+  /**
+   * Whether the late requests of one reset arrive together and in the order they were sent,
+   * as an orphaned proxy upstream delivers what it buffered; otherwise each is late by its
+   * own draw.
+   */
+  readonly lateInOrder?: boolean;
   /** Mean one-way delay (ms); each delay is random in [0, 2 × mean]. */
   readonly delayMs: number;
   /** Probability that a message is much slower than the mean (up to `slowMs`). */
@@ -126,13 +132,13 @@ type LinkFault = 'requestLoss' | 'replyLoss' | 'reset' | 'lateDelivery' | 'resen
 export function drawFaultRates(random: Random, shape: ScheduleShape, focus: Focus): FaultRates {
   const lateRequests = focus === 'late-requests';
   const slowReplies = focus === 'slow-replies';
-  const { quiet, maxDelayMs } = focusSettings(focus);
+  const { quiet, maxDelayMs, rates } = focusSettings(focus);
   const calm = (random.chance(0.2) && focus === 'mixed') || quiet;
   const p = (max: number) => (calm ? 0 : random.next() * max);
   // Some schedules reset connections often: late requests from old connections then meet
   // the later attempts and holders that invariant 11 protects.
   const stormy = random.chance(0.3) || lateRequests;
-  const drawn = {
+  const mixed: FaultRates = {
     requestLoss: p(0.03),
     replyLoss: p(0.03),
     reset: p(stormy ? 0.3 : 0.02),
@@ -146,6 +152,7 @@ export function drawFaultRates(random: Random, shape: ScheduleShape, focus: Focu
     // retries that followed it.
     lateMs: random.pick([50, 200, 600]),
   };
+  const drawn = rates ? { ...mixed, ...rates(random) } : mixed;
   const unless = (kind: Parameters<typeof allows>[1], rate: number) =>
     allows(shape, kind) ? rate : 0;
   return {

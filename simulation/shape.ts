@@ -40,7 +40,9 @@ export type FaultKind = (typeof FAULT_KINDS)[number];
  *   (line-order.ts);
  * - `drift-edge`: every node's clock runs fast at the largest rate `driftFactor` allows, and
  *   clients poll with `waitMs: 0` every millisecond or two while holders use their lease to
- *   its last millisecond.
+ *   its last millisecond;
+ * - `late-takes`: one node; an attempt's take and its undo after it, on a connection that
+ *   resets, arrive again in order after a later attempt of the same acquisition took the lock.
  */
 export const FOCUSES = [
   'mixed',
@@ -48,6 +50,7 @@ export const FOCUSES = [
   'slow-replies',
   'line-order',
   'drift-edge',
+  'late-takes',
 ] as const;
 
 export type Focus = (typeof FOCUSES)[number];

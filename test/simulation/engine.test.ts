@@ -15,6 +15,8 @@ const SEEDS = Number(process.env.SIM_SEEDS ?? 200);
 const FOCUSED_SEEDS = Number(process.env.SIM_FOCUSED_SEEDS ?? 50);
 /** Seeds of the focuses whose schedules are slower (more acquisitions, no faults). */
 const QUIET_SEEDS = Number(process.env.SIM_QUIET_SEEDS ?? 40);
+/** Seeds of the late-takes focus: fast (one node), and its bug needs more of them. */
+const LATE_TAKE_SEEDS = Number(process.env.SIM_LATE_TAKE_SEEDS ?? 150);
 
 describe('the engine on a simulated world', () => {
   it('replays a seed with the same history, bit for bit, under any shape', async () => {
@@ -37,6 +39,7 @@ describe('the engine on a simulated world', () => {
     [FOCUSED_SEEDS, 'a focus on slow replies', { ...FULL_SHAPE, focus: 'slow-replies' as const }],
     [QUIET_SEEDS, 'a focus on the line order', { ...FULL_SHAPE, focus: 'line-order' as const }],
     [QUIET_SEEDS, 'a focus on fast clocks', { ...FULL_SHAPE, focus: 'drift-edge' as const }],
+    [LATE_TAKE_SEEDS, 'a focus on late takes', { ...FULL_SHAPE, focus: 'late-takes' as const }],
   ])(
     'keeps every invariant over seeds 1 to %i, with %s',
     { timeout: 300_000 },
