@@ -18,13 +18,18 @@ export interface Holding {
   readonly fence: bigint | undefined;
   /** When its release was sent, if the release answered `released` (deleted or handed on). */
   readonly releasedAt?: number;
+  /** On one node: when its acquisition began, and the node's clock then (µs since the epoch). */
+  readonly startedAt?: number;
+  readonly clockAtStartUs?: bigint;
 }
 
 /**
  * When fences may go backwards: a node restarted without persistence lost its fence
- * counters. On N nodes nothing restores them. On one node the counter never falls below the
- * node's clock, which makes up for the loss as long as that clock never went back: there,
- * a loss excuses an inversion only after a jump back of the node's clock (`clockBacks`).
+ * counters. On N nodes nothing restores them. On one node a fence is drawn above the node's
+ * clock (in µs), which makes up for the loss unless that clock is behind the earlier fence:
+ * there, a loss excuses an inversion only when the node's clock as the acquisition began
+ * (`Holding.clockAtStartUs`) was not past the earlier fence, or jumped back (`clockBacks`)
+ * while the acquisition ran.
  */
 export interface FenceExcuses {
   /** When a node restarted without persistence (virtual ms). */
@@ -78,12 +83,13 @@ export function violations(
       active.push(holding);
       if (holding.fence !== undefined) {
         const since = lastFenced?.from ?? Number.POSITIVE_INFINITY;
+        const earlier = lastFenced?.fence;
         const lost =
           keyLosses.some((at) => at > since && at < holding.from) &&
-          (!oneNode || clockBacks.some((at) => at < holding.from));
-        if (!lost && lastFenced?.fence !== undefined && holding.fence <= lastFenced.fence) {
+          (!oneNode || earlier === undefined || clockBehind(holding, earlier, clockBacks));
+        if (!lost && lastFenced && earlier !== undefined && holding.fence <= earlier) {
           found.push(
-            `${resource}: fence ${holding.fence} (c${holding.client} at ${holding.from.toFixed(3)}) after fence ${lastFenced.fence} (c${lastFenced.client} at ${lastFenced.from.toFixed(3)})`,
+            `${resource}: fence ${holding.fence} (c${holding.client} at ${holding.from.toFixed(3)}) after fence ${earlier} (c${lastFenced.client} at ${lastFenced.from.toFixed(3)})`,
           );
         }
         lastFenced = holding;
@@ -91,6 +97,17 @@ export function violations(
     }
   }
   return found;
+}
+
+/**
+ * Whether one node's clock may have been at or behind `fence` when it drew `holding`'s fence:
+ * it was as the acquisition began, or it jumped back while the acquisition ran, or its
+ * reading is unknown.
+ */
+function clockBehind(holding: Holding, fence: bigint, clockBacks: readonly number[]): boolean {
+  const { clockAtStartUs, startedAt } = holding;
+  if (clockAtStartUs === undefined || startedAt === undefined) return true;
+  return clockAtStartUs <= fence || clockBacks.some((at) => at >= startedAt && at <= holding.from);
 }
 
 /** Whether two holdings of one resource may not overlap (permits are counted instead). */

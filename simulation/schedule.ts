@@ -50,6 +50,7 @@ export async function runSchedule(
   const journal: Journal = {
     holdings: [],
     waits: [],
+    nodeClockUs: undefined,
     silent: [],
     note: (line) => log.push(`${time.now().toFixed(3)} ${line}`),
   };
@@ -68,6 +69,9 @@ export async function runSchedule(
       { length: nodeCount },
       (_, i) => new WorldNode(`n${i + 1}:6379`, random, drift, fast),
     );
+    const [only] = world;
+    if (only && world.length === 1)
+      journal.nodeClockUs = () => BigInt(Math.floor(only.wallMs() * 1000));
     const store = new FencedStore(random);
     const drawnClients = focused ? random.int(3, 4) : random.int(2, 4);
     const clientCount = Math.min(drawnClients, shape.clients ?? drawnClients);

@@ -81,6 +81,8 @@ export interface Journal {
   readonly holdings: Holding[];
   /** The workload's acquisitions of one lock that may wait, in call order. */
   readonly waits: Wait[];
+  /** With one node, its clock (µs since the epoch): what its fences are drawn above. */
+  nodeClockUs: (() => bigint) | undefined;
   /** Holdings whose validity ran out without their signal firing. */
   readonly silent: string[];
   note(line: string): void;
@@ -184,6 +186,8 @@ export async function holdOnce(
       : ask.action === 'lock'
         ? ask.resource
         : ask.action;
+  const startedAt = performance.now();
+  const clockAtStartUs = journal.nodeClockUs?.();
   const wait =
     ask.action === 'lock' && (ask.waitMs > 0 || ask.fair)
       ? noteWait(client, ask, journal)
@@ -253,6 +257,7 @@ export async function holdOnce(
   const result = await handle.release().catch((error: Error) => error.name);
   journal.note(`c${client.id} ${name} released ${result}`);
   const releasedAt = result === 'released' ? { releasedAt: releaseAt } : {};
+  const clock = clockAtStartUs === undefined ? {} : { startedAt, clockAtStartUs };
   for (const { resource, kind, fence } of held) {
     journal.holdings.push({
       client: client.id,
@@ -263,6 +268,7 @@ export async function holdOnce(
       to,
       fence,
       ...releasedAt,
+      ...clock,
     });
   }
 }
