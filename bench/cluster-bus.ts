@@ -48,10 +48,19 @@ export async function handOff(
   });
   const waiting = waiter.acquire(resource, { ttlMs: 30_000, waitMs: 4 * retryDelayMs });
   await pausing;
-  const released = performance.now();
-  await held.release();
+  const releasedAt = performance.now();
+  const released = await held.release();
+  // A release that did not free the lock leaves the waiter polling until the TTL: say so
+  // rather than report a hand-off that never was.
+  if (released !== 'released') {
+    const waited = await waiting.then(
+      (lock) => lock.release().then(() => 'got the lock anyway'),
+      (error: Error) => error.message,
+    );
+    throw new Error(`the holder's release answered "${released}"; the waiter: ${waited}`);
+  }
   const lock = await waiting;
-  const tookMs = performance.now() - released;
+  const tookMs = performance.now() - releasedAt;
   await lock.release();
   return tookMs;
 }
