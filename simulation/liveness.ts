@@ -41,7 +41,9 @@ export function livenessBoundMs(jumpedBackMs: number, acquisitions: number): num
 
 /** What each client acquires in the liveness phase. */
 function targets(workload: Workload): { action: Action; resource: string }[] {
-  return workload.actions.flatMap((action): { action: Action; resource: string }[] =>
+  // Not elections: their liveness in the calm is not checked yet.
+  const served = workload.actions.filter((action) => action !== 'lead');
+  return served.flatMap((action): { action: Action; resource: string }[] =>
     action === 'lock'
       ? workload.resources.map((resource) => ({ action, resource }))
       : [{ action, resource: workload.resources[0] as string }],

@@ -79,7 +79,7 @@ export async function runSchedule(
     const drawnActions = random.pick<readonly Action[]>([
       ['lock'],
       ['lock', 'all'],
-      ['lock', 'all', 'permit', 'read', 'write'],
+      ['lock', 'all', 'permit', 'read', 'write', 'lead'],
       ['permit'],
       ['read', 'write'],
     ]);
@@ -220,16 +220,19 @@ export async function runSchedule(
 }
 
 /**
- * Keys that would live for ever, once every locker closed: anything but a fence counter
- * (which never expires, by design: fences only grow) must carry a TTL.
+ * Keys that never expire, by design: fence counters (fences only grow) and an election's
+ * leader hash (docs/election.md, "Keys").
  */
+const LASTING = [':fence', ':election:leader'];
+
+/** Keys that would live for ever, once every locker closed: anything else must carry a TTL. */
 function keysWithoutTtl(world: readonly WorldNode[]): string[] {
   const found: string[] = [];
   for (const { node } of world) {
     const keys = node.send('KEYS', ['*']);
     if (keys.kind !== 'array') continue;
     for (const key of keys.value) {
-      if (key.kind !== 'bulk' || key.value.endsWith(':fence')) continue;
+      if (key.kind !== 'bulk' || LASTING.some((end) => key.value.endsWith(end))) continue;
       const ttl = node.send('PTTL', [key.value]);
       if (ttl.kind === 'integer' && ttl.value === -1n) {
         found.push(`${node.name}: key ${key.value} has no TTL after every locker closed`);

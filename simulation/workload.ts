@@ -11,6 +11,7 @@ import {
   type ReadWriteLock,
   type Semaphore,
 } from '../src/index.js';
+import { leadOnce } from './campaign.js';
 import type { SimConnection } from './connection.js';
 import type { FaultTargets } from './faults.js';
 import { storeKey } from './fenced-store.js';
@@ -24,8 +25,11 @@ export const MAX_TTL_MS = 800;
 /** The longest a workload acquisition waits for a busy resource (ms). */
 export const MAX_WAIT_MS = 1_500;
 
-/** What one acquisition takes: a lock, all of the resources at once, or a semaphore's or read-write lock's side. */
-export type Action = 'lock' | 'all' | 'permit' | 'read' | 'write';
+/**
+ * What one acquisition takes: a lock, all of the resources at once, a semaphore's or
+ * read-write lock's side, or the leadership of an election (campaign.ts).
+ */
+export type Action = 'lock' | 'all' | 'permit' | 'read' | 'write' | 'lead';
 
 export interface Workload {
   readonly actions: readonly Action[];
@@ -159,6 +163,8 @@ export async function acquire(
       const permit = await client.semaphore.acquire(options);
       return { handle: permit, held: [{ resource: 's0', kind: 'permit', fence: undefined }] };
     }
+    case 'lead':
+      throw new Error('a campaign goes through leadOnce (campaign.ts)');
     default: {
       const side = await client.readWrite[ask.action].acquire(options);
       return { handle: side, held: [{ resource: 'w0', kind: ask.action, fence: undefined }] };
@@ -180,6 +186,10 @@ export async function holdOnce(
 ): Promise<void> {
   const habits = workload.habits ?? MIXED;
   const ask = drawAsk(workload, own);
+  if (ask.action === 'lead') {
+    await leadOnce(client, ask, own.next() * ask.ttlMs * 3, journal);
+    return;
+  }
   const name =
     ask.action === 'all'
       ? workload.resources.join('+')
