@@ -3,6 +3,7 @@
  * concentration of the orderings that one kind of bug needs, which the mix reaches once in
  * several hundred schedules or never.
  */
+import { DEFAULTS } from '../src/config/options.js';
 import type { FaultRates } from './network.js';
 import type { Random } from './random.js';
 import type { Focus } from './shape.js';
@@ -19,9 +20,6 @@ export function drawnFocus(draw: number): Focus {
   if (draw >= 0.69 && draw < 0.76) return 'late-takes';
   return 'mixed';
 }
-
-/** The engine's default `driftFactor`: the fastest a node's clock may run for its leases. */
-export const DEFAULT_DRIFT_FACTOR = 0.01;
 
 export interface FocusSettings {
   /** The longest TTL asked for (ms). */
@@ -62,7 +60,8 @@ const LINE_ORDER: FocusSettings = {
 const DRIFT_EDGE: FocusSettings = {
   maxTtlMs: MAX_TTL_MS,
   quiet: true,
-  driftRate: DEFAULT_DRIFT_FACTOR,
+  // The fastest a node's clock may run for the engine's drift allowance to cover it.
+  driftRate: DEFAULTS.driftFactor,
   habits: {
     // Long leases: the drift allowance is a share of the TTL.
     minTtlMs: 300,

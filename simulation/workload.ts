@@ -47,7 +47,7 @@ export interface Workload {
  * client's own PRNG as the mix does, so a focus changes only what it names.
  */
 export interface Habits {
-  /** The shortest TTL asked for (ms). @default MIN_TTL_MS */
+  /** The shortest TTL asked for (ms). */
   readonly minTtlMs: number;
   /** Share of acquisitions that wait; the others poll with `waitMs: 0` (unless fair). */
   readonly waitShare: number;
