@@ -101,18 +101,18 @@ describe('the oracle', () => {
     // A node that lost its counters in between: not comparable on N nodes. On one node a fence
     // is drawn above the node's clock, so only a clock at or behind the earlier fence as the
     // acquisition began (at 8), or one that jumped back while it ran, excuses it.
-    const after = (clockAtStartUs: bigint) => [
+    const later = (clockAtStartUs: bigint) => [
       holding(0, 0, 5, 2n),
       { ...holding(1, 10, 20, 1n), startedAt: 8, clockAtStartUs },
     ];
     const lossAt7 = { keyLosses: [7], clockBacks: [] };
-    expect(violations(after(3n), { ...lossAt7, oneNode: false })).toEqual([]);
-    expect(violations(after(3n), { ...lossAt7, oneNode: true })).toHaveLength(1);
-    expect(violations(after(2n), { ...lossAt7, oneNode: true })).toEqual([]);
-    expect(violations(after(3n), { ...lossAt7, oneNode: true, clockBacks: [9] })).toEqual([]);
-    expect(violations(after(3n), { ...lossAt7, oneNode: true, clockBacks: [3] })).toHaveLength(1);
+    expect(violations(later(3n), { ...lossAt7, oneNode: false })).toEqual([]);
+    expect(violations(later(3n), { ...lossAt7, oneNode: true })).toHaveLength(1);
+    expect(violations(later(2n), { ...lossAt7, oneNode: true })).toEqual([]);
+    expect(violations(later(3n), { ...lossAt7, oneNode: true, clockBacks: [9] })).toEqual([]);
+    expect(violations(later(3n), { ...lossAt7, oneNode: true, clockBacks: [3] })).toHaveLength(1);
     // Without a loss of the counters in between, the clock excuses nothing.
-    expect(violations(after(2n), { keyLosses: [], clockBacks: [9], oneNode: true })).toHaveLength(
+    expect(violations(later(2n), { keyLosses: [], clockBacks: [9], oneNode: true })).toHaveLength(
       1,
     );
   });
