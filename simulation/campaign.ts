@@ -15,21 +15,21 @@ export const ELECTION = 'e0';
 /** The shortest lease: above the per-node timeout and the drift allowance, with room to renew. */
 const MIN_LEASE_MS = 150;
 
-/** Options of the election of `client`, for a lease drawn as `ask.ttlMs`. */
+/** `client`'s handle on the election, with a lease of `ask.ttlMs` (at least the shortest). */
 export function electionOf(client: Client, ask: Ask): Election {
   return client.locker.election(ELECTION, { leaseMs: Math.max(MIN_LEASE_MS, ask.ttlMs) });
 }
 
 /**
  * One campaign by `client`: waits up to `ask.waitMs`, leads for `useMs`, resigns. Records the
- * leadership as a holding of the election.
+ * leadership as a holding of the election. Resolves false when the campaign failed.
  */
 export async function leadOnce(
   client: Client,
   ask: Ask,
   useMs: number,
   journal: Journal,
-): Promise<void> {
+): Promise<boolean> {
   const giveUp = new AbortController();
   const timer = setTimeout(() => giveUp.abort(), ask.waitMs);
   let leadership: Awaited<ReturnType<Election['campaign']>>;
@@ -39,7 +39,7 @@ export async function leadOnce(
     });
   } catch (error) {
     journal.note(`c${client.id} ${ELECTION} campaign failed ${(error as Error).name}`);
-    return;
+    return false;
   } finally {
     clearTimeout(timer);
   }
@@ -64,4 +64,5 @@ export async function leadOnce(
     (error: Error) => error.name,
   );
   journal.note(`c${client.id} ${ELECTION} ${resigned}`);
+  return true;
 }

@@ -77,12 +77,16 @@ export class SimConnection implements RedisConnection {
     return this.send(command, args);
   }
 
-  /** Sends `request` to the node: after a delay, FIFO behind this connection's earlier ones. */
-  #deliver(request: Pending, generation: number, extraMs: number): void {
+  /**
+   * Sends `request` to the node: after a delay, FIFO behind this connection's earlier ones,
+   * never before `notBefore`. Returns when it arrives.
+   */
+  #deliver(request: Pending, generation: number, extraMs: number, notBefore = 0): number {
     const now = performance.now();
-    const at = Math.max(this.#lastToNode, now + this.links.delay() + extraMs);
+    const at = Math.max(this.#lastToNode, notBefore, now + this.links.delay() + extraMs);
     if (generation === this.#generation) this.#lastToNode = at;
     setTimeout(() => this.#arrive(request, generation), at - now);
+    return at;
   }
 
   /** The request reaches the node (if it is up), runs when the node is not paused. */
@@ -129,11 +133,8 @@ export class SimConnection implements RedisConnection {
     for (const request of cut) {
       request.reject(new Error('read ECONNRESET (simulated)'));
       if (this.links.happens('lateDelivery', this.#link)) {
-        if (rates.lateInOrder) {
-          const at = Math.max(lastLate, performance.now() + lateness + this.links.delay());
-          lastLate = at;
-          setTimeout(() => this.#arrive(request, -1), at - performance.now());
-        } else this.#deliver(request, -1, downMs + random.next() * rates.lateMs);
+        if (rates.lateInOrder) lastLate = this.#deliver(request, -1, lateness, lastLate);
+        else this.#deliver(request, -1, downMs + random.next() * rates.lateMs);
       }
       if (this.links.happens('resend', this.#link)) {
         this.#deliver(request, -1, downMs + random.next() * 2 * rates.delayMs);

@@ -30,21 +30,35 @@ export interface FocusSettings {
   readonly driftRate?: number;
   /** No fault at all: the links only delay messages, and nothing is injected. */
   readonly quiet: boolean;
-  /** The longest one-way delay of a message, when less than the mix's (ms). */
-  readonly maxDelayMs?: number;
-  /** The link faults' rates that differ from the mix's, drawn after the mix's. */
-  readonly rates?: (random: Random) => Partial<FaultRates>;
+  /** The link faults' rates that differ from the mix's (`mixed`), drawn after the mix's. */
+  readonly rates?: (random: Random, mixed: FaultRates) => Partial<FaultRates>;
   /** The most nodes (of 1, 3 or 5, as drawn). */
   readonly maxNodes?: number;
 }
 
-/** The longest TTL of a schedule focused on slow replies (ms). */
-const SHORT_TTL_MS = 150;
+/** Orphaned requests up to 600 ms late (the mix also resets more often; see network.ts). */
+const LATE_REQUESTS: FocusSettings = {
+  maxTtlMs: MAX_TTL_MS,
+  quiet: false,
+  maxNodes: 3,
+  rates: () => ({ lateMs: 600 }),
+};
+
+/**
+ * Short leases, where 20 ms of elapsed time is a large part of the validity, and many slow
+ * messages, up to just inside the per-node timeout (20 ms for these TTLs).
+ */
+const SLOW_REPLIES: FocusSettings = {
+  maxTtlMs: 150,
+  quiet: false,
+  rates: (_random, mixed) => ({ slowMs: 19, slow: 0.3 + mixed.slow * 3 }),
+};
 
 const LINE_ORDER: FocusSettings = {
   maxTtlMs: 300,
   quiet: true,
-  maxDelayMs: 2,
+  // Messages at most 2 ms late: the oracle's slack is a few of them.
+  rates: (_random, mixed) => ({ delayMs: Math.min(mixed.delayMs, 1) }),
   habits: {
     minTtlMs: MIN_TTL_MS,
     waitShare: 1,
@@ -117,10 +131,9 @@ export function focusSettings(focus: Focus): FocusSettings {
     case 'late-takes':
       return LATE_TAKES;
     case 'late-requests':
-      return { maxTtlMs: MAX_TTL_MS, quiet: false, maxNodes: 3 };
+      return LATE_REQUESTS;
     case 'slow-replies':
-      // Short leases, where 20 ms of elapsed time is a large part of the validity.
-      return { maxTtlMs: SHORT_TTL_MS, quiet: false };
+      return SLOW_REPLIES;
     default:
       return { maxTtlMs: MAX_TTL_MS, quiet: false };
   }

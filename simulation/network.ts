@@ -57,7 +57,7 @@ export class WorldNode {
     this.#driftRate = driftRate ?? drawn;
     this.node = new SimulatedRedisNode({
       name,
-      clockUs: () => BigInt(Math.floor(this.wallMs() * 1000)),
+      clockUs: () => this.clockUs(),
       // Up for a while already (up to a day): a node first seen young abstains, as a
       // restarted one does, and every schedule would start with a grace.
       uptimeMs: random.next() * 86_400_000,
@@ -83,6 +83,11 @@ export class WorldNode {
   wallMs(): number {
     const elapsed = performance.now();
     return EPOCH_MS + elapsed * (1 + this.#driftRate) + this.#offsetMs;
+  }
+
+  /** The node's wall clock in µs since the epoch, as `TIME` and fences read it. */
+  clockUs(): bigint {
+    return BigInt(Math.floor(this.wallMs() * 1000));
   }
 
   /** Moves the node's clock by `ms` (back when negative). */
@@ -131,8 +136,7 @@ type LinkFault = 'requestLoss' | 'replyLoss' | 'reset' | 'lateDelivery' | 'resen
  */
 export function drawFaultRates(random: Random, shape: ScheduleShape, focus: Focus): FaultRates {
   const lateRequests = focus === 'late-requests';
-  const slowReplies = focus === 'slow-replies';
-  const { quiet, maxDelayMs, rates } = focusSettings(focus);
+  const { quiet, rates } = focusSettings(focus);
   const calm = (random.chance(0.2) && focus === 'mixed') || quiet;
   const p = (max: number) => (calm ? 0 : random.next() * max);
   // Some schedules reset connections often: late requests from old connections then meet
@@ -152,21 +156,17 @@ export function drawFaultRates(random: Random, shape: ScheduleShape, focus: Focu
     // retries that followed it.
     lateMs: random.pick([50, 200, 600]),
   };
-  const drawn = rates ? { ...mixed, ...rates(random) } : mixed;
+  const drawn = rates ? { ...mixed, ...rates(random, mixed) } : mixed;
   const unless = (kind: Parameters<typeof allows>[1], rate: number) =>
     allows(shape, kind) ? rate : 0;
   return {
     ...drawn,
-    delayMs: maxDelayMs === undefined ? drawn.delayMs : Math.min(drawn.delayMs, maxDelayMs / 2),
-    lateMs: lateRequests ? 600 : drawn.lateMs,
-    // Up to just inside the per-node timeout (20 ms for these TTLs).
-    slowMs: slowReplies ? 19 : drawn.slowMs,
     requestLoss: unless('request-loss', drawn.requestLoss),
     replyLoss: unless('reply-loss', drawn.replyLoss),
     reset: unless('reset', drawn.reset),
     lateDelivery: unless('late-delivery', drawn.lateDelivery),
     resend: unless('resend', drawn.resend),
-    slow: unless('slow', slowReplies ? 0.3 + drawn.slow * 3 : drawn.slow),
+    slow: unless('slow', drawn.slow),
   };
 }
 

@@ -70,8 +70,7 @@ export async function runSchedule(
       (_, i) => new WorldNode(`n${i + 1}:6379`, random, drift, fast),
     );
     const [only] = world;
-    if (only && world.length === 1)
-      journal.nodeClockUs = () => BigInt(Math.floor(only.wallMs() * 1000));
+    if (only && world.length === 1) journal.nodeClockUs = () => only.clockUs();
     const store = new FencedStore(random);
     const drawnClients = focused ? random.int(3, 4) : random.int(2, 4);
     const clientCount = Math.min(drawnClients, shape.clients ?? drawnClients);

@@ -129,6 +129,7 @@ export function drawAsk(workload: Workload, own: Random): Ask {
     action,
     resource,
     ttlMs,
+    // The mix (every acquisition waits) draws nothing more here, so its seeds replay as before.
     waitMs: habits.waitShare >= 1 || own.chance(habits.waitShare) ? waitMs : 0,
     fair,
     fencing: habits.extends && fencing,
@@ -187,7 +188,8 @@ export async function holdOnce(
   const habits = workload.habits ?? MIXED;
   const ask = drawAsk(workload, own);
   if (ask.action === 'lead') {
-    await leadOnce(client, ask, own.next() * ask.ttlMs * 3, journal);
+    const led = await leadOnce(client, ask, own.next() * ask.ttlMs * 3, journal);
+    if (!led) await pause(own.next() * habits.pauseAfterFailureMs); // as a failed acquisition
     return;
   }
   const name =
