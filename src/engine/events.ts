@@ -27,9 +27,18 @@ export interface LockerEvents {
   ];
   /** A lease was extended; `validityMs` is the new validity. */
   extended: [{ resource: string; validityMs: number; nodes: readonly (NodeResult | undefined)[] }];
-  /** A lock was released. */
+  /**
+   * A lock was released (or failed to be). `nodes`: each node's answer when the outcome was
+   * known, `undefined` for a node still silent then (on N nodes, a release is done once a
+   * majority deleted the key; the others still get the delete).
+   */
   released: [
-    { resource: string; result: ReleaseResult; heldMs: number; nodes: readonly NodeResult[] },
+    {
+      resource: string;
+      result: ReleaseResult;
+      heldMs: number;
+      nodes: readonly (NodeResult | undefined)[];
+    },
   ];
   /** A held lock can no longer be proven valid. */
   lost: [{ resource: string; error: LockLostError; heldMs: number }];

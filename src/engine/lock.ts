@@ -271,13 +271,20 @@ export class Lock implements AsyncDisposable {
             () => ending(),
           )
       : ending;
-    const done = this.#context.shutdown.track(after).then(({ result, nodes, refused }) => {
-      this.#context.events.report('released', () => ({
-        resource: this.resource,
-        result,
-        heldMs: this.#heldMs(),
-        nodes,
-      }));
+    const { events, shutdown } = this.#context;
+    // Tracked until every node answered (the locker's close waits for the last delete), which
+    // on N nodes may be after the release resolved at its majority.
+    const ended = () =>
+      after().then((outcome) => {
+        if (outcome.everyNode) {
+          shutdown.begin(); // before track's own end: the count never drops to 0 between
+          outcome.everyNode.then(() => shutdown.end());
+        }
+        return outcome;
+      });
+    const done = shutdown.track(ended).then(({ result, nodes, refused }) => {
+      const heldMs = this.#heldMs();
+      events.report('released', () => ({ resource: this.resource, result, heldMs, nodes }));
       if (refused) throw refused;
       return result;
     });

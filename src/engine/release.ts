@@ -12,10 +12,12 @@ import { askEveryNode, nodeTimeoutFor, releaseTimeoutFor } from './every-node.js
 /**
  * Deletes the lease's key on every node (compare-and-delete, so another holder's key is never
  * touched), or with `keepMs` sets it to expire that long from now instead. Never rejects
- * because the lease had expired. Resolves once every node answered, or once the lease's
- * per-node timeout has passed with the verdict known (a straggler then counts as timed out);
- * while the verdict is still open, it waits for each node up to a release's own, longer
- * timeout (see `releaseTimeoutFor`), so that a busy node's done delete is not reported failed.
+ * because the lease had expired. Resolves as soon as a quorum deleted it (the outcome can no
+ * longer change; `everyNode` tells when the others answered), else once every node answered,
+ * or once the lease's per-node timeout has passed with the verdict known (a straggler then
+ * counts as timed out); while the verdict is still open, it waits for each node up to a
+ * release's own, longer timeout (see `releaseTimeoutFor`), so that a busy node's done delete
+ * is not reported failed.
  * `refused`: when it failed because configuration errors (an ACL user without a command the
  * release runs, say) leave too few nodes for a quorum, the error to reject with: retrying
  * cannot fix that, so it must not look like a node that was briefly away.
@@ -24,7 +26,7 @@ export async function releaseLease(
   context: NodeSet,
   lease: Lease,
   keepMs?: number,
-): Promise<{ result: ReleaseResult; nodes: readonly NodeResult[]; refused?: NoQuorumError }> {
+): Promise<ReleaseOutcome> {
   if (lease.status === 'released') return { result: 'not-held', nodes: [] };
   const wasHeld = lease.status === 'held';
   lease.status = 'released';
@@ -34,6 +36,7 @@ export async function releaseLease(
   // timed out, as they would in any other request of the lease).
   const timing: ReleaseTiming = {
     timeoutMs: releaseTimeoutFor(context, lease.ttlMs),
+    quorum,
     settleEarly: {
       afterMs: nodeTimeoutFor(context, lease.ttlMs),
       accept: (soFar) => verdict(soFar, quorum) !== 'failed',
@@ -43,6 +46,15 @@ export async function releaseLease(
     keepMs === undefined
       ? deleteIfOwned(context, lease, true, timing)
       : expireIfOwned(context, lease, keepMs, timing);
+  // Waiting for the last node would only delay the caller (and, one at a time on N nodes,
+  // split each node's replies over more reads): the deletes are sent, the verdict is in.
+  const decision = await ending.decided;
+  if (decision.quorum) {
+    const result = wasHeld ? 'released' : 'not-held';
+    const { results } = decision;
+    if (!results.includes(undefined)) return { result, nodes: results };
+    return { result, nodes: results, everyNode: ending.settled };
+  }
   const results = await ending.settled;
   // A lease that had already run out is not held, but nodes that failed still say so.
   const result = verdict(results, quorum);
@@ -53,6 +65,17 @@ export async function releaseLease(
     return { result, nodes: results, refused };
   }
   return { result: wasHeld || result === 'failed' ? result : 'not-held', nodes: results };
+}
+
+/** How a release ended. */
+export interface ReleaseOutcome {
+  readonly result: ReleaseResult;
+  /** Each node's result when the outcome was known: `undefined` for a node still silent. */
+  readonly nodes: readonly (NodeResult | undefined)[];
+  /** When it resolved before every node answered: settles once each answered or timed out. */
+  readonly everyNode?: Promise<unknown>;
+  /** Why no quorum could release it, when configuration errors made the difference. */
+  readonly refused?: NoQuorumError;
 }
 
 /**
@@ -114,7 +137,7 @@ export function deleteIfOwned(
       mayHoldToken(acquireResults, index)
         ? kind.release(node.forced, hold, nodeTimeoutMs)
         : NOT_OURS,
-    timing?.settleEarly ? { settleEarly: timing.settleEarly } : {},
+    timing ? { quorum: timing.quorum, settleEarly: timing.settleEarly } : {},
   );
 }
 
@@ -131,14 +154,16 @@ function expireIfOwned(context: NodeSet, lease: Lease, keepMs: number, timing: R
     timing.timeoutMs,
     (node, nodeTimeoutMs, index) =>
       mayHoldToken(acquireResults, index) ? kind.extend(node, hold, nodeTimeoutMs) : NOT_OURS,
-    timing.settleEarly ? { settleEarly: timing.settleEarly } : {},
+    { quorum: timing.quorum, settleEarly: timing.settleEarly },
   );
 }
 
 /** How long a release waits for each node (see `releaseLease`). */
 interface ReleaseTiming {
   readonly timeoutMs: number;
-  readonly settleEarly?: FanOutOptions<StallGuard, number>['settleEarly'];
+  /** Deletes that make the release certain: the lease kind's quorum. */
+  readonly quorum: number;
+  readonly settleEarly: NonNullable<FanOutOptions<StallGuard, number>['settleEarly']>;
 }
 
 /** A node that cannot hold our token: counts as "not ours" without any I/O. */

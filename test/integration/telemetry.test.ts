@@ -17,7 +17,12 @@ import {
 } from '@opentelemetry/sdk-trace-base';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { InvalidArgumentError, IORedisConnection, type RedisConnection } from '../../src/index.js';
+import {
+  InvalidArgumentError,
+  IORedisConnection,
+  NoQuorumError,
+  type RedisConnection,
+} from '../../src/index.js';
 import { openTelemetry } from '../../src/telemetry/opentelemetry.js';
 import { useLockers, useRedis } from '../support/redis.js';
 
@@ -173,10 +178,12 @@ describe('OpenTelemetry metrics', () => {
     const { nodes, urls } = fixture().redis;
     const l = tracedLocker({ resourceAttribute: (resource) => resource.split(':')[0] });
     await (await l.acquire('order:1', { ttlMs: 5_000 })).release(); // connections open
+    // Two of three silent: the attempt cannot be decided before their timeouts, which count.
     nodes[0]?.pause();
-    const lock = await l.acquire('order:2', { ttlMs: 5_000 });
-    await lock.release(); // node 0 times out
+    nodes[1]?.pause();
+    await expect(l.acquire('order:2', { ttlMs: 5_000, waitMs: 0 })).rejects.toThrow(NoQuorumError);
     nodes[0]?.resume();
+    nodes[1]?.resume();
     const failures = await metric('distlock.node.failures');
     expect(failures?.dataPoints.map((p) => p.attributes)).toContainEqual({
       'server.address': new URL(urls[0] as string).host,
