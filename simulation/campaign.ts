@@ -3,9 +3,11 @@
  * is trusted from the moment `campaign` resolved until its signal fires (it renews itself, as
  * an auto-extended lock does), its use ends or its locker closes; its term is its fence. So
  * the oracle's rules for a lock hold of it as they are: at most one leader whose signal has
- * not fired, and terms that strictly increase in the order leaders were elected.
+ * not fired, and terms that strictly increase in the order leaders were elected. Before it
+ * campaigns and after it resigned, the client reads the leader (leader-reads.ts).
  */
 import type { Election } from '../src/index.js';
+import type { Term } from './leader-reads.js';
 import type { Ask, Client, Journal } from './workload.js';
 import { pause } from './workload.js';
 
@@ -15,31 +17,30 @@ export const ELECTION = 'e0';
 /** The shortest lease: above the per-node timeout and the drift allowance, with room to renew. */
 const MIN_LEASE_MS = 150;
 
-/** `client`'s handle on the election, with a lease of `ask.ttlMs` (at least the shortest). */
-export function electionOf(client: Client, ask: Ask): Election {
-  return client.locker.election(ELECTION, { leaseMs: Math.max(MIN_LEASE_MS, ask.ttlMs) });
-}
-
 /**
- * One campaign by `client`: waits up to `ask.waitMs`, leads for `useMs`, resigns. Records the
- * leadership as a holding of the election. Resolves false when the campaign failed.
+ * One campaign by `client`, with a lease of `ask.ttlMs` (at least the shortest): waits up to
+ * `ask.waitMs`, leads for `useMs`, resigns. Records the leadership as a holding of the
+ * election. Resolves when it began to lead, or with why the campaign failed.
  */
 export async function leadOnce(
   client: Client,
-  ask: Ask,
+  ask: Pick<Ask, 'ttlMs' | 'waitMs'>,
   useMs: number,
   journal: Journal,
-): Promise<boolean> {
+): Promise<{ ledAt: number } | Error> {
+  const leaseMs = Math.max(MIN_LEASE_MS, ask.ttlMs);
+  const election = client.locker.election(ELECTION, { leaseMs });
+  await readLeader(client, election, journal);
   const giveUp = new AbortController();
   const timer = setTimeout(() => giveUp.abort(), ask.waitMs);
   let leadership: Awaited<ReturnType<Election['campaign']>>;
   try {
-    leadership = await electionOf(client, ask).campaign(`c${client.id}`, {
+    leadership = await election.campaign(`c${client.id}`, {
       signal: giveUp.signal,
     });
   } catch (error) {
     journal.note(`c${client.id} ${ELECTION} campaign failed ${(error as Error).name}`);
-    return false;
+    return error as Error;
   } finally {
     clearTimeout(timer);
   }
@@ -49,6 +50,8 @@ export async function leadOnce(
     lostAt = performance.now();
   });
   journal.note(`c${client.id} ${ELECTION} leads, term ${leadership.term}`);
+  const term: Term = { term: leadership.term, value: leadership.value };
+  journal.terms.push(term);
   await pause(useMs);
   const to = Math.min(performance.now(), lostAt, client.closedAt);
   journal.holdings.push({
@@ -59,10 +62,21 @@ export async function leadOnce(
     to,
     fence: leadership.term,
   });
-  const resigned = await leadership.resign().then(
-    () => 'resigned',
-    (error: Error) => error.name,
-  );
-  journal.note(`c${client.id} ${ELECTION} ${resigned}`);
-  return true;
+  const resigned = await leadership.resign().catch((error: Error) => error.name);
+  if (resigned === 'released') term.resignedAt = performance.now();
+  journal.note(`c${client.id} ${ELECTION} resigned: ${resigned}`);
+  await readLeader(client, election, journal);
+  return { ledAt: from };
+}
+
+/** Reads the leader of `election` for the oracle; a read that fails is only noted. */
+async function readLeader(client: Client, election: Election, journal: Journal): Promise<void> {
+  const from = performance.now();
+  try {
+    const leader = await election.leader();
+    journal.leaderReads.push({ client: client.id, from, to: performance.now(), leader });
+    journal.note(`c${client.id} ${ELECTION} reads ${leader ? `term ${leader.term}` : 'no leader'}`);
+  } catch (error) {
+    journal.note(`c${client.id} ${ELECTION} read failed ${(error as Error).name}`);
+  }
 }

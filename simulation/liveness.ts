@@ -3,6 +3,7 @@
  * workload used, one after the other, all clients at once, and each must be served within
  * a bound that follows from the fault model and the workload's limits.
  */
+import { ELECTION, leadOnce } from './campaign.js';
 import { MAX_CLIENT_PAUSE_MS, MAX_NODE_DOWN_MS, MAX_NODE_PAUSE_MS } from './faults.js';
 import type { Random } from './random.js';
 import {
@@ -41,12 +42,10 @@ export function livenessBoundMs(jumpedBackMs: number, acquisitions: number): num
 
 /** What each client acquires in the liveness phase. */
 function targets(workload: Workload): { action: Action; resource: string }[] {
-  // Not elections: their liveness in the calm is not checked yet.
-  const served = workload.actions.filter((action) => action !== 'lead');
-  return served.flatMap((action): { action: Action; resource: string }[] =>
+  return workload.actions.flatMap((action): { action: Action; resource: string }[] =>
     action === 'lock'
       ? workload.resources.map((resource) => ({ action, resource }))
-      : [{ action, resource: workload.resources[0] as string }],
+      : [{ action, resource: action === 'lead' ? ELECTION : (workload.resources[0] as string) }],
   );
 }
 
@@ -72,6 +71,13 @@ export async function serveEveryWaiter(
       for (const { action, resource } of targets(workload)) {
         const waitMs = Math.max(0, quietAt + boundMs - performance.now());
         const ask = { action, resource, ttlMs: TTL_MS, waitMs, fair: random.chance(0.5) };
+        if (action === 'lead') {
+          // A campaign, a leadership of HOLD_MS and a resignation, recorded by leadOnce.
+          const led = await leadOnce(client, ask, HOLD_MS, journal);
+          if (led instanceof Error) unserved.push(notServed(client, action, resource, led));
+          else servedWithinMs = Math.max(servedWithinMs, led.ledAt - quietAt);
+          continue;
+        }
         try {
           const { handle, held } = await acquire(client, workload, {
             ...ask,
@@ -94,14 +100,16 @@ export async function serveEveryWaiter(
           }
           await handle.release().catch(() => undefined);
         } catch (error) {
-          const waited = (performance.now() - quietAt).toFixed(0);
-          unserved.push(
-            `liveness: c${client.id} ${action} ${resource} not served ${waited} ms after faults stopped: ${(error as Error).message}`,
-          );
+          unserved.push(notServed(client, action, resource, error as Error));
         }
       }
     }),
   );
   journal.note(`calm: served within ${servedWithinMs.toFixed(3)} ms`);
   return { boundMs, servedWithinMs, unserved };
+
+  function notServed(client: Client, action: Action, resource: string, error: Error): string {
+    const waited = (performance.now() - quietAt).toFixed(0);
+    return `liveness: c${client.id} ${action} ${resource} not served ${waited} ms after faults stopped: ${error.message}`;
+  }
 }

@@ -11,6 +11,7 @@ import { type ClientProcess, SimConnection } from './connection.js';
 import { injectFaults } from './faults.js';
 import { FencedStore } from './fenced-store.js';
 import { drawnFocus, focusSettings } from './focus.js';
+import { leaderReadViolations } from './leader-reads.js';
 import { lineOrderViolations } from './line-order.js';
 import { serveEveryWaiter } from './liveness.js';
 import { drawFaultRates, Links, WorldNode } from './network.js';
@@ -50,6 +51,8 @@ export async function runSchedule(
   const journal: Journal = {
     holdings: [],
     waits: [],
+    terms: [],
+    leaderReads: [],
     nodeClockUs: undefined,
     silent: [],
     note: (line) => log.push(`${time.now().toFixed(3)} ${line}`),
@@ -183,6 +186,7 @@ export async function runSchedule(
     found.push(...violations(journal.holdings, { keyLosses, oneNode, clockBacks }));
     found.push(...journal.silent);
     found.push(...storeViolations(store.writes));
+    found.push(...leaderReadViolations(journal.leaderReads, journal.terms));
     if (focus === 'line-order') {
       // A request and its reply, a release before it and a wake-up: the most a client can
       // learn of a node's line later than the node.

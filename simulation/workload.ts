@@ -15,6 +15,7 @@ import { leadOnce } from './campaign.js';
 import type { SimConnection } from './connection.js';
 import type { FaultTargets } from './faults.js';
 import { storeKey } from './fenced-store.js';
+import type { LeaderRead, Term } from './leader-reads.js';
 import type { Wait } from './line-order.js';
 import type { Holding } from './oracle.js';
 import type { Random } from './random.js';
@@ -87,6 +88,9 @@ export interface Journal {
   readonly waits: Wait[];
   /** With one node, its clock (µs since the epoch): what its fences are drawn above. */
   nodeClockUs: (() => bigint) | undefined;
+  /** The elections' leaderships, and the reads of their leader (leader-reads.ts). */
+  readonly terms: Term[];
+  readonly leaderReads: LeaderRead[];
   /** Holdings whose validity ran out without their signal firing. */
   readonly silent: string[];
   note(line: string): void;
@@ -189,7 +193,7 @@ export async function holdOnce(
   const ask = drawAsk(workload, own);
   if (ask.action === 'lead') {
     const led = await leadOnce(client, ask, own.next() * ask.ttlMs * 3, journal);
-    if (!led) await pause(own.next() * habits.pauseAfterFailureMs); // as a failed acquisition
+    if (led instanceof Error) await pause(own.next() * habits.pauseAfterFailureMs); // as a failed acquisition
     return;
   }
   const name =

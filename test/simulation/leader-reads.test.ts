@@ -1,0 +1,32 @@
+/** The oracle of `Election.leader()` (simulation/leader-reads.ts), on histories written by hand. */
+import { describe, expect, it } from 'vitest';
+import { type LeaderRead, leaderReadViolations, type Term } from '../../simulation/leader-reads.js';
+
+function read(from: number, leader: LeaderRead['leader']): LeaderRead {
+  return { client: 1, from, to: from + 5, leader };
+}
+
+const resigned: Term = { term: 7n, value: 'c0', resignedAt: 100 };
+
+describe('leader reads', () => {
+  it('finds a read begun after the resignation resolved that still names its term', () => {
+    const found = leaderReadViolations([read(100, { term: 7n, value: 'c0' })], [resigned]);
+    expect(found).toHaveLength(1);
+    expect(found[0]).toContain('term 7, resigned at 100.000');
+  });
+
+  it('lets a read that began before the resignation resolved name it', () => {
+    expect(leaderReadViolations([read(99, { term: 7n, value: 'c0' })], [resigned])).toEqual([]);
+  });
+
+  it('lets a read name a leader that never resigned, and name nobody', () => {
+    const standing: Term = { term: 8n, value: 'c2' };
+    const reads = [read(500, { term: 8n, value: 'c2' }), read(500, null)];
+    expect(leaderReadViolations(reads, [resigned, standing])).toEqual([]);
+  });
+
+  it("finds a term named with another leader's value", () => {
+    const found = leaderReadViolations([read(50, { term: 7n, value: 'c3' })], [resigned]);
+    expect(found).toEqual([expect.stringContaining('value c3, but its leader is c0')]);
+  });
+});
