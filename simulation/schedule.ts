@@ -18,7 +18,8 @@ import { drawFaultRates, Links, WorldNode } from './network.js';
 import { storeViolations, violations } from './oracle.js';
 import { Random } from './random.js';
 import { allows, FULL_SHAPE, type ScheduleShape } from './shape.js';
-import { installVirtualTime } from './virtual-time.js';
+import { drawTickTimes, scheduleTicks, tickViolations } from './ticks.js';
+import { EPOCH_MS, installVirtualTime } from './virtual-time.js';
 import { type Action, type Client, holdOnce, type Journal, MAX_TTL_MS } from './workload.js';
 
 export interface ScheduleResult {
@@ -35,6 +36,10 @@ export interface ScheduleResult {
 
 /** Virtual time allowed for everything to finish after the workload, and after the close. */
 const DRAIN_MS = 60_000;
+/** How long the scheduled jobs go on after every waiter was served (ms). */
+const TICKS_AFTER_CALM_MS = 3_000;
+/** Ticks this close to the end may not have started their job yet (ms). */
+const TICK_START_MS = 200;
 /** Node clocks drift by less than the engine's default allowance (driftFactor 0.01). */
 const MAX_DRIFT_RATE = 0.005;
 
@@ -53,6 +58,7 @@ export async function runSchedule(
     waits: [],
     terms: [],
     leaderReads: [],
+    tickRuns: [],
     nodeClockUs: undefined,
     silent: [],
     note: (line) => log.push(`${time.now().toFixed(3)} ${line}`),
@@ -149,6 +155,13 @@ export async function runSchedule(
       })();
     }
 
+    // Schedules that draw every kind of acquisition also run a job every second on every
+    // client, with a generator of their own: the other draws stay as they were.
+    const tickRandom = new Random(seed ^ 0x7e1c);
+    const tickTimes = workload.actions.includes('lead') ? drawTickTimes(tickRandom) : undefined;
+    const jobs =
+      tickTimes && scheduleTicks(clients, tickTimes, tickRandom, journal.tickRuns, journal.note);
+
     const faults = injectFaults(random, world, clients, shape, settings.quiet, (line) => {
       if (line.includes('persistence=false')) keyLosses.push(time.now());
       if (line.startsWith('fault clock ')) clockBacks.push(time.now());
@@ -172,6 +185,21 @@ export async function runSchedule(
     if (liveness === undefined)
       found.push(`liveness: still waiting ${DRAIN_MS} ms after faults stopped`);
     else found.push(...liveness.unserved);
+
+    if (jobs && tickTimes) {
+      // Every waiter was served: the next ticks must run, once the tick lock held before
+      // (at most lockAtMostFor) is gone, on any client still open.
+      const mustRunFrom = EPOCH_MS + time.now() + tickTimes.lockAtMostFor;
+      await time.run(() => false, time.now() + TICKS_AFTER_CALM_MS);
+      const mustRunTo = EPOCH_MS + time.now() - TICK_START_MS;
+      let stopped = false;
+      void jobs.stop().then(() => {
+        stopped = true;
+      });
+      await time.run(() => stopped, time.now() + DRAIN_MS);
+      const open = clients.some((client) => client.closedAt === Number.POSITIVE_INFINITY);
+      found.push(...tickViolations(journal.tickRuns, mustRunFrom, open ? mustRunTo : mustRunFrom));
+    }
 
     let closed = 0;
     for (const client of clients) {

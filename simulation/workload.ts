@@ -19,6 +19,7 @@ import type { LeaderRead, Term } from './leader-reads.js';
 import type { Wait } from './line-order.js';
 import type { Holding } from './oracle.js';
 import type { Random } from './random.js';
+import type { TickRun } from './ticks.js';
 
 /** The shortest and longest TTL the workload asks for (ms). */
 export const MIN_TTL_MS = 50;
@@ -91,6 +92,8 @@ export interface Journal {
   /** The elections' leaderships, and the reads of their leader (leader-reads.ts). */
   readonly terms: Term[];
   readonly leaderReads: LeaderRead[];
+  /** The runs of the scheduled job (ticks.ts). */
+  readonly tickRuns: TickRun[];
   /** Holdings whose validity ran out without their signal firing. */
   readonly silent: string[];
   note(line: string): void;

@@ -1,0 +1,116 @@
+/**
+ * Scheduled jobs in the workload: in schedules that draw every kind of acquisition, every
+ * client runs `schedule()` for one job every second, as each instance of a fleet would. The
+ * job records each run; `onTick` records what the tick did.
+ *
+ * The oracle: a tick runs at most once across the clients, unless a run of it was `lost`
+ * (the documented case where another instance may take it meanwhile); and once faults have
+ * stopped and every waiter was served, every tick runs.
+ */
+import { schedule, type TickOutcome } from '../src/index.js';
+import { Random } from './random.js';
+import { type Client, pause } from './workload.js';
+
+/** The scheduled job's name, and its cron: every second. */
+const JOB = 'j0';
+const EVERY_SECOND = '* * * * * *';
+
+/** One run of the job, by one client. */
+export interface TickRun {
+  readonly client: number;
+  /** The cron instant it stands for (virtual ms since the epoch). */
+  readonly scheduledAt: number;
+  /** What `onTick` said of it; absent until then. */
+  outcome?: TickOutcome;
+}
+
+/** How the clients' schedules lock each tick, and how long the job runs. */
+export interface TickTimes {
+  readonly lockAtMostFor: number;
+  readonly lockAtLeastFor: number;
+  readonly longestJobMs: number;
+}
+
+/**
+ * Draws the times: `lockAtLeastFor` long enough to cover the per-node timeout and timer
+ * lateness twice over, jobs that sometimes outlive `lockAtMostFor` (a lost tick).
+ */
+export function drawTickTimes(random: Random): TickTimes {
+  const lockAtLeastFor = random.int(200, 500);
+  const lockAtMostFor = random.int(lockAtLeastFor, 900);
+  return { lockAtMostFor, lockAtLeastFor, longestJobMs: Math.round(lockAtMostFor * 1.2) };
+}
+
+/** Starts the job on every client; `stop` stops every schedule and waits for running jobs. */
+export function scheduleTicks(
+  clients: readonly Client[],
+  times: TickTimes,
+  random: Random,
+  runs: TickRun[],
+  note: (line: string) => void,
+): { stop(): Promise<void> } {
+  const { lockAtMostFor, lockAtLeastFor, longestJobMs } = times;
+  const schedules = clients.map((client) => {
+    const own = new Random(random.int(0, 2 ** 32 - 1));
+    const mine = new Map<number, TickRun>();
+    return schedule(
+      client.locker,
+      JOB,
+      EVERY_SECOND,
+      {
+        lockAtMostFor,
+        lockAtLeastFor,
+        onTick: (outcome, scheduledAt, error) => {
+          const run = mine.get(scheduledAt.getTime());
+          if (run) run.outcome = outcome;
+          const why = error ? ` ${(error as Error).name}: ${(error as Error).message}` : '';
+          note(`c${client.id} ${JOB} tick ${scheduledAt.toISOString()} ${outcome}${why}`);
+        },
+      },
+      async ({ scheduledAt }) => {
+        const run: TickRun = { client: client.id, scheduledAt: scheduledAt.getTime() };
+        mine.set(run.scheduledAt, run);
+        runs.push(run);
+        await pause(own.next() * longestJobMs);
+      },
+    );
+  });
+  return {
+    async stop() {
+      await Promise.all(schedules.map((job) => job.stop()));
+    },
+  };
+}
+
+/**
+ * What is wrong with `runs`: a tick run twice with neither run lost, and a tick in
+ * `[mustRunFrom, mustRunTo)` (virtual ms since the epoch) that ran nowhere.
+ */
+export function tickViolations(
+  runs: readonly TickRun[],
+  mustRunFrom: number,
+  mustRunTo: number,
+): string[] {
+  const found: string[] = [];
+  const byTick = new Map<number, TickRun[]>();
+  for (const run of runs) {
+    const same = byTick.get(run.scheduledAt) ?? [];
+    same.push(run);
+    byTick.set(run.scheduledAt, same);
+  }
+  for (const [scheduledAt, same] of byTick) {
+    if (same.length > 1 && !same.some((run) => run.outcome === 'lost')) {
+      const by = same.map((run) => `c${run.client} (${run.outcome ?? 'running'})`).join(', ');
+      found.push(
+        `${JOB} tick ${new Date(scheduledAt).toISOString()} ran ${same.length} times: ${by}`,
+      );
+    }
+  }
+  const first = Math.ceil(mustRunFrom / 1_000) * 1_000;
+  for (let tick = first; tick < mustRunTo; tick += 1_000) {
+    if (!byTick.has(tick)) {
+      found.push(`${JOB} tick ${new Date(tick).toISOString()} ran nowhere, after faults stopped`);
+    }
+  }
+  return found;
+}
