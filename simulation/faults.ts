@@ -20,6 +20,8 @@ export const MAX_CLIENT_PAUSE_MS = 2_000;
 /** The longest node pause, and the longest a crashed node stays down (ms). */
 export const MAX_NODE_PAUSE_MS = 1_000;
 export const MAX_NODE_DOWN_MS = 500;
+/** How far behind its master a promoted replica may be (ms of writes lost). */
+export const MAX_REPLICA_LAG_MS = 300;
 /** The longest jump back of a node's clock (ms). */
 export const MAX_CLOCK_JUMP_MS = 2_000;
 
@@ -32,7 +34,8 @@ export interface InjectedFaults {
 }
 
 /**
- * Node pauses, crashes and restarts with and without persistence, clock jumps (back: a
+ * Node pauses, crashes and restarts with and without persistence, failovers to a replica
+ * that lags (writes of its last few hundred ms lost), clock jumps (back: a
  * forward jump past the drift allowance breaks any Redis lock, Redlock included), client
  * pauses longer than a TTL, and one client's `close()` at a random moment. Until `untilMs`,
  * of the kinds `shape` allows; none at all when `quiet`.
@@ -49,6 +52,7 @@ export function injectFaults(
   let count = 0;
   let jumpedBackMs = 0;
   let timer: ReturnType<typeof setTimeout> | undefined;
+  const failovers: (() => void)[] = [];
   const meanGapMs = random.pick([100, 300, 1_000, Number.POSITIVE_INFINITY]);
   const faults = {
     get count() {
@@ -60,6 +64,8 @@ export function injectFaults(
     stop() {
       stopped = true;
       clearTimeout(timer);
+      // A failover whose master has not crashed yet is called off: its replica caught up.
+      for (const cancel of failovers) cancel();
     },
   };
   if (!Number.isFinite(meanGapMs) || quiet) return faults;
@@ -84,10 +90,22 @@ export function injectFaults(
           }
           case 1: {
             if (!node.up) break;
-            const persistence = random.chance(0.5);
+            // One draw: a restart with its keys, a failover to a replica that lags (drawn
+            // from the same number), or a restart without keys, each as often as before.
+            const kind = random.next();
             const downMs = random.next() * MAX_NODE_DOWN_MS;
-            const line = `crash ${node.node.name} persistence=${persistence}`;
-            if (inject('crash', line)) node.crash(downMs, persistence);
+            if (kind < 0.25 || kind >= 0.5) {
+              const persistence = kind < 0.25;
+              const line = `crash ${node.node.name} persistence=${persistence}`;
+              if (inject('crash', line)) node.crash(downMs, persistence);
+              break;
+            }
+            const lagMs = ((kind - 0.25) / 0.25) * MAX_REPLICA_LAG_MS;
+            const line = `failover ${node.node.name} lag=${lagMs.toFixed(1)}`;
+            if (inject('failover', line)) {
+              const promoted = () => note(`replica of ${node.node.name} promoted: writes lost`);
+              failovers.push(node.failover(lagMs, downMs, promoted));
+            }
             break;
           }
           case 2: {

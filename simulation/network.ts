@@ -115,6 +115,25 @@ export class WorldNode {
     setTimeout(() => this.node.restart({ persistence }), downMs);
   }
 
+  /**
+   * Fails over to a replica that stops replicating now: the node goes on for `lagMs`, then
+   * crashes, and after `downMs` the replica is promoted with the keys of `lagMs` ago.
+   * `promoted` is told when (the writes of those `lagMs` are then lost). Returns what calls
+   * the failover off, until the crash.
+   */
+  failover(lagMs: number, downMs: number, promoted: () => void): () => void {
+    const replica = this.node.replicate();
+    const timer = setTimeout(() => {
+      this.#downUntil = performance.now() + downMs;
+      for (const reset of [...this.#onCrash]) reset();
+      setTimeout(() => {
+        this.node.promote(replica);
+        promoted();
+      }, downMs);
+    }, lagMs);
+    return () => clearTimeout(timer);
+  }
+
   onCrash(reset: () => void): () => void {
     this.#onCrash.add(reset);
     return () => this.#onCrash.delete(reset);

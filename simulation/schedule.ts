@@ -163,7 +163,9 @@ export async function runSchedule(
       tickTimes && scheduleTicks(clients, tickTimes, tickRandom, journal.tickRuns, journal.note);
 
     const faults = injectFaults(random, world, clients, shape, settings.quiet, (line) => {
-      if (line.includes('persistence=false')) keyLosses.push(time.now());
+      if (line.includes('persistence=false') || line.includes('promoted: writes lost')) {
+        keyLosses.push(time.now());
+      }
       if (line.startsWith('fault clock ')) clockBacks.push(time.now());
       journal.note(line);
     });

@@ -20,6 +20,7 @@ export const FAULT_KINDS = [
   'slow',
   'node-pause',
   'crash',
+  'failover',
   'clock-jump',
   'drift',
   'client-pause',

@@ -13,7 +13,14 @@ export type Value =
   | { readonly type: 'zset'; readonly value: SortedSet }
   | { readonly type: 'hash'; readonly value: Map<string, string> };
 
-interface Entry {
+/** A value that changes apart from `value`. */
+function copyOf(value: Value): Value {
+  if (value.type === 'zset') return { type: 'zset', value: value.value.copy() };
+  if (value.type === 'hash') return { type: 'hash', value: new Map(value.value) };
+  return value;
+}
+
+export interface Entry {
   value: Value;
   /** Absolute expiry in ms, or undefined for none. */
   expiresAt: bigint | undefined;
@@ -68,6 +75,23 @@ export class Keyspace {
 
   clear(): void {
     this.#entries.clear();
+  }
+
+  /** A copy of every entry, expired or not, as a replica holds them. */
+  copy(): ReadonlyMap<string, Readonly<Entry>> {
+    const copy = new Map<string, Entry>();
+    for (const [key, { value, expiresAt }] of this.#entries) {
+      copy.set(key, { value: copyOf(value), expiresAt });
+    }
+    return copy;
+  }
+
+  /** Replaces every entry with those of `copy` (a replica promoted in this one's place). */
+  replaceWith(copy: ReadonlyMap<string, Readonly<Entry>>): void {
+    this.#entries.clear();
+    for (const [key, { value, expiresAt }] of copy) {
+      this.#entries.set(key, { value: copyOf(value), expiresAt });
+    }
   }
 
   /** The string at `key`, undefined when none; WRONGTYPE for another type. */

@@ -21,7 +21,7 @@ import { SCRIPTING_COMMANDS, type ScriptingContext } from './commands/scripting.
 import { SERVER_COMMANDS, type ServerContext } from './commands/server.js';
 import { SORTED_SET_COMMANDS } from './commands/sorted-sets.js';
 import { STRING_COMMANDS } from './commands/strings.js';
-import { Keyspace } from './keyspace.js';
+import { type Entry, Keyspace } from './keyspace.js';
 import { LuaScripts } from './lua/scripts.js';
 import { type Reply, ReplyError } from './reply.js';
 
@@ -42,6 +42,11 @@ const COMMANDS = new Map<string, Command<NodeContext>>(
 export const MODELLED_COMMANDS: readonly string[] = [...COMMANDS.keys()];
 
 /** Receives what PUBLISH sends on a channel (byte strings). */
+/** A replica's copy of a node's keys (see `SimulatedRedisNode.replicate`). */
+export interface Replica {
+  readonly keys: ReadonlyMap<string, Readonly<Entry>>;
+}
+
 export type MessageListener = (channel: string, message: string) => void;
 
 export interface SimulatedRedisNodeOptions {
@@ -154,6 +159,21 @@ export class SimulatedRedisNode {
     this.#scripts.clear();
     this.#subscribers.clear();
     if (!persistence) this.#keyspace.clear();
+  }
+
+  /** What a replica of the node holds: its keys as they are now. */
+  replicate(): Replica {
+    return { keys: this.#keyspace.copy() };
+  }
+
+  /**
+   * A replica that stopped replicating when `replica` was taken is promoted in the node's
+   * place: another server (a new run_id, no scripts, no subscribers), with the keys it had
+   * then. Every write since is lost, as in a failover to a replica that lags.
+   */
+  promote(replica: Replica): void {
+    this.restart({ persistence: true });
+    this.#keyspace.replaceWith(replica.keys);
   }
 
   #run(command: Command<NodeContext>, args: readonly string[], inScript: boolean): Reply {

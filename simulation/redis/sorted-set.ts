@@ -29,6 +29,15 @@ export class SortedSet {
     this.#compact = count <= LISTPACK_ENTRIES && firstLength <= LISTPACK_VALUE;
   }
 
+  /** A copy that changes apart from this set (a replica's). */
+  copy(): SortedSet {
+    const copy = new SortedSet(0, 0);
+    copy.#compact = this.#compact;
+    for (const [member, score] of this.#scores) copy.#scores.set(member, score);
+    copy.#ordered = [...this.#ordered];
+    return copy;
+  }
+
   get size(): number {
     return this.#ordered.length;
   }

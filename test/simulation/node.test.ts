@@ -30,6 +30,28 @@ describe('SimulatedRedisNode', () => {
     expect(n.send('GET', ['k'])).toEqual({ kind: 'nil' });
   });
 
+  it('promotes a replica in its place: another server, with the keys the replica had', () => {
+    const { node: n } = node();
+    const before = n.runId;
+    n.send('SET', ['kept', 'v', 'PX', 60_000]);
+    n.send('ZADD', ['line', 1, 'a']);
+    n.send('HSET', ['h', 'f', '1']);
+    const replica = n.replicate();
+    n.send('SET', ['lost', 'v']);
+    n.send('ZADD', ['line', 2, 'b']);
+    n.send('HSET', ['h', 'f', '2']);
+    n.promote(replica);
+    expect(n.runId).not.toBe(before);
+    expect(n.send('GET', ['lost'])).toEqual({ kind: 'nil' });
+    expect(n.send('GET', ['kept'])).toEqual({ kind: 'bulk', value: 'v' });
+    expect(n.send('PTTL', ['kept'])).toEqual({ kind: 'integer', value: 60_000n });
+    expect(n.send('ZCARD', ['line'])).toEqual({ kind: 'integer', value: 1n });
+    expect(n.send('HGET', ['h', 'f'])).toEqual({ kind: 'bulk', value: '1' });
+    n.send('ZADD', ['line', 3, 'c']); // the promoted keys change apart from the replica's
+    n.promote(replica);
+    expect(n.send('ZCARD', ['line'])).toEqual({ kind: 'integer', value: 1n });
+  });
+
   it('names itself in INFO by a run_id that two nodes never share', () => {
     const [a, b] = [node('a').node, node('b').node];
     const info = (n: SimulatedRedisNode) => String(toConnectionValue(n.send('INFO')));
