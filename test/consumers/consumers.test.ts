@@ -198,8 +198,8 @@ describe('the README, docs/ and bench/README.md', () => {
     expect(examples.length).toBeGreaterThanOrEqual(34);
     expect(examples.filter((e) => e.runs).map((e) => [e.page, e.code])).toEqual([
       ['README.md', expect.stringContaining("from 'distlock'")],
-      ['README.md', expect.stringContaining("locker.forceRelease('nightly-report')")],
-      ['README.md', expect.stringContaining('.election(')],
+      ['docs/election.md', expect.stringContaining('.election(')],
+      ['docs/holding.md', expect.stringContaining("locker.forceRelease('nightly-report')")],
       ['docs/scheduled-jobs.md', expect.stringContaining('await job.stop()')],
       ['docs/testing-kit.md', expect.stringContaining("from 'distlock/testing'")],
       ['docs/testing-kit.md', expect.stringContaining('proxy.orphan()')],
