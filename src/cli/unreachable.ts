@@ -20,7 +20,9 @@ export function problemOf(error: unknown): NodeProblem {
   while (cause instanceof NotSentError && cause.cause !== undefined) cause = cause.cause;
   if (!(cause instanceof Error)) return 'other';
   if (!isConfigurationError(cause) || cause instanceof ClusterNodeError) return 'other';
-  return /^(WRONGPASS|NOAUTH|NOPERM|ERR The user)\b/.test(cause.message) ? 'auth' : 'tls';
+  return /^(WRONGPASS|NOAUTH|NOPERM|ERR The user|ERR ACL failure)\b/.test(cause.message)
+    ? 'auth'
+    : 'tls';
 }
 
 /** A node's problem in one operation; `undefined` when it answered (yes or no). */

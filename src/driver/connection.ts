@@ -237,9 +237,12 @@ export function isConfigurationError(error: unknown): boolean {
   if (cause instanceof ClusterNodeError || cause instanceof ClientNotOpenedError) return true;
   if (cause instanceof TlsSchemeError) return true; // redis:// at a TLS port, or the reverse
   if (/^(WRONGPASS|NOAUTH|NOPERM)\b/.test(cause.message)) return true;
-  // A command an ACL user may not run inside a script ("ERR The user executing the script
-  // can't run this command ...", or "... can't access at least one of the keys").
-  if (/^ERR The user executing the script can't/.test(cause.message)) return true;
+  // A command an ACL user may not run inside a script: Redis says "ERR The user executing the
+  // script can't run this command ..." (or "... can't access at least one of the keys"),
+  // Valkey "ERR ACL failure in script: User u has no permissions to run the 'del' command ...".
+  if (/^ERR (The user executing the script can't|ACL failure in script:)/.test(cause.message)) {
+    return true;
+  }
   const code = (cause as NodeJS.ErrnoException).code ?? '';
   return TLS_CONFIGURATION_CODES.has(code) || TLS_CONFIGURATION_ALERT.test(code);
 }

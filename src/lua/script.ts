@@ -91,17 +91,24 @@ export function defineScript<Input, Result>(
 /**
  * Redis reports a command that an ACL user may not run inside a script only by its line
  * ("can't run this command or subcommand script: <sha>, on @user_script:6"): name the
- * command on that line, so that the user knows which permission to grant.
+ * command on that line, so that the user knows which permission to grant. Valkey names it
+ * ("ACL failure in script: User u has no permissions to run the 'zcount' command"): the same
+ * hint then follows.
  */
 function withCommandNamed(error: unknown, lua: string): unknown {
   if (!(error instanceof Error)) return error;
+  const byServer = /ACL failure in script: .*no permissions to run the '(\w+)' command/.exec(
+    error.message,
+  )?.[1];
   const line = /can't run this command.*@user_script:(\d+)/.exec(error.message)?.[1];
-  const command = /redis\.p?call\('(\w+)'/.exec(lua.split('\n')[Number(line) - 1] ?? '')?.[1];
+  const command =
+    byServer?.toUpperCase() ??
+    /redis\.p?call\('(\w+)'/.exec(lua.split('\n')[Number(line) - 1] ?? '')?.[1];
   if (!command) return error;
   const grant = `the script's ${command}: grant +${command.toLowerCase()}`;
-  const named = new Error(`${error.message.replace(/\.$/, '')} (${grant})`);
-  named.name = error.name;
-  return named;
+  const hinted = new Error(`${error.message.replace(/\.$/, '')} (${grant})`);
+  hinted.name = error.name;
+  return hinted;
 }
 
 function isNoScript(error: unknown): boolean {

@@ -313,8 +313,9 @@ describe('a permission missing for release or extend is named, and no lock looks
     // Before: LOCK_LOST, the signal fired, and the key was deleted.
     expect(error).toBeInstanceOf(NoQuorumError);
     // Redis says only "can't run this command ... on @user_script:6"; distlock names it.
+    // (Valkey names it: "no permissions to run the 'pexpire' command"; the hint follows too.)
     expect((error as NoQuorumError).message).toMatch(
-      /can't run this command.*PEXPIRE: grant \+pexpire/,
+      /(can't run this command|to run the 'pexpire' command).*PEXPIRE: grant \+pexpire/,
     );
     expect((error as NoQuorumError).message).toMatch(/still held/);
     expect(lock.signal.aborted).toBe(false);

@@ -124,9 +124,13 @@ export async function handSlotOver(masters: readonly { port: number }[], key: st
   try {
     const slot = await admins[0]?.call('CLUSTER', 'KEYSLOT', key);
     const target = await admins[1]?.call('CLUSTER', 'MYID');
-    await Promise.all(
-      admins.map((admin) => admin.call('CLUSTER', 'SETSLOT', String(slot), 'NODE', String(target))),
-    );
+    const setOwner = ['SETSLOT', String(slot), 'NODE', String(target)];
+    // The new owner first, with a config epoch above every other: its claim then wins in
+    // gossip, also at replicas nobody told and at a master that restarts (Valkey 8 does not
+    // bump the epoch for a slot given without IMPORTING, and would keep both claims).
+    await admins[1]?.call('CLUSTER', ...setOwner);
+    await admins[1]?.call('CLUSTER', 'BUMPEPOCH');
+    await Promise.all(admins.map((admin) => admin.call('CLUSTER', ...setOwner)));
     return slot;
   } finally {
     for (const admin of admins) admin.disconnect();
