@@ -7,7 +7,13 @@ import { startRedis } from 'distlock/testing';
 import { Redis } from 'ioredis';
 
 const redis = await startRedis({ nodes: 1 });
-const client = new Redis(redis.urls[0]);
+// Never queue a command while disconnected, never re-send one after a reconnect.
+const safe = {
+  enableOfflineQueue: false,
+  maxRetriesPerRequest: 0,
+  autoResendUnfulfilledCommands: false,
+};
+const client = new Redis(redis.urls[0], safe);
 const locker = new Locker({ nodes: [client] }); // ioredis clients, or 'redis://' URLs
 
 try {
