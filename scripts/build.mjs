@@ -22,14 +22,18 @@ const LIBRARY = {
   'testing/index': 'src/testing/index.ts',
   'telemetry/opentelemetry': 'src/telemetry/opentelemetry.ts',
   'schedule/node-cron': 'src/schedule/node-cron.ts',
+  'nestjs/index': 'src/nestjs/index.ts',
 };
 /** The command, and the guardian process it starts from the script next to it (ESM only). */
 const COMMAND = {
   'cli/main': 'src/cli/main.ts',
   'cli/guardian-process': 'src/cli/guardian-process.ts',
 };
-/** Modules whose classes a CommonJS subpath entry takes from the main bundle. */
-const SHARED_IN_CJS = [resolve('src/errors.ts')];
+/**
+ * Modules whose classes a CommonJS subpath entry takes from the main bundle: errors (for
+ * `instanceof`), and `Locker`, which `distlock/nestjs` provides under its class as the token.
+ */
+const SHARED_IN_CJS = [resolve('src/errors.ts'), resolve('src/locker.ts')];
 const TYPES = 'dist/.types';
 
 const common = {

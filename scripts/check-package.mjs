@@ -23,6 +23,8 @@ const REQUIRED = [
   'opentelemetry/package.json',
   'dist/esm/schedule/node-cron.js',
   'node-cron/package.json',
+  'dist/esm/nestjs/index.js',
+  'nestjs/package.json',
 ];
 
 const dir = mkdtempSync(join(tmpdir(), 'distlock-pack-'));

@@ -72,7 +72,7 @@ export async function packFreshCheckout(
 /**
  * The first half of a consumer project in `dir`, which needs no tarball (so it can be set up
  * while distlock is being packed): a project with ioredis `ioredisVersion` (and node-redis,
- * valkey-glide, the OpenTelemetry API and node-cron, which the documented examples use, and
+ * valkey-glide, the OpenTelemetry API, node-cron and NestJS, which the documented examples use, and
  * with `latestTypeScript` npm's `latest` TypeScript as `typescript-latest`), as a
  * service that already has its Redis client and adds distlock, holding the examples of the
  * README, docs/ and bench/README.md under readme/ and the fixtures of test/consumers.
@@ -95,6 +95,9 @@ export async function consumerProject(
     `@valkey/valkey-glide@${installed('@valkey/valkey-glide')}`,
     `@opentelemetry/api@${installed('@opentelemetry/api')}`,
     `node-cron@${installed('node-cron')}`,
+    ...['@nestjs/common', '@nestjs/core', '@nestjs/schedule', 'reflect-metadata', 'rxjs'].map(
+      (name) => `${name}@${installed(name)}`,
+    ),
     `typescript@${installed('typescript')}`,
     `@types/node@${installed('@types/node')}`,
     // npm's `latest` TypeScript beside the repository's, as `typescript-latest`.
