@@ -1,5 +1,3 @@
-import { TlsSchemeError } from './tls-scheme.js';
-
 /**
  * The longest a locker waits for connections that are still being opened: its first
  * operation waits for them up to this long; later ones do not wait.
@@ -226,16 +224,27 @@ const TLS_CONFIGURATION_CODES = new Set([
 ]);
 
 /**
+ * Errors of distlock's own that retrying cannot fix: a Cluster node given as a plain one, a
+ * client never connected, `redis://` at a TLS port or the reverse.
+ */
+const CONFIGURATION_ERRORS = new Set([
+  'ClusterNodeError',
+  'ClientNotOpenedError',
+  'TlsSchemeError',
+]);
+
+/**
  * Whether `error` (or the connection error behind a {@link NotSentError}) is a configuration
  * problem that retrying cannot fix: a wrong or missing password, a user without the needed
  * permission, a certificate that does not verify.
  */
 export function isConfigurationError(error: unknown): boolean {
+  // By name, not instanceof: a CommonJS subpath bundle (distlock/nestjs, distlock/node-cron)
+  // has its own copies of these classes, while the errors come from the main bundle.
   let cause = error;
-  while (cause instanceof NotSentError) cause = cause.cause; // down to the client's own error
+  while (cause instanceof Error && cause.name === 'NotSentError') cause = cause.cause;
   if (!(cause instanceof Error)) return false;
-  if (cause instanceof ClusterNodeError || cause instanceof ClientNotOpenedError) return true;
-  if (cause instanceof TlsSchemeError) return true; // redis:// at a TLS port, or the reverse
+  if (CONFIGURATION_ERRORS.has(cause.name)) return true;
   if (/^(WRONGPASS|NOAUTH|NOPERM)\b/.test(cause.message)) return true;
   // A command an ACL user may not run inside a script: Redis says "ERR The user executing the
   // script can't run this command ..." (or "... can't access at least one of the keys"),

@@ -30,7 +30,7 @@ export interface LockerEvents {
   /**
    * A lock was released (or failed to be). `nodes`: each node's answer when the outcome was
    * known, `undefined` for a node still silent then (on N nodes, a release is done once a
-   * majority deleted the key; the others still get the delete).
+   * quorum, a majority for a lock, deleted the key; the others still get the delete).
    */
   released: [
     {

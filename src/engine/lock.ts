@@ -8,7 +8,7 @@ import { nodeTimeoutFor } from './every-node.js';
 import { extendLease } from './extend.js';
 import { LossSignal, validityRanOut } from './loss-signal.js';
 import { releaseLease } from './release.js';
-import { traced } from './telemetry.js';
+import { traced, tracedRelease } from './telemetry.js';
 import { Watchdog } from './watchdog.js';
 
 let renewal: (lock: Lock, ttlMs: number) => Promise<boolean>;
@@ -186,7 +186,7 @@ export class Lock implements AsyncDisposable {
 
   /**
    * Deletes the lock on every node and stops auto-extension (before `minHoldMs` has passed, it
-   * sets the key to expire then instead). Resolves `'released'` when a majority deleted it,
+   * sets the key to expire then instead). Resolves `'released'` once a quorum deleted it,
    * `'not-held'` when it had already expired, been taken or been released, and `'failed'`
    * when too many nodes failed or stayed silent to tell (the `released` event says why; the
    * key then frees itself at its TTL). Never rejects because the lease ran out. Rejects with
@@ -254,15 +254,9 @@ export class Lock implements AsyncDisposable {
     if (telemetry && this.#lease.status === 'held') {
       telemetry.held(this.#hold(), { ended: 'released', heldMs: this.#heldMs() });
     }
-    const ending = telemetry
-      ? () =>
-          traced(telemetry, 'release', this.#hold(), releasing, {
-            ok: ({ result, nodes }) => ({ outcome: result.replace('-', '_'), nodes }),
-            failed: (error) => ({ outcome: 'error', error: error as Error }),
-          })
-      : releasing;
+    const ending = telemetry ? () => tracedRelease(telemetry, this.#hold(), releasing) : releasing;
     // A release asked for while another is on its way (the locker's close, then acquireAll
-    // giving back what it took) resolves once the keys are gone, not before.
+    // giving back what it took) resolves once a quorum's keys are gone, not before.
     const previous = this.#ending;
     const after = previous
       ? () =>

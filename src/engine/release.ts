@@ -72,8 +72,8 @@ export interface ReleaseOutcome {
   readonly result: ReleaseResult;
   /** Each node's result when the outcome was known: `undefined` for a node still silent. */
   readonly nodes: readonly (NodeResult | undefined)[];
-  /** When it resolved before every node answered: settles once each answered or timed out. */
-  readonly everyNode?: Promise<unknown>;
+  /** When it resolved before every node answered: every node's result, once each answered. */
+  readonly everyNode?: Promise<readonly NodeResult[]>;
   /** Why no quorum could release it, when configuration errors made the difference. */
   readonly refused?: NoQuorumError;
 }

@@ -1,4 +1,5 @@
 import type { HoldInfo, LockTelemetry, OperationEnd } from '../config/telemetry.js';
+import type { ReleaseOutcome } from './release.js';
 
 /** Runs `work` as operation `name` of `telemetry`, ending it with what `describe` says. */
 export function traced<T>(
@@ -16,6 +17,32 @@ export function traced<T>(
     },
     (error: unknown) => {
       operation.end(describe.failed(error));
+      throw error;
+    },
+  );
+}
+
+/**
+ * A release as one span: it ends once every node answered (the failures of those that did not
+ * count too), while the release itself resolves as soon as its outcome is known.
+ */
+export function tracedRelease(
+  telemetry: LockTelemetry,
+  hold: HoldInfo,
+  release: () => Promise<ReleaseOutcome>,
+): Promise<ReleaseOutcome> {
+  const operation = telemetry.start('release', hold);
+  return operation.run(release).then(
+    (outcome) => {
+      const outcomeName = outcome.result.replace('-', '_');
+      const end = (nodes: ReleaseOutcome['nodes']) =>
+        operation.end({ outcome: outcomeName, nodes });
+      if (outcome.everyNode) outcome.everyNode.then(end);
+      else end(outcome.nodes);
+      return outcome;
+    },
+    (error: unknown) => {
+      operation.end({ outcome: 'error', error: error as Error });
       throw error;
     },
   );

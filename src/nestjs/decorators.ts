@@ -1,10 +1,15 @@
-import type { AcquireOptions } from '../config/options.js';
-import { validateDuration, validateResource } from '../config/options.js';
+import { rejectUnknownOptions } from '../config/option-names.js';
+import {
+  ACQUIRE_OPTIONS,
+  type AcquireOptions,
+  validateDuration,
+  validateResource,
+} from '../config/options.js';
 import { InvalidArgumentError, type LockError } from '../errors.js';
 import { tickResource } from '../schedule/schedule.js';
 import { endTick, lockTick, validateLockAtLeastFor } from '../schedule/tick-lock.js';
 import { runHolding } from './held-lock.js';
-import { lockerOf, markDecorated } from './lockers.js';
+import { injectLocker, lockerOf } from './lockers.js';
 
 /** Options of {@link Locked}: those of `acquire`, and what to do when the lock is busy. */
 export type LockedOptions = AcquireOptions & {
@@ -41,8 +46,12 @@ export function Locked<Args extends unknown[]>(
     throw new InvalidArgumentError('options', 'an object with `ttlMs`', options);
   }
   const { onBusy = 'wait', ...acquire } = options;
+  rejectUnknownOptions(acquire, ACQUIRE_OPTIONS, '@Locked');
   if (onBusy !== 'wait' && onBusy !== 'skip') {
     throw new InvalidArgumentError('onBusy', "'wait' or 'skip'", onBusy);
+  }
+  if (onBusy === 'skip' && acquire.waitMs !== undefined && acquire.waitMs !== 0) {
+    throw new InvalidArgumentError('waitMs', "absent with onBusy: 'skip'", acquire.waitMs);
   }
   validateDuration('ttlMs', acquire.ttlMs);
   return decorate('Locked', async function run(this: object, original, method, args) {
@@ -54,13 +63,18 @@ export function Locked<Args extends unknown[]>(
         ? await locker.tryAcquire(resource, settings)
         : await locker.acquire(resource, settings);
     if (!lock) return undefined;
+    let result: unknown;
     try {
-      const result = await runHolding(lock, () => original.apply(this, args));
-      if (lock.signal.aborted) throw lock.signal.reason;
-      return result;
-    } finally {
-      await lock.release();
+      result = await runHolding(lock, () => original.apply(this, args));
+    } catch (error) {
+      // The method's own error first: a release the nodes refused would only hide it.
+      await lock.release().catch(() => undefined);
+      throw error;
     }
+    const lost = lock.signal.aborted ? lock.signal.reason : undefined;
+    await lock.release();
+    if (lost) throw lost;
+    return result;
   });
 }
 
@@ -126,10 +140,11 @@ function decorate(
   return (prototype, property, descriptor) => {
     const original = descriptor.value as unknown;
     const method = String(property);
-    if (typeof original !== 'function') {
-      throw new InvalidArgumentError(decorator, 'on a method', original);
+    if (typeof original !== 'function' || typeof prototype === 'function') {
+      const what = typeof prototype === 'function' ? 'a static method' : original;
+      throw new InvalidArgumentError(decorator, 'on an instance method', what);
     }
-    markDecorated(prototype);
+    injectLocker(prototype);
     const wrapped = function (this: object, ...args: unknown[]) {
       return wrapper.call(this, original as Method, method, args);
     };

@@ -1,29 +1,31 @@
-import type { Locker } from '../locker.js';
+import { Inject } from '@nestjs/common';
+import { Locker } from '../locker.js';
 
-/** The locker of each provider instance that has a decorated method (see DistlockModule). */
-const lockers = new WeakMap<object, Locker>();
+/**
+ * Where Nest puts the application's Locker on an instance of a class with a method decorated
+ * by distlock: a property injection, so that every instance Nest makes gets it (request-scoped
+ * and transient ones too, subclasses too) before any of its methods can run.
+ */
+const LOCKER = Symbol('distlock locker');
 
-/** Methods marked by distlock's decorators, per class prototype. */
-const marked = new WeakSet<object>();
+/** Classes already asked for the injection (once per class, however many methods). */
+const injected = new WeakSet<object>();
 
-/** Notes that `prototype` has a method decorated by distlock. */
-export function markDecorated(prototype: object): void {
-  marked.add(prototype);
+/** Asks Nest to inject the application's Locker into every instance of `prototype`'s class. */
+export function injectLocker(prototype: object): void {
+  if (injected.has(prototype)) return;
+  injected.add(prototype);
+  Inject(Locker)(prototype, LOCKER);
 }
 
-/** Gives `instance` its application's locker, if its class has a decorated method. */
-export function attachLocker(instance: unknown, locker: Locker): void {
-  if (typeof instance !== 'object' || instance === null) return;
-  if (marked.has(Object.getPrototypeOf(instance))) lockers.set(instance, locker);
-}
-
-/** The locker of the application `instance` belongs to; throws, naming why, without one. */
+/** The locker Nest injected into `instance`; throws, naming why, without one. */
 export function lockerOf(instance: object, decorator: string, method: string): Locker {
-  const locker = lockers.get(instance);
-  if (locker) return locker;
-  const owner = instance.constructor?.name ?? 'an object';
+  const locker = (instance as { [LOCKER]?: unknown })[LOCKER];
+  if (locker instanceof Locker) return locker;
+  const owner = instance?.constructor?.name ?? 'an object';
   throw new Error(
     `@${decorator}() on ${owner}.${method}: no locker. Import DistlockModule.forRoot(...) (or ` +
-      `forRootAsync) in the application, and call the method on the instance Nest provides.`,
+      'forRootAsync) in the application, and call the method on an instance Nest made (a ' +
+      'provider or controller, not `new` nor `useValue`).',
   );
 }

@@ -1,17 +1,14 @@
 import {
+  type BeforeApplicationShutdown,
   type DynamicModule,
   Inject,
   Injectable,
   Module,
   type ModuleMetadata,
-  type OnApplicationShutdown,
-  type OnModuleInit,
 } from '@nestjs/common';
-import { DiscoveryModule, DiscoveryService } from '@nestjs/core';
 import type { LockerOptions } from '../config/options.js';
 import { InvalidArgumentError } from '../errors.js';
 import { Locker } from '../locker.js';
-import { attachLocker } from './lockers.js';
 
 /** The token of the options DistlockModule makes its `Locker` from. */
 export const DISTLOCK_OPTIONS = Symbol('distlock options');
@@ -32,32 +29,20 @@ export interface DistlockModuleAsyncOptions extends Pick<ModuleMetadata, 'import
 }
 
 /**
- * Gives the application's providers their locker (for `@Locked` and `@OncePerTick`), and
- * closes the locker when the application shuts down: `app.close()`, or a signal once
- * `app.enableShutdownHooks()` was called. Its connections from URLs close with it; clients
- * you passed are yours to close.
+ * Closes the application's locker when the application shuts down (`app.close()`, or a signal
+ * once `app.enableShutdownHooks()` was called): before any module's `onApplicationShutdown`,
+ * so that a client you passed and close there is still open for the releases. Its own
+ * connections (from URLs) close with it; clients you passed are yours to close.
  */
-class DistlockLifecycle implements OnModuleInit, OnApplicationShutdown {
-  constructor(
-    private readonly locker: Locker,
-    private readonly discovery: DiscoveryService,
-  ) {}
+class DistlockLifecycle implements BeforeApplicationShutdown {
+  constructor(private readonly locker: Locker) {}
 
-  onModuleInit(): void {
-    for (const wrapper of this.discovery.getProviders())
-      attachLocker(wrapper.instance, this.locker);
-    for (const wrapper of this.discovery.getControllers()) {
-      attachLocker(wrapper.instance, this.locker);
-    }
-  }
-
-  async onApplicationShutdown(): Promise<void> {
+  async beforeApplicationShutdown(): Promise<void> {
     await this.locker.close();
   }
 }
 Injectable()(DistlockLifecycle);
 Inject(Locker)(DistlockLifecycle, undefined, 0);
-Inject(DiscoveryService)(DistlockLifecycle, undefined, 1);
 
 /**
  * A `Locker` for a NestJS application: `DistlockModule.forRoot({ nodes })` (or
@@ -102,7 +87,7 @@ export class DistlockModule {
     return {
       module: DistlockModule,
       global,
-      imports: [DiscoveryModule, ...imports],
+      imports,
       providers: [
         options,
         {

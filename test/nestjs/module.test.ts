@@ -5,7 +5,7 @@
  * fleet.test.ts runs an application compiled as Nest's CLI sets one up.
  */
 import 'reflect-metadata';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Scope } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { describe, expect, it } from 'vitest';
 import { InvalidArgumentError, Locker, LockerClosedError } from '../../src/index.js';
@@ -51,10 +51,28 @@ decorate(Orders, 'bill', Locked('billing', { ttlMs: 5_000, fencing: true }));
 decorate(Orders, 'report', Locked('report', { ttlMs: 5_000, onBusy: 'skip' }));
 Injectable()(Orders);
 
+/** A subclass, made for each consumer (transient): it gets the locker too. */
+class OneOffOrders extends Orders {}
+Injectable({ scope: Scope.TRANSIENT })(OneOffOrders);
+
+/** Closes "its client" when the application shuts down, after the locker closed. */
+class ClientOwner {
+  lockerOpenAtShutdown: boolean | undefined;
+
+  constructor(readonly locker: Locker) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    const probe = await this.locker.tryAcquire('probe', { ttlMs: 1_000 }).catch((e) => e);
+    this.lockerOpenAtShutdown = !(probe instanceof LockerClosedError);
+  }
+}
+Injectable()(ClientOwner);
+Inject(Locker)(ClientOwner, undefined, 0);
+
 async function application(nodes = fixture().redis.urls) {
   const app = await Test.createTestingModule({
     imports: [DistlockModule.forRoot({ nodes: [...nodes] })],
-    providers: [Orders],
+    providers: [Orders, OneOffOrders, ClientOwner],
   }).compile();
   await app.init();
   return app;
@@ -73,6 +91,8 @@ describe('DistlockModule', () => {
     );
     expect(lock.signal.aborted).toBe(true); // the close released it: its work must stop
     expect(await fixture().admin[0]?.exists('distlock:{module}')).toBe(0);
+    // Closed before the modules' own shutdown hooks, which may close clients it uses.
+    expect(app.get(ClientOwner).lockerOpenAtShutdown).toBe(false);
   });
 
   it('makes the locker from a factory with forRootAsync', async () => {
@@ -129,6 +149,22 @@ describe('@Locked', () => {
     await app.close();
   });
 
+  it("works in a transient subclass, and lets the method's own error win", async () => {
+    const app = await application();
+    const orders = await app.resolve(OneOffOrders);
+    expect(await orders.ship('d', 0)).toBe('shipped d');
+    const failing = Object.assign(orders, {
+      log: {
+        push: () => {
+          throw new Error('the method failed');
+        },
+      },
+    });
+    await expect(failing.ship('e', 0)).rejects.toThrow('the method failed');
+    expect(await fixture().admin[0]?.exists('distlock:{order:e}')).toBe(0); // released anyway
+    await app.close();
+  });
+
   it('names the module when called on an instance no application gave a locker', async () => {
     await expect(new Orders().ship('c', 0)).rejects.toThrow(
       /@Locked\(\) on Orders\.ship: no locker\. Import DistlockModule\.forRoot/,
@@ -143,6 +179,20 @@ describe('@Locked', () => {
     );
     expect(() => OncePerTick('job', { lockAtMostFor: 1_000, lockAtLeastFor: 2_000 })).toThrow(
       expect.objectContaining({ field: 'lockAtLeastFor' }),
+    );
+    expect(() => Locked('x', { ttlMs: 1_000, onBusy: 'skip', waitMs: 500 })).toThrow(
+      expect.objectContaining({ field: 'waitMs' }),
+    );
+    expect(() => Locked('x', { ttlMs: 1_000, ttl: 5 } as never)).toThrow(
+      expect.objectContaining({ field: 'ttl' }),
+    );
+    class Static {
+      ready = true;
+      static async run(): Promise<void> {}
+    }
+    const descriptor = Object.getOwnPropertyDescriptor(Static, 'run') as PropertyDescriptor;
+    expect(() => Locked('x', { ttlMs: 1_000 })(Static, 'run', descriptor)).toThrow(
+      /a static method/,
     );
   });
 });
