@@ -223,9 +223,14 @@ describe('a hand-over counted from its message (one node)', () => {
 
   it('confirms instead when its subscriber connected again since its last request', async () => {
     const { admin, holder, waiting } = await waiterInLine(10_000);
-    const subscriber = String(await admin.call('CLIENT', 'LIST', 'TYPE', 'pubsub'));
-    const id = /id=(\d+)/.exec(subscriber)?.[1];
-    await admin.client('KILL', 'ID', String(id));
+    // The waiter's subscriber connects in the background: on a busy machine, after it joined.
+    let id: string | undefined;
+    while (id === undefined) {
+      const subscriber = String(await admin.call('CLIENT', 'LIST', 'TYPE', 'pubsub'));
+      id = /id=(\d+)/.exec(subscriber)?.[1];
+      if (id === undefined) await delay(5);
+    }
+    await admin.client('KILL', 'ID', id);
     // Subscribed again: a channel of its own, with a subscriber (not this test's) on it.
     for (;;) {
       const subscribers = (await admin.pubsub('NUMSUB', ...(await channels(admin)))) as unknown[];

@@ -12,7 +12,10 @@ const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
 
 /** From the top down; a path belongs to the first layer with a matching prefix. */
 const LAYERS: readonly { readonly name: string; readonly paths: readonly string[] }[] = [
-  { name: 'entry points', paths: ['index.ts', 'cli/', 'schedule/', 'telemetry/', 'testing/'] },
+  {
+    name: 'entry points',
+    paths: ['index.ts', 'cli/', 'nestjs/', 'schedule/', 'telemetry/', 'testing/'],
+  },
   { name: 'facade', paths: ['locker.ts'] },
   { name: 'kinds', paths: ['kinds/', 'fencing/'] },
   { name: 'engine', paths: ['engine/'] },
