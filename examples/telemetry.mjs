@@ -35,6 +35,9 @@ const locker = new Locker({ nodes: redis.urls, telemetry });
 try {
   await locker.withLock('report', { ttlMs: 5_000 }, async () => {});
   await locker.tryAcquire('report', { ttlMs: 5_000 }).then((lock) => lock?.release());
+  // A release resolves once a majority deleted the key; its span ends with the last node's
+  // answer, which the close waits for.
+  await locker.close();
   const [acquire] = spans.getFinishedSpans();
   console.log(
     'spans:',
