@@ -73,6 +73,7 @@ describe('the engine on a simulated world', () => {
     [41, 'a failed extension fires the signal before its undo frees the key'],
     [28, 'a request lost on a connection that stays open no longer stalls its node for ever'],
     [46, 'a fenced write whose reply is lost gives up instead of holding its client for ever'],
+    [876611550, "a late take of a campaign's earlier attempt does not pass for its leadership"],
   ])('regression, seed %i: %s', async (seed) => {
     const result = await runSchedule(seed);
     expect(result.violations).toEqual([]);

@@ -45,7 +45,9 @@ local stored = redis.call('HMGET', leaderKey, 'token', 'version')
 if stored[1] == token and tonumber(stored[2]) >= version then
   return 1
 end
-redis.call('HSET', leaderKey, 'token', token, 'term', term, 'version', version, 'value', value)
+-- The hold's attempt too: a late take of another attempt of the same campaign (after a
+-- resignation, say) must not pass for this leadership.
+redis.call('HSET', leaderKey, 'token', token, 'attempt', held, 'term', term, 'version', version, 'value', value)
 redis.call('PUBLISH', channel, term)
 return 1
 `,

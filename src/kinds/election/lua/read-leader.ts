@@ -10,9 +10,10 @@ export interface NodeLeader {
 
 /**
  * read-leader — the current leader's term, version and value, as one node sees it: the
- * proclaimed value counts only while the election's lock still holds the token of the leader
- * that proclaimed it, so a lease that ran out (or a leader that resigned) reads as no leader,
- * and so does a new leader until it proclaims.
+ * proclaimed value counts only while the election's lock still holds the hold (token and
+ * attempt) of the leader that proclaimed it, so a lease that ran out, a leader that resigned
+ * and a late take of another attempt of its campaign read as no leader, and so does a new
+ * leader until it proclaims.
  *
  * KEYS[1]  the election's lock key
  * KEYS[2]  the leader hash (see proclaim)
@@ -34,8 +35,13 @@ export const readLeaderScript = defineScript({
   lua: `${HOLD_VALUES}
 local lockKey, leaderKey = KEYS[1], KEYS[2]
 
-local leader = redis.call('HMGET', leaderKey, 'token', 'term', 'version', 'value')
-if not leader[1] or attemptOf(redis.call('GET', lockKey), leader[1]) == nil then
+local leader = redis.call('HMGET', leaderKey, 'token', 'term', 'version', 'value', 'attempt')
+if not leader[1] then
+  return {}
+end
+local held = attemptOf(redis.call('GET', lockKey), leader[1])
+-- Only the hold that proclaimed (a hash written before it recorded one: any of the token's).
+if held == nil or (leader[5] and held ~= tonumber(leader[5])) then
   return {}
 end
 return {leader[2], leader[3], leader[4]}
