@@ -44,6 +44,7 @@ try {
     spans
       .getFinishedSpans()
       .map((span) => span.name)
+      .sort() // in the order they ended: a release's span ends with its last node
       .join(', '),
   );
   console.log(

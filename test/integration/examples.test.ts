@@ -163,7 +163,7 @@ describe('README examples, under Node, Bun and Deno', () => {
     () =>
       runEverywhere('telemetry.mjs', (lines) => {
         expect(lines).toEqual([
-          'spans: lock.acquire, lock.release, lock.acquire, lock.release',
+          'spans: lock.acquire, lock.acquire, lock.release, lock.release',
           'first acquire: acquired report',
           'metrics: distlock.acquire.duration, distlock.hold.duration, distlock.holds',
         ]);
