@@ -11,8 +11,8 @@
  * connection.
  */
 import { NotSentError, type RedisConnection, type Subscriber } from '../src/driver/connection.js';
+import { toConnectionValue } from '../src/testing/in-memory/reply.js';
 import type { Links, WorldNode } from './network.js';
-import { toConnectionValue } from './redis/reply.js';
 
 interface Pending {
   readonly resolve: (value: unknown) => void;

@@ -4,10 +4,11 @@
  * loss and fault is drawn from the schedule's seeded PRNG; every delivery is a (virtual)
  * timer, so the order of events is a function of the seed.
  */
+
+import { SimulatedRedisNode } from '../src/testing/in-memory/node.js';
+import type { Reply } from '../src/testing/in-memory/reply.js';
 import { focusSettings } from './focus.js';
 import type { Random } from './random.js';
-import { SimulatedRedisNode } from './redis/node.js';
-import type { Reply } from './redis/reply.js';
 import { allows, type Focus, type ScheduleShape } from './shape.js';
 import { EPOCH_MS } from './virtual-time.js';
 

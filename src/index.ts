@@ -8,7 +8,7 @@ export type {
   TracedOperation,
 } from './config/telemetry.js';
 export type { RedisClient } from './driver/clients.js';
-export { NotSentError, type RedisConnection } from './driver/connection.js';
+export { NotSentError, type RedisConnection, type Subscriber } from './driver/connection.js';
 export { IORedisConnection, type IORedisLike } from './driver/ioredis.js';
 export { TlsSchemeError } from './driver/tls-scheme.js';
 export { Acquirer, type HoldOptions } from './engine/acquirer.js';

@@ -2,7 +2,8 @@
 // below, and TypeScript 6+ no longer loads @types/node unless something asks for it.
 /// <reference types="node" preserve="true" />
 /**
- * distlock/testing: real Redis nodes for tests, and the faults to inject into them.
+ * distlock/testing: real Redis nodes for tests, and the faults to inject into them; and an
+ * in-memory node for unit tests without a server ({@link InMemoryRedis}).
  *
  * @example
  * ```ts
@@ -24,6 +25,7 @@ export {
   readHistory,
   type Write,
 } from './history.js';
+export { InMemoryRedis, type InMemoryRedisOptions } from './in-memory-redis.js';
 export { type Reaped, reapLeftoverServers } from './leftovers.js';
 export { type RedisCluster, type RedisClusterOptions, startRedisCluster } from './redis-cluster.js';
 export {

@@ -46,6 +46,7 @@ export async function packFreshCheckout(
     'testing',
     'opentelemetry',
     'node-cron',
+    'nestjs',
   ];
   for (const entry of copied) {
     cpSync(join(REPO, entry), join(checkout, entry), { recursive: true });
@@ -72,7 +73,8 @@ export async function packFreshCheckout(
 /**
  * The first half of a consumer project in `dir`, which needs no tarball (so it can be set up
  * while distlock is being packed): a project with ioredis `ioredisVersion` (and node-redis,
- * valkey-glide, the OpenTelemetry API, node-cron and NestJS, which the documented examples use, and
+ * valkey-glide, the OpenTelemetry API, node-cron, NestJS, fengari and fake timers, which the
+ * documented examples use, and
  * with `latestTypeScript` npm's `latest` TypeScript as `typescript-latest`), as a
  * service that already has its Redis client and adds distlock, holding the examples of the
  * README, docs/ and bench/README.md under readme/ and the fixtures of test/consumers.
@@ -95,6 +97,10 @@ export async function consumerProject(
     `@valkey/valkey-glide@${installed('@valkey/valkey-glide')}`,
     `@opentelemetry/api@${installed('@opentelemetry/api')}`,
     `node-cron@${installed('node-cron')}`,
+    // InMemoryRedis's Lua VM, and fake timers, as a unit-testing project has them.
+    ...['fengari', '@sinonjs/fake-timers', '@types/sinonjs__fake-timers'].map(
+      (name) => `${name}@${installed(name)}`,
+    ),
     ...['@nestjs/common', '@nestjs/core', '@nestjs/schedule', 'reflect-metadata', 'rxjs'].map(
       (name) => `${name}@${installed(name)}`,
     ),

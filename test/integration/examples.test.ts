@@ -211,3 +211,21 @@ describe('README examples, under Node, Bun and Deno', () => {
     TEST_LIMIT_MS,
   );
 });
+
+describe('examples/unit-tests: a service tested with InMemoryRedis, no server', () => {
+  const run = (args: string[]) =>
+    spawnSync(process.execPath, args, { encoding: 'utf8', timeout: EXAMPLE_LIMIT_MS });
+
+  it('passes under vitest, with its fake timers', () => {
+    const vitest = 'node_modules/vitest/vitest.mjs';
+    const out = run([vitest, 'run', '--config', 'examples/unit-tests/vitest.config.mjs']);
+    expect(out.status, out.stdout + out.stderr).toBe(0);
+    expect(out.stdout).toMatch(/Tests\s+.*2 passed/);
+  });
+
+  it('passes under node:test, with @sinonjs/fake-timers', () => {
+    const out = run(['--test', 'examples/unit-tests/invoice.node-test.mjs']);
+    expect(out.status, out.stdout + out.stderr).toBe(0);
+    expect(out.stdout).toContain('# pass 2');
+  });
+});

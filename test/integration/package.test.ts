@@ -84,6 +84,7 @@ const ON_DEMAND = [
   'commander',
   '@opentelemetry/api',
   'node-cron',
+  'fengari',
 ];
 
 describe('what importing distlock loads', () => {
@@ -111,6 +112,25 @@ describe('what importing distlock loads', () => {
     ]);
   });
 
+  it('loads the Lua VM only for a first InMemoryRedis, from ESM and CommonJS alike', () => {
+    for (const [code, type] of [
+      ["await import('distlock/testing')", 'module'],
+      ["require('distlock/testing')", 'commonjs'],
+    ] as const) {
+      expect(loadedPackages(code, type).has('fengari'), code).toBe(false);
+    }
+    // A CommonJS test imports the model's ES module, and its engine knows NotSentError.
+    const cjs = node(
+      "const { Locker, NotSentError } = require('distlock'); const { InMemoryRedis } = require('distlock/testing'); " +
+        '(async () => { const redis = new InMemoryRedis(); const locker = new Locker({ nodes: [redis] }); ' +
+        "const lock = await locker.acquire('job', { ttlMs: 5000 }); await lock.release(); redis.kill(); " +
+        "const error = await redis.send('PING', []).catch((e) => e); await locker.close(); " +
+        "console.log(lock.resource, error instanceof NotSentError, Object.keys(require.cache).some((f) => f.includes('fengari'))); })();",
+      'commonjs',
+    );
+    expect(cjs.trim()).toBe('job true true');
+  });
+
   it('throws the same error classes from every CommonJS entry', () => {
     const same = node(
       "const { LockError, InvalidArgumentError } = require('distlock'); " +
@@ -136,6 +156,20 @@ describe('a project without ioredis', () => {
   afterAll(() => rmSync(project, { recursive: true, force: true }));
   const run = (args: string[]) =>
     spawnSync(process.execPath, args, { cwd: project, encoding: 'utf8', timeout: 30_000 });
+
+  it('says to install fengari, as a dev dependency, when an InMemoryRedis is first used', () => {
+    const { stdout } = run([
+      '--input-type=module',
+      '-e',
+      "const { InMemoryRedis } = await import('distlock/testing'); " +
+        "const { MissingLibraryError } = await import('distlock'); " +
+        'const error = await new InMemoryRedis().connect().catch((e) => e); ' +
+        'console.log(error instanceof MissingLibraryError, error.library, error.message);',
+    ]);
+    expect(stdout.trim()).toBe(
+      'true fengari distlock needs fengari to run its Lua scripts in an InMemoryRedis, and it is not installed: npm install fengari (as a dev dependency: npm install --save-dev fengari).',
+    );
+  });
 
   it('imports distlock, and a URL node says to install ioredis, before any I/O', () => {
     const construct =

@@ -4,7 +4,7 @@
  * both sides: every key, its type, its value and its absolute expiry in ms (exact, since
  * both sides read the same clock).
  */
-import type { Reply } from '../../simulation/redis/reply.js';
+import type { Reply } from '../../src/testing/in-memory/reply.js';
 
 /** Whether two replies are the same: same kinds, same bytes, same integers. */
 export function sameReply(real: Reply, simulated: Reply): boolean {

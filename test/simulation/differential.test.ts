@@ -17,9 +17,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Random } from '../../simulation/random.js';
-import { SimulatedRedisNode } from '../../simulation/redis/node.js';
-import type { Reply } from '../../simulation/redis/reply.js';
 import { evictionRisk } from '../../src/engine/eviction.js';
+import { SimulatedRedisNode } from '../../src/testing/in-memory/node.js';
+import type { Reply } from '../../src/testing/in-memory/reply.js';
 import { type ClockedRedis, startClockedRedis } from './clocked-redis.js';
 import { dumpKeyspace, sameReply, show } from './compare.js';
 import { luaSnippet } from './lua-snippets.js';

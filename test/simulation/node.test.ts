@@ -3,9 +3,9 @@
  * subscribers, its two clocks, and the replies as a RedisConnection hands them to the engine.
  */
 import { describe, expect, it } from 'vitest';
-import { textOf } from '../../simulation/redis/bytes.js';
-import { SimulatedRedisNode } from '../../simulation/redis/node.js';
-import { toConnectionValue } from '../../simulation/redis/reply.js';
+import { textOf } from '../../src/testing/in-memory/bytes.js';
+import { SimulatedRedisNode } from '../../src/testing/in-memory/node.js';
+import { toConnectionValue } from '../../src/testing/in-memory/reply.js';
 
 function node(name = 'n1') {
   const clock = { now: 1_700_000_000_000_000n };

@@ -5,7 +5,7 @@
  */
 
 import type { Random } from '../../simulation/random.js';
-import { bytesOf } from '../../simulation/redis/bytes.js';
+import { bytesOf } from '../../src/testing/in-memory/bytes.js';
 import {
   CHANNELS,
   HASH_KEYS,

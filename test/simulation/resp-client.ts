@@ -4,7 +4,7 @@
  * server's replies compare with the simulated node's `Reply` as they are.
  */
 import { connect, type Socket } from 'node:net';
-import type { Reply } from '../../simulation/redis/reply.js';
+import type { Reply } from '../../src/testing/in-memory/reply.js';
 
 export interface RespClient {
   /** Sends one command (byte strings) and resolves with its reply. */

@@ -5,8 +5,8 @@
  */
 
 import type { Random } from '../../simulation/random.js';
-import { bytesOf } from '../../simulation/redis/bytes.js';
 import { fenceKey, lineTurnKey, queueKeys, readWriteKeys } from '../../src/keys.js';
+import { bytesOf } from '../../src/testing/in-memory/bytes.js';
 
 export const LOCKS = ['{a}', '{b}'];
 export const SEMAPHORE = '{s}:permits';
