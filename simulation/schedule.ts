@@ -118,6 +118,8 @@ export async function runSchedule(
         // A restarted node may have lost its keys: it must not vote before every lease it
         // could have granted ran out. The default covers only this locker's own TTLs.
         restartGraceMs: MAX_TTL_MS,
+        // The client's name, not this host's and pid: the same seed, the same values stored.
+        owner: `c${id}`,
       });
       locker.events.on('warning', (warning) => journal.note(`c${id} warning ${warning.code}`));
       locker.events.on('extended', (event) =>

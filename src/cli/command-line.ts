@@ -63,7 +63,11 @@ export async function act(
 export async function withLocker<T>(
   nodes: NodeOptions,
   use: (locker: Locker) => Promise<T>,
-  { prefix, restartGraceMs }: { prefix?: string; restartGraceMs?: number | undefined } = {},
+  {
+    prefix,
+    restartGraceMs,
+    owner,
+  }: { prefix?: string; restartGraceMs?: number | undefined; owner?: string } = {},
 ): Promise<T> {
   const given = lockerNodes(nodes);
   let locker: Locker;
@@ -76,6 +80,7 @@ export async function withLocker<T>(
       ...(given.tls ? { tls: given.tls } : {}),
       ...(prefix === undefined ? {} : { prefix }),
       ...(restartGraceMs === undefined ? {} : { restartGraceMs }),
+      ...(owner === undefined ? {} : { owner }),
     });
   } catch (error) {
     given.close();

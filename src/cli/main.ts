@@ -12,6 +12,7 @@ import { cronUnderLock } from './cron-command.js';
 import { DURATION_FORMS, formatDuration } from './duration.js';
 import { EXIT } from './exit-codes.js';
 import { type NodeOptions, withNodeOptions } from './node-options.js';
+import { commandOwner } from './owner-label.js';
 import { restartGrace, withRestartGraceOption } from './restart-grace.js';
 import { requireCommandAfterDashes, runTarget } from './run-arguments.js';
 import { runUnderLock } from './run-command.js';
@@ -125,7 +126,7 @@ withNodeOptions(withRestartGraceOption(run)).action(
               },
               log,
             ),
-          { restartGraceMs },
+          { restartGraceMs, owner: commandOwner(target.command, target.args) },
         );
       },
     ),
@@ -305,6 +306,7 @@ withNodeOptions(withRestartGraceOption(cron)).action(
         };
         return withLocker(nodes, (locker) => cronUnderLock(locker, request, log), {
           restartGraceMs: restartGrace(opts),
+          owner: commandOwner(command, args),
         });
       },
     ),

@@ -23,6 +23,10 @@ export interface NodeStatus {
   readonly fence: string | null;
   /** Waiters in the lock's line on this node. */
   readonly waiters: number;
+  /** The holder's owner label there; `null` when it gave none, or the key is absent. */
+  readonly owner: string | null;
+  /** When that holder's acquisition began (ISO 8601, by its clock); `null` with no owner. */
+  readonly since: string | null;
   /** Why the node could not be read; the other fields then say nothing. */
   readonly error?: string;
   /** The kind of `error`: `down`, `timeout`, `tls`, `auth` or `other`. */
@@ -48,6 +52,10 @@ export interface LockStatus {
   readonly fence: string | null;
   /** The most waiters any node has in line. */
   readonly waiters: number;
+  /** Who holds it: the owner label most holding nodes name; `null` when none. */
+  readonly owner: string | null;
+  /** When that holder's acquisition began (ISO 8601, by its clock); `null` with no owner. */
+  readonly since: string | null;
   readonly nodes: readonly NodeStatus[];
 }
 
@@ -69,6 +77,7 @@ export function lockStatus(
       return {
         ...found,
         fence: found.fence?.toString() ?? null,
+        since: found.since?.toISOString() ?? null,
         nodes: found.nodes.map(nodeStatus),
       };
     },
@@ -90,7 +99,7 @@ export function formatStatus(status: LockStatus, { cron = false } = {}): string[
       ? ', without expiry on a quorum: held until deleted (distlock break)'
       : '';
   const lines = [
-    `${resource}: ${state} (locked on ${heldOn} of ${nodes.length} node(s)${unread > 0 ? `, ${unread} unreachable` : ''})${forever}${waiting(waiters)}`,
+    `${resource}: ${state} (locked on ${heldOn} of ${nodes.length} node(s)${unread > 0 ? `, ${unread} unreachable` : ''})${forever}${waiting(waiters)}${heldBy(status)}`,
   ];
   for (const n of nodes) {
     const detail = n.error
@@ -99,9 +108,17 @@ export function formatStatus(status: LockStatus, { cron = false } = {}): string[
         ? held(n.remainingMs, cron)
         : 'free';
     const fence = n.fence === null ? '' : `, fence ${n.fence}`;
-    lines.push(`  ${n.node}  ${detail}${fence}${waiting(n.waiters)}`);
+    // A node's holder is named where it is not the one named above (a hold being taken over).
+    const other = n.owner !== status.owner || n.since !== status.since ? heldBy(n) : '';
+    lines.push(`  ${n.node}  ${detail}${fence}${waiting(n.waiters)}${other}`);
   }
   return lines;
+}
+
+/** `, by web-1:4242 since 2026-11-29T14:03:12.345Z`, or nothing for a holder without a label. */
+function heldBy({ owner, since }: Pick<NodeStatus, 'owner' | 'since'>): string {
+  if (owner === null) return '';
+  return `, by ${JSON.stringify(owner).slice(1, -1)}${since === null ? '' : ` since ${since}`}`;
 }
 
 function held(remainingMs: number | null, cron: boolean): string {
@@ -116,8 +133,16 @@ function waiting(waiters: number): string {
 }
 
 function nodeStatus(n: NodeInspection): NodeStatus {
-  const { node, held, remainingMs, fence, waiters, error } = n;
-  const view = { node, held, remainingMs, fence: fence?.toString() ?? null, waiters };
+  const { node, held, remainingMs, fence, waiters, owner, since, error } = n;
+  const view = {
+    node,
+    held,
+    remainingMs,
+    fence: fence?.toString() ?? null,
+    waiters,
+    owner,
+    since: since?.toISOString() ?? null,
+  };
   return error ? { ...view, ...nodeFailure(error) } : view;
 }
 

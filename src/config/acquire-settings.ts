@@ -7,6 +7,7 @@ import {
   LOCKER_OPTIONS,
   type LockerSettings,
   positiveInteger,
+  validateOwner,
   validateResource,
   validateTtl,
 } from './options.js';
@@ -21,6 +22,8 @@ export interface AcquireSettings {
   readonly minHoldMs: number;
   readonly fair: boolean;
   readonly fencing: boolean;
+  /** The owner label of the hold, or `undefined` for none. */
+  readonly owner: string | undefined;
 }
 
 /**
@@ -90,7 +93,8 @@ export function acquireSettings(
   if (typeof fair !== 'boolean') throw new InvalidArgumentError('fair', 'a boolean', fair);
   const fencing = options.fencing ?? false;
   if (typeof fencing !== 'boolean') throw new InvalidArgumentError('fencing', 'a boolean', fencing);
-  return { ttlMs, waitMs, signal, autoExtend, maxHoldMs, minHoldMs, fair, fencing };
+  const owner = options.owner === undefined ? locker.owner : validateOwner('owner', options.owner);
+  return { ttlMs, waitMs, signal, autoExtend, maxHoldMs, minHoldMs, fair, fencing, owner };
 }
 
 /**

@@ -20,7 +20,7 @@ import { deleteIfOwned } from './release.js';
 import { pause, pollingMs, retryDelay } from './retry-pace.js';
 import { sleep, stopped, type WaitStops } from './sleep.js';
 import { traced } from './telemetry.js';
-import { newToken } from './token.js';
+import { acquisitionToken, labelOf } from './token.js';
 import { Waiter } from './waiter.js';
 import { PlaceInLine } from './waiting-line.js';
 
@@ -86,9 +86,9 @@ class Acquisition {
     private readonly observe?: (attempt: Attempt) => void,
   ) {
     const { kind, resource, key } = target;
-    const { ttlMs, waitMs, signal, fair, fencing } = settings;
+    const { ttlMs, waitMs, signal, fair, fencing, owner } = settings;
     this.#stops = { what: `Acquiring "${resource}"`, signal, closed: context.shutdown.signal };
-    const token = newToken();
+    const token = acquisitionToken(owner);
     const counts = (fair || waitMs > 0) && countsHandOvers(context, target, settings);
     this.#handOvers = counts ? new HandOverCount(context, ttlMs) : undefined;
     this.#line =
@@ -179,6 +179,7 @@ class Acquisition {
       waitedMs: context.clock.now() - this.#startedAt,
       validityMs: lock.remainingMs(),
       nodes: attempt.results,
+      ...labelOf(request.token),
     }));
     return lock;
   }

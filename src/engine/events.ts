@@ -5,7 +5,11 @@ import type { ReleaseResult } from './contract.js';
 
 /** What a {@link Locker} reports, per event. Tokens never appear in events. */
 export interface LockerEvents {
-  /** A lock was acquired. `waitedMs` counts from the call to `acquire`. */
+  /**
+   * A lock was acquired. `waitedMs` counts from the call to `acquire`; `owner` and `since`
+   * (when the acquisition began, by this process's clock) as `inspect()` shows them, unless
+   * the locker has `owner: false`.
+   */
   acquired: [
     {
       resource: string;
@@ -13,6 +17,8 @@ export interface LockerEvents {
       waitedMs: number;
       validityMs: number;
       nodes: readonly (NodeResult | undefined)[];
+      owner?: string;
+      since?: Date;
     },
   ];
   /** An attempt failed and another follows after `delayMs`. */
@@ -40,8 +46,8 @@ export interface LockerEvents {
       nodes: readonly (NodeResult | undefined)[];
     },
   ];
-  /** A held lock can no longer be proven valid. */
-  lost: [{ resource: string; error: LockLostError; heldMs: number }];
+  /** A held lock can no longer be proven valid; `owner` and `since` as in `acquired`. */
+  lost: [{ resource: string; error: LockLostError; heldMs: number; owner?: string; since?: Date }];
   /**
    * `Locker.forceRelease` deleted a lock whoever held it (an operator's action), or tried to:
    * what it did on each node (what `forceRelease` resolves, see {@link ForceReleaseResult}).

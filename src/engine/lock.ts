@@ -9,6 +9,7 @@ import { extendLease } from './extend.js';
 import { LossSignal, validityRanOut } from './loss-signal.js';
 import { releaseLease } from './release.js';
 import { traced, tracedRelease } from './telemetry.js';
+import { labelOf } from './token.js';
 import { Watchdog } from './watchdog.js';
 
 let renewal: (lock: Lock, ttlMs: number) => Promise<boolean>;
@@ -105,6 +106,14 @@ export class Lock implements AsyncDisposable {
    */
   get fence(): bigint | undefined {
     return this.#lease.fence;
+  }
+
+  /**
+   * Who holds this lock, as `inspect()` and `distlock status` show it: the acquisition's or
+   * the locker's `owner` label; `undefined` for a locker made with `owner: false`.
+   */
+  get owner(): string | undefined {
+    return labelOf(this.#lease.token)?.owner;
   }
 
   /** Milliseconds of validity left, by the monotonic clock; 0 once expired, lost or released. */
@@ -301,6 +310,7 @@ export class Lock implements AsyncDisposable {
       resource: this.resource,
       error,
       heldMs: this.#heldMs(),
+      ...labelOf(this.#lease.token),
     }));
   }
 

@@ -16,6 +16,32 @@ export function newToken(): string {
   return token;
 }
 
+let lastOwner: string | undefined;
+let lastEncoded = '';
+
+/**
+ * The token of one acquisition: a fresh token, and for an `owner`, its label after it:
+ * `<token>.<ms since the epoch>.<owner, percent-encoded>`. Scripts treat a token as opaque
+ * (a hold is `<token>:<attempt>`; an encoded label has no `:`); only `inspect-lock` reads the
+ * label, and returns it without the token. The time is this process's wall clock when the
+ * acquisition began.
+ */
+export function acquisitionToken(owner: string | undefined): string {
+  if (owner === undefined) return newToken();
+  if (owner !== lastOwner) {
+    lastEncoded = encodeURIComponent(owner);
+    lastOwner = owner;
+  }
+  return `${newToken()}.${Date.now()}.${lastEncoded}`;
+}
+
+/** The owner label and start time that `token` carries, if any (see `acquisitionToken`). */
+export function labelOf(token: string): { owner: string; since: Date } | undefined {
+  const label = /^[\w-]+\.(\d+)\.(.*)$/s.exec(token);
+  if (!label) return undefined;
+  return { owner: decodeURIComponent(label[2] ?? ''), since: new Date(Number(label[1])) };
+}
+
 /**
  * What a node stores for the hold that attempt `attempt` (1, 2...) of the acquisition with
  * `token` took: `<token>:<attempt>` (see `HOLD_VALUES`, which reads it in Lua).

@@ -65,7 +65,7 @@ describe('--cluster', () => {
     const held = await distlock(['status', resource, '--cluster', seeds]).done;
     expect(held.stdout).toMatch(
       new RegExp(
-        `^${resource}: held \\(locked on 1 of 1 node\\(s\\)\\)\\n  cluster 127\\.0\\.0\\.1:\\d+,.*held, \\d+ ms left, fence 1`,
+        `^${resource}: held \\(locked on 1 of 1 node\\(s\\)\\), by [^\\n]+\\n  cluster 127\\.0\\.0\\.1:\\d+,.*held, \\d+ ms left, fence 1`,
       ),
     );
     expect(held.code).toBe(0);
@@ -121,7 +121,7 @@ describe('--sentinel', () => {
     const args = ['--sentinel', sentinels, '--master-name', 'orders'];
     const held = await distlock(['status', 'report', ...args]).done;
     expect(held.stdout).toMatch(
-      /^report: held \(locked on 1 of 1 node\(s\)\)\n {2}sentinel orders \(127\.0\.0\.1:\d+\) {2}held, \d+ ms left/,
+      /^report: held \(locked on 1 of 1 node\(s\)\), by [^\n]+\n {2}sentinel orders \(127\.0\.0\.1:\d+\) {2}held, \d+ ms left/,
     );
     expect(held.code).toBe(0);
     const env = { DISTLOCK_SENTINEL: sentinels, DISTLOCK_MASTER_NAME: 'orders' };

@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import type { LockStatus } from '../../src/cli/status-command.js';
 import { distlock, lockHeld, nodesWith, redisArgs } from '../support/cli.js';
@@ -17,6 +18,30 @@ describe('distlock status', () => {
     await lock.release();
     const free = await distlock(['status', 'report', '--json', ...nodes()]).done;
     expect(JSON.parse(free.stdout)).toMatchObject({ resource: 'report', held: false, heldOn: 0 });
+  });
+
+  it('names who holds it: `distlock run` by its host, pid and command, a library lock by its owner', async () => {
+    const run = distlock(['run', ...nodes(), 'backup', 'sleep', '30']);
+    await lockHeld(fixture(), 'distlock:{backup}');
+    const shown = await distlock(['status', 'backup', ...nodes()]).done;
+    const owner = `${hostname()}:${run.child.pid} sleep 30`;
+    const firstLine = shown.stdout.split('\n')[0] ?? '';
+    expect(firstLine).toMatch(new RegExp(`, by ${owner} since \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z$`));
+    const json = JSON.parse(
+      (await distlock(['status', 'backup', '--json', ...nodes()]).done).stdout,
+    );
+    expect(json).toMatchObject({ owner, nodes: Array(3).fill(expect.objectContaining({ owner })) });
+    expect(Date.parse(json.since)).toBeLessThanOrEqual(Date.now());
+    run.child.kill('SIGTERM');
+    await run.done;
+    // A value written by hand, with quotes and a terminal escape in its label, is shown
+    // escaped, on one line.
+    const crafted = `${'A'.repeat(22)}.1700000000000.${encodeURIComponent('job "x" \u001b[2J')}`;
+    for (const admin of fixture().admin) await admin.set('distlock:{report}', crafted, 'PX', 10_000);
+    const quoted = await distlock(['status', 'report', ...nodes()]).done;
+    expect(quoted.stdout.split('\n')[0]).toMatch(
+      /, by job \\"x\\" \\u001b\[2J since 2023-11-14T22:13:20\.000Z$/,
+    );
   });
 
   it('exits 0 while the lock is held and 1 once it is free, with the state in --json', async () => {
@@ -68,8 +93,9 @@ describe('distlock status', () => {
   );
 
   it('says a key PERSISTed by hand is held without expiry, never a negative or NaN time', async () => {
-    const lock = await locker().acquire('report', { ttlMs: 10_000, fencing: true });
-    const tick = await locker().acquire('schedule:report', { ttlMs: 10_000 }); // a cron tick's
+    const anonymous = locker({ owner: false }); // lines without a holder's name
+    const lock = await anonymous.acquire('report', { ttlMs: 10_000, fencing: true });
+    const tick = await anonymous.acquire('schedule:report', { ttlMs: 10_000 }); // a cron tick's
     for (const admin of fixture().admin.slice(0, 2)) {
       expect(await admin.persist('distlock:{report}')).toBe(1);
       expect(await admin.persist('distlock:{schedule:report}')).toBe(1);

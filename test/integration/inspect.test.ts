@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
@@ -19,12 +20,17 @@ const json = (value: unknown) =>
   JSON.stringify(value, (_, v) => (typeof v === 'bigint' ? v.toString() : v)) +
   inspect(value, { depth: 10 });
 
-/** The tokens stored on node 0 for `resource`: the holder's and every waiter's. */
+/**
+ * The random tokens stored on node 0 for `resource`, the holder's and every waiter's, without
+ * the owner label that follows each (`<token>.<since>.<label>`).
+ */
 async function storedTokens(resource: string): Promise<string[]> {
   const admin = fixture().admin[0];
   const holder = (await admin?.get(`distlock:{${resource}}`)) ?? '';
   const waiters = (await admin?.zrange(`distlock:{${resource}}:queue`, 0, -1)) ?? [];
-  return [holder.split(':')[0] ?? '', ...waiters].filter((token) => token.length > 0);
+  return [holder, ...waiters]
+    .map((value) => value.split(/[.:]/)[0] ?? '')
+    .filter((token) => token.length > 0);
 }
 
 /** Resolves once `count` waiters are in line and every node has the waiters' channel subscribed. */
@@ -61,10 +67,50 @@ describe('locker.inspect', () => {
     }
     const tokens = await storedTokens('report');
     expect(tokens).toHaveLength(2); // the holder's and the waiter's
-    for (const token of tokens) expect(json(held)).not.toContain(token);
+    for (const token of tokens) {
+      expect(token).toMatch(/^[\w-]{22}$/);
+      expect(json(held)).not.toContain(token);
+    }
 
     await lock.release();
     await (await waiting).release();
+  });
+
+  it('names who holds it: the owner label and start of the holder, then of the waiter handed it', async () => {
+    const inspector = locker();
+    const holder = locker({ owner: 'report-worker.eu-1: nightly ünïcode/%' });
+    const startedAt = Date.now();
+    const lock = await holder.acquire('report', { ttlMs: 10_000 });
+    expect(lock.owner).toBe('report-worker.eu-1: nightly ünïcode/%');
+    const held = await inspector.inspect('report');
+    expect(held.owner).toBe('report-worker.eu-1: nightly ünïcode/%');
+    expect(held.since?.getTime()).toBeGreaterThanOrEqual(startedAt);
+    expect(held.since?.getTime()).toBeLessThanOrEqual(Date.now());
+    expect(held.nodes.map((n) => n.owner)).toEqual(Array(3).fill(held.owner));
+    // An acquisition's own owner, and the waiter is named once the lock is handed to it.
+    const waiting = locker().acquire('report', { ttlMs: 10_000, waitMs: 20_000, owner: 'w-2' });
+    await waitersReady(inspector, 'report', 1);
+    await lock.release();
+    const next = await waiting;
+    expect((await inspector.inspect('report')).owner).toBe('w-2');
+    await next.release();
+    expect(await inspector.inspect('report')).toMatchObject({ owner: null, since: null });
+    // By default the host and pid; none with `owner: false`.
+    const byDefault = await locker().acquire('report', { ttlMs: 10_000 });
+    expect((await inspector.inspect('report')).owner).toBe(`${hostname()}:${process.pid}`);
+    await byDefault.release();
+    const anonymous = await locker({ owner: false }).acquire('report', { ttlMs: 10_000 });
+    expect(anonymous.owner).toBeUndefined();
+    expect(await inspector.inspect('report')).toMatchObject({ held: true, owner: null });
+    await anonymous.release();
+  });
+
+  it('checks an owner label before any I/O, naming the field', () => {
+    for (const owner of ['', 'x'.repeat(101), 'line\nbreak', '\uD800', 42]) {
+      expect(() => locker({ owner: owner as string })).toThrow(InvalidArgumentError);
+      const call = () => locker().acquire('r', { ttlMs: 1_000, owner: owner as string });
+      expect(call).toThrow('`owner`');
+    }
   });
 
   it('reports a key PERSISTed by hand as held without expiry, never a negative or NaN time', async () => {
@@ -92,7 +138,7 @@ describe('locker.inspect', () => {
     expect(two[2]).toBeGreaterThan(0);
     const found = await inspector.inspect('report');
     expect(found).toMatchObject({ state: 'held', held: true, heldOn: 3, fence: 1n });
-    expect(json(found)).not.toMatch(/-1|NaN|Infinity/);
+    expect(json(found)).not.toMatch(/:-\d|: -\d|NaN|Infinity/); // no negative number
     expect(await lock.release()).toBe('released'); // its token still matches
   });
 

@@ -26,6 +26,10 @@ export interface NodeInspection {
   readonly fence: bigint | null;
   /** Waiters in the lock's line there whose deadline has not passed. */
   readonly waiters: number;
+  /** Who holds the key there: its holder's owner label; `null` when none (or not held). */
+  readonly owner: string | null;
+  /** When that holder's acquisition began, by its clock; `null` with no owner. */
+  readonly since: Date | null;
 }
 
 /** What {@link Locker.inspect} reports: a summary, then each node's view. */
@@ -50,6 +54,13 @@ export interface LockInspection {
   readonly fence: bigint | null;
   /** The most waiters any node read has in line (each waiter joins the line on every node). */
   readonly waiters: number;
+  /**
+   * Who holds it: the owner label that most nodes holding the key name (a locker's `owner`,
+   * by default `<hostname>:<pid>`); `null` when the holder gave none, or nobody holds it.
+   */
+  readonly owner: string | null;
+  /** When that holder's acquisition began, by the holder's clock; `null` with no owner. */
+  readonly since: Date | null;
   /** Each node's view, in the order the nodes were given. */
   readonly nodes: readonly NodeInspection[];
 }
@@ -78,9 +89,17 @@ export async function inspectLock(
   return summary(resource, nodes);
 }
 
-const UNREAD = { held: false, remainingMs: null, fence: null, waiters: 0 } as const;
+const UNREAD = {
+  held: false,
+  remainingMs: null,
+  fence: null,
+  waiters: 0,
+  owner: null,
+  since: null,
+} as const;
 
-function nodeView(node: string, { pttl, fence, waiters }: LockOnNode): NodeInspection {
+function nodeView(node: string, reply: LockOnNode): NodeInspection {
+  const { pttl, fence, waiters, owner, since } = reply;
   return {
     node,
     reachable: true,
@@ -88,7 +107,32 @@ function nodeView(node: string, { pttl, fence, waiters }: LockOnNode): NodeInspe
     remainingMs: pttl >= 0 ? pttl : null,
     fence: fence === null ? null : BigInt(fence),
     waiters,
+    owner: owner === null ? null : decodedLabel(owner),
+    since: since === null ? null : new Date(since),
   };
+}
+
+/** A label as its holder gave it (one it could not have written is shown as stored). */
+function decodedLabel(encoded: string): string {
+  try {
+    return decodeURIComponent(encoded);
+  } catch {
+    return encoded;
+  }
+}
+
+/** The owner that most of `holding` name, with its start (the first node's, on a tie). */
+function mostNamed(holding: readonly NodeInspection[]): Pick<NodeInspection, 'owner' | 'since'> {
+  let best: NodeInspection | undefined;
+  let bestCount = 0;
+  for (const node of holding) {
+    if (node.owner === null) continue;
+    const same = (n: NodeInspection) =>
+      n.owner === node.owner && n.since?.getTime() === node.since?.getTime();
+    const count = holding.filter(same).length;
+    if (count > bestCount) [best, bestCount] = [node, count];
+  }
+  return { owner: best?.owner ?? null, since: best?.since ?? null };
 }
 
 /** The verdict over every node's view (a pure function of them). */
@@ -110,6 +154,7 @@ export function summary(resource: string, nodes: readonly NodeInspection[]): Loc
   for (const n of nodes)
     if (n.fence !== null && (fence === null || n.fence > fence)) fence = n.fence;
   const waiters = Math.max(0, ...nodes.map((n) => n.waiters));
+  const { owner, since } = state === 'free' ? { owner: null, since: null } : mostNamed(holding);
   return {
     resource,
     state,
@@ -119,6 +164,8 @@ export function summary(resource: string, nodes: readonly NodeInspection[]): Loc
     remainingMs,
     fence,
     waiters,
+    owner,
+    since,
     nodes,
   };
 }
