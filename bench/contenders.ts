@@ -10,7 +10,7 @@ import type { Redis } from 'ioredis';
 import { Mutex, RedlockMutex } from 'redis-semaphore';
 import NodeRedlock from 'redlock';
 // The built package, as users run it (not the TypeScript sources through a loader).
-import { Locker } from '../dist/esm/index.js';
+import { Locker, type LockerOptions } from '../dist/esm/index.js';
 import type { ContenderSpec } from './contender-spec.js';
 import { handOffFloor } from './handoff-floor.js';
 import { distlockWithTelemetry } from './telemetry-contender.js';
@@ -56,16 +56,23 @@ interface Release {
   benchRelease(key: string, token: string): Promise<number>;
 }
 
-function distlockSpec(name: string, fair: boolean, Impl: typeof Locker = Locker): ContenderSpec {
+function distlockSpec(
+  name: string,
+  fair: boolean,
+  Impl: typeof Locker = Locker,
+  options: Partial<LockerOptions> = {},
+): ContenderSpec {
   return {
     name,
     multiNode: true,
     singleNode: true,
     contentionOnly: fair,
+    uncontendedOnly: options.owner === false,
     make(clients, tuning) {
       const locker = new Impl({
         nodes: clients,
         ...(tuning === 'tuned' ? { retryDelayMs: 2 } : {}),
+        ...options,
       });
       return {
         acquire: (key, ttlMs) => locker.acquire(key, { ttlMs, waitMs: 10_000, fair }),
@@ -77,6 +84,8 @@ function distlockSpec(name: string, fair: boolean, Impl: typeof Locker = Locker)
 
 const distlock = distlockSpec('distlock', false);
 const distlockFair = distlockSpec('distlock fair', true);
+/** What the owner label (on by default: host and pid) costs per cycle. */
+const distlockNoOwner = distlockSpec('distlock owner: false', false, Locker, { owner: false });
 
 /**
  * Another build of distlock to measure against in the same run: `DISTLOCK_BASELINE` names a
@@ -140,6 +149,7 @@ export const CONTENDERS: readonly ContenderSpec[] = [
   handOffFloor,
   distlock,
   distlockFair,
+  distlockNoOwner,
   ...baseline,
   redlockLike('redlock 5.0.0-beta.2', NodeRedlock),
   redlockLike('@sesamecare-oss/redlock', SesameRedlock),
