@@ -20,6 +20,12 @@ let created = 0;
 let model: Promise<Model> | undefined;
 let loaded: Model | undefined;
 
+/** Whether `error` says that the package fengari is not installed. */
+function isFengariMissing(error: unknown): boolean {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  return code === 'MODULE_NOT_FOUND' && String(message).includes("'fengari");
+}
+
 /** The model, and with it the Lua VM, imported once, on first use. */
 function loadModel(): Promise<Model> {
   model ??= import('./in-memory/index.js').then(
@@ -29,6 +35,7 @@ function loadModel(): Promise<Model> {
     },
     (cause: unknown) => {
       model = undefined;
+      if (!isFengariMissing(cause)) throw cause;
       throw new MissingLibraryError('fengari', 'to run its Lua scripts in an InMemoryRedis', {
         instead: 'as a dev dependency: npm install --save-dev fengari',
         cause,
