@@ -1,4 +1,4 @@
-export type { ForceReleaseOptions, InspectOptions } from './config/inspect-options.js';
+export type { ForceReleaseOptions, InspectOptions, ListOptions } from './config/inspect-options.js';
 export type { NodeSpec, TlsOptions } from './config/node-specs.js';
 export { type AcquireOptions, DEFAULTS, type LockerOptions } from './config/options.js';
 export type {
@@ -46,6 +46,7 @@ export {
   fencedWrite,
   readFenced,
 } from './fencing/fenced-data.js';
+export type { ListedResource, ResourceKind } from './inventory/list.js';
 export { Election, type ElectionWaitOptions } from './kinds/election/election.js';
 export type { ElectionOptions } from './kinds/election/election-options.js';
 export type { Leader } from './kinds/election/leader-read.js';

@@ -3,6 +3,8 @@ import { acquireSettings } from './config/acquire-settings.js';
 import {
   type ForceReleaseOptions,
   type InspectOptions,
+  type ListOptions,
+  listOptions,
   operatorTimeout,
 } from './config/inspect-options.js';
 import { resolveNodes } from './config/node-specs.js';
@@ -28,6 +30,7 @@ import { newLockerId } from './engine/token.js';
 import { WakeUps } from './engine/wake-ups.js';
 import { withLock } from './engine/with-lock.js';
 import { InvalidArgumentError, LockBusyError, LockerClosedError } from './errors.js';
+import { type ListedResource, listResources } from './inventory/list.js';
 import { Election } from './kinds/election/election.js';
 import { type ElectionOptions, electionSettings } from './kinds/election/election-options.js';
 import { acquireAll } from './kinds/mutex/acquire-all.js';
@@ -246,6 +249,29 @@ export class Locker {
       return Promise.reject(new LockerClosedError(`Inspecting "${resource}"`));
     }
     return inspectLock(this.#context, resource, timeoutMs);
+  }
+
+  /**
+   * For operators: every resource under the locker's prefix that is held or waited for
+   * (locks, `schedule()` ticks, semaphores, read-write locks, elections), in name order, with
+   * who holds it, for how long, its fence or term and its waiters, as a majority of the nodes
+   * sees it. Keys are found with `SCAN` on every node (every master of a Redis Cluster), never
+   * `KEYS`; each resource found then costs one read per node (two for a read-write lock or an
+   * election). Bad options throw before any I/O; fewer than a majority of nodes scanned
+   * rejects with `NoQuorumError`; a node that fails a read is named in that resource's
+   * `unreachable`.
+   *
+   * @example
+   * ```ts
+   * for await (const { kind, name, owners, remainingMs } of locker.list({ match: 'report:*' })) {
+   *   console.log(kind, name, owners.join(', '), remainingMs);
+   * }
+   * ```
+   */
+  list(options?: ListOptions): AsyncIterable<ListedResource> {
+    const settings = listOptions(options);
+    if (this.#context.shutdown.closed) throw new LockerClosedError('Listing locks');
+    return listResources(this.#context, settings);
   }
 
   /**

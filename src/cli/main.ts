@@ -11,6 +11,7 @@ import { act, durationOption, exitCode, withLocker } from './command-line.js';
 import { cronUnderLock } from './cron-command.js';
 import { DURATION_FORMS, formatDuration } from './duration.js';
 import { EXIT } from './exit-codes.js';
+import { formatListing, listedJson, listLocks } from './list-command.js';
 import { type NodeOptions, withNodeOptions } from './node-options.js';
 import { commandOwner } from './owner-label.js';
 import { restartGrace, withRestartGraceOption } from './restart-grace.js';
@@ -24,6 +25,7 @@ import {
   STATUS_TIMEOUT_MS,
 } from './status-command.js';
 import { hints, unreadNodes } from './unreachable.js';
+import { UsageError } from './usage-errors.js';
 import { packageVersion } from './version.js';
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -195,6 +197,74 @@ async function showStatus(
   for (const hint of hints(unreadNodes(found.nodes), nodes.from)) log(`distlock: ${hint}`);
   return found;
 }
+
+const ls = program
+  .command('ls')
+  .description(
+    'list what is held or waited for: locks, cron and schedule() ticks, semaphores, read-write locks, elections',
+  )
+  .argument('[pattern]', 'the names to list, a glob as Redis MATCH reads one (report:*)')
+  .option(
+    '--prefix <prefix>',
+    'the key prefix of the lockers that take them (their `prefix`)',
+    'distlock:',
+  )
+  .option('--json', 'print JSON, one object per resource and line')
+  .addOption(
+    durationOption(
+      '--watch [interval]',
+      'list again every interval, in place (a terminal)',
+      0,
+    ).default(0, 'off; 2s when given alone'),
+  )
+  .addHelpText(
+    'after',
+    '\nCost: SCAN (COUNT 1000) on every node (every master of a Cluster), then, for each resource found, one read per node (two for read-write locks and elections).' +
+      '\nExit status: 0 listed, 69 fewer than a majority of the nodes could be scanned.',
+  );
+withNodeOptions(ls).action((pattern: string | undefined, opts: ListCommandOptions, self: Command) =>
+  act(
+    self,
+    {
+      match: { name: '[pattern]', given: JSON.stringify(pattern) },
+      prefix: { name: '--prefix', given: JSON.stringify(opts.prefix) },
+    },
+    async (nodes) => {
+      const match = pattern === undefined ? {} : { match: pattern };
+      const everyMs = opts.watch === true ? WATCH_MS : opts.watch;
+      if (everyMs === 0) {
+        const found = await listLocks(nodes, { prefix: opts.prefix, ...match });
+        const text = opts.json
+          ? found.map((r) => JSON.stringify(listedJson(r)))
+          : formatListing(found);
+        process.stdout.write(text.length > 0 ? `${text.join('\n')}\n` : '');
+        return 0;
+      }
+      if (!process.stdout.isTTY || opts.json) {
+        throw new UsageError('--watch redraws one screen: run it on a terminal, without --json');
+      }
+      for (;;) {
+        const found = await listLocks(nodes, { prefix: opts.prefix, ...match });
+        const rows = Math.max(3, (process.stdout.rows ?? 24) - 1);
+        const heading = `every ${formatDuration(everyMs)}, ${new Date().toISOString()}`;
+        const screen = [heading, ...formatListing(found, rows - 1)].join('\n');
+        process.stdout.write(`\x1b[H\x1b[2J${screen}\n`);
+        await new Promise((resolve) => setTimeout(resolve, everyMs));
+      }
+    },
+  ),
+);
+
+/** Options of `distlock ls`. */
+interface ListCommandOptions {
+  readonly prefix: string;
+  readonly json?: boolean;
+  /** Redraw every this many ms (`true`: every {@link WATCH_MS}); 0: list once. */
+  readonly watch: number | true;
+}
+
+/** How often `ls --watch` lists again when not told. */
+const WATCH_MS = 2_000;
 
 const breakCommand = program
   .command('break')

@@ -21,7 +21,7 @@ export function keyOf(command: string, args: readonly (string | number)[]): stri
 }
 
 /** Commands distlock sends without a key. */
-const KEYLESS = new Set(['INFO', 'PUBLISH', 'WAIT', 'PING']);
+const KEYLESS = new Set(['INFO', 'PUBLISH', 'WAIT', 'PING', 'SCAN']);
 
 /**
  * One master's `INFO`, with the master written in after its `# Server` header as

@@ -122,6 +122,12 @@ export interface RedisConnection {
    * goes to, so that one that stops answering delays only the commands sent to it.
    */
   shardOf?(command: string, args: readonly (string | number)[]): string | undefined;
+  /**
+   * Optional, for connections to several servers (a Redis Cluster): a connection to each
+   * master the slot table names, for the keyless commands that must reach every one (`SCAN`,
+   * which `Locker.list` sends). Waits up to `timeoutMs` for the slot table.
+   */
+  masters?(timeoutMs: number): Promise<readonly RedisConnection[]>;
 }
 
 /**

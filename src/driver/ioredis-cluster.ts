@@ -158,6 +158,12 @@ export class IORedisClusterConnection implements RedisConnection {
     return this.#cluster.slots[slot]?.[0] ?? `slot ${slot}`;
   }
 
+  /** A connection to each master, once the slot table is known (see `RedisConnection`). */
+  async masters(timeoutMs: number): Promise<readonly RedisConnection[]> {
+    await this.#connection.connect(timeoutMs);
+    return this.#masters();
+  }
+
   /** Waits for the cluster's slot table, then for the connections to its masters. */
   async connect(timeoutMs: number): Promise<void> {
     const started = performance.now();

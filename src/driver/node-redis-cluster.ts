@@ -389,6 +389,16 @@ export class NodeRedisClusterConnection implements RedisConnection {
     });
   }
 
+  /** A connection to each master, once the slot table is known (see `RedisConnection`). */
+  async masters(timeoutMs: number): Promise<readonly RedisConnection[]> {
+    await this.#topology(timeoutMs);
+    return this.#cluster.masters.map((master) => ({
+      name: master.address,
+      send: (command, args, leftMs) => this.#sendTo(master, [command, ...args.map(String)], leftMs),
+      close: async () => undefined,
+    }));
+  }
+
   async #infoOfEveryMaster(timeoutMs: number): Promise<string> {
     await this.#topology(timeoutMs);
     const masters = this.#cluster.masters;

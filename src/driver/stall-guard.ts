@@ -128,6 +128,11 @@ export class StallGuard implements RedisConnection {
     }
   }
 
+  /** The masters of a Redis Cluster connection; `undefined` for a connection to one server. */
+  clusterMasters(timeoutMs: number): Promise<readonly RedisConnection[]> | undefined {
+    return this.#inner.masters?.(timeoutMs);
+  }
+
   send(command: string, args: readonly (string | number)[], timeoutMs: number): Promise<unknown> {
     const shard = this.#shardOf(command, args);
     const flight = this.#flights.get(shard);

@@ -188,6 +188,17 @@ export class GlideClusterConnection implements RedisConnection {
     await this.#opened(timeoutMs).catch(() => undefined);
   }
 
+  /** A connection to each master, once the slot table is known (see `RedisConnection`). */
+  async masters(timeoutMs: number): Promise<readonly RedisConnection[]> {
+    await this.#opened(timeoutMs);
+    if (this.#masters.length === 0) {
+      this.#readSlots();
+      await readyWithin(this.#reading?.then(() => true) ?? Promise.resolve(true), timeoutMs);
+    }
+    const addresses = new Set(this.#masters.filter((a): a is string => a !== undefined));
+    return [...addresses].sort().map((address) => this.#commandsOf(address));
+  }
+
   async close(): Promise<void> {
     this.#closed = true;
     this.#client?.close();

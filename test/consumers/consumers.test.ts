@@ -200,11 +200,13 @@ describe('the README, docs/ and bench/README.md', () => {
       ['README.md', expect.stringContaining("from 'distlock'")],
       ['docs/election.md', expect.stringContaining('.election(')],
       ['docs/holding.md', expect.stringContaining("locker.forceRelease('nightly-report')")],
+      ['docs/holding.md', expect.stringContaining("locker.list({ match: 'report:*' })")],
       ['docs/nestjs.md', expect.stringContaining('DistlockModule.forRoot(')],
       ['docs/scheduled-jobs.md', expect.stringContaining('await job.stop()')],
       ['docs/testing-kit.md', expect.stringContaining("from 'distlock/testing'")],
       ['docs/testing-kit.md', expect.stringContaining('proxy.orphan()')],
       ['docs/testing-kit.md', expect.stringContaining('client.disconnect()')],
+      ['docs/testing-kit.md', expect.stringContaining('new InMemoryRedis()')],
     ]);
   });
 

@@ -109,9 +109,42 @@ describe('--cluster', () => {
       async () => ((await clusterClient.exists(tick)) === 1 ? { done: true } : { reason: 'free' }),
       10_000,
     );
+    // The tick is labelled with its host, pid and command.
+    const tickStatus = await distlock(['status', '--cron', resource, '--json', '--cluster', seeds])
+      .done;
+    expect(JSON.parse(tickStatus.stdout).owner).toMatch(new RegExp(`:${cron.child.pid} sleep 30$`));
     cron.child.kill('SIGTERM');
     expect((await cron.done).code).toBe(143);
     expect(await clusterClient.exists(tick)).toBe(0);
+  });
+});
+
+describe('distlock ls on a Cluster and through Sentinel', () => {
+  it('lists the locks of every master of a Cluster', async () => {
+    const masters = await cluster.masters();
+    const resources = await Promise.all(
+      masters.map((master) => resourceWhere(cluster, (owner) => owner === master, 'ls-')),
+    );
+    const locks = await Promise.all(resources.map((r) => onCluster.acquire(r, { ttlMs: 30_000 })));
+    const shown = await distlock(['ls', 'ls-*', '--json', '--cluster', seeds]).done;
+    expect(shown.code).toBe(0);
+    const names = shown.stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line).name);
+    expect(names).toEqual([...resources].sort());
+    await Promise.all(locks.map((lock) => lock.release()));
+  });
+
+  it('lists the locks on the master the sentinels name', async () => {
+    const lock = await onSentinel.acquire('ls-report', { ttlMs: 30_000, owner: 'sentinel-side' });
+    const args = ['--sentinel', sentinels, '--master-name', 'orders'];
+    const shown = await distlock(['ls', 'ls-*', ...args]).done;
+    expect(shown.stdout).toMatch(
+      /^lock ls-report +held by sentinel-side since \S+Z, \d+ ms left\n1 held or waited for\n$/,
+    );
+    expect(shown.code).toBe(0);
+    await lock.release();
   });
 });
 

@@ -75,6 +75,23 @@ describe.each(KINDS)('a Redis Cluster as one lock node through $name', (kind) =>
     }
   });
 
+  it('lists the locks of every master (SCAN on each), with their owners', async () => {
+    const client = await kind.open();
+    const locker = lockerOn(client);
+    const masters = await cluster.masters();
+    const prefix = `${prefixOf(kind)}-ls`;
+    const resources = await Promise.all(masters.map((m) => resourceServedBy(m, true, prefix)));
+    const locks = await Promise.all(
+      resources.map((r) => locker.acquire(r, { ttlMs: 10_000, owner: `owner-${r}` })),
+    );
+    const listed = [];
+    for await (const item of locker.list({ match: `${prefix}*` })) listed.push(item);
+    expect(listed.map(({ kind, name, owners }) => [kind, name, owners])).toEqual(
+      [...resources].sort().map((r) => ['lock', r, [`owner-${r}`]]),
+    );
+    await Promise.all(locks.map((lock) => lock.release()));
+  });
+
   it('wakes a waiter over pub/sub on release, long before its next retry', async () => {
     const client = await kind.open();
     const resource = `${prefixOf(kind)}-handoff`;

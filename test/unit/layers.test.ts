@@ -17,6 +17,7 @@ const LAYERS: readonly { readonly name: string; readonly paths: readonly string[
     paths: ['index.ts', 'cli/', 'nestjs/', 'schedule/', 'telemetry/', 'testing/'],
   },
   { name: 'facade', paths: ['locker.ts'] },
+  { name: 'inventory', paths: ['inventory/'] },
   { name: 'kinds', paths: ['kinds/', 'fencing/'] },
   { name: 'engine', paths: ['engine/'] },
   { name: 'protocol', paths: ['lua/', 'quorum/'] },

@@ -67,14 +67,15 @@ export interface LockInspection {
 
 /**
  * Reads the lock on `resource` on every node at once, each given at most `timeoutMs`. Never
- * rejects: a node that fails is reported as unreachable, with its cause.
+ * rejects: a node that fails is reported as unreachable, with its cause. `key`: the lock's
+ * key when another kind keeps a lock of its own (an election's leadership).
  */
 export async function inspectLock(
   context: NodeSet,
   resource: string,
   timeoutMs: number,
+  key = lockKey(context.settings.prefix, resource),
 ): Promise<LockInspection> {
-  const key = lockKey(context.settings.prefix, resource);
   const replies = await replyOfEveryNode(
     context,
     timeoutMs,

@@ -1,0 +1,70 @@
+import { SERVER_TIME } from '../../lua/fragments.js';
+import { defineScript } from '../../lua/script.js';
+
+/** What one node says about a set of holds (a semaphore's permits, a read-write lock's readers). */
+export interface HoldsOnNode {
+  /** Holds that have not expired, by the server's clock. */
+  readonly holds: number;
+  /** How long the longest of them still lives (ms); `null` when there is none. */
+  readonly remainingMs: number | null;
+  /** Waiters in line whose deadline has not passed. */
+  readonly waiters: number;
+  /** The owner label of each hold that has one, percent-encoded. */
+  readonly owners: readonly string[];
+}
+
+/**
+ * inspect-holds — read a set of holds in one step: the holds that have not expired, how long
+ * the longest lives, the waiters in line, and the owner label each hold carries after its
+ * token (see `acquisitionToken`). Reads only; tokens never leave the server.
+ *
+ * KEYS[1]  holds: sorted set of holds scored by the server time (ms) each expires
+ * KEYS[2]  waiter deadlines (see acquire-in-line)
+ *
+ * Returns { holds, ms the longest lives or -1, waiters, { owner labels } }.
+ */
+export const inspectHoldsScript = defineScript({
+  name: 'inspect-holds',
+  keys: ({ key, deadlines }: { key: string; deadlines: string }) => [key, deadlines],
+  args: () => [],
+  parse: (reply: unknown): HoldsOnNode => {
+    const [holds, longest, waiters, owners] = Array.isArray(reply) ? reply : [];
+    if (
+      typeof holds !== 'number' ||
+      typeof longest !== 'number' ||
+      typeof waiters !== 'number' ||
+      !Array.isArray(owners)
+    ) {
+      throw new Error(`unexpected reply from script inspect-holds: ${String(reply)}`);
+    }
+    return {
+      holds,
+      remainingMs: longest < 0 ? null : longest,
+      waiters,
+      owners: owners.map(String),
+    };
+  },
+  lua: `${SERVER_TIME}
+local holdsKey, deadlines = KEYS[1], KEYS[2]
+
+local now = serverMs()
+local owners, longest = {}, -1
+local holds = 0
+if redis.call('TYPE', holdsKey).ok == 'zset' then
+  local members = redis.call('ZRANGEBYSCORE', holdsKey, '(' .. now, '+inf', 'WITHSCORES')
+  for i = 1, #members, 2 do
+    holds = holds + 1
+    local owner = string.match(members[i], '^[%w_-]+%.%d+%.([^:]*)')
+    if owner then
+      owners[#owners + 1] = owner
+    end
+    local left = tonumber(members[i + 1]) - now
+    if left > longest then
+      longest = left
+    end
+  end
+end
+local waiters = redis.call('ZCOUNT', deadlines, '(' .. now, '+inf')
+return {holds, longest, waiters, owners}
+`,
+});
