@@ -61,7 +61,7 @@ export function nameMatcher(pattern: string | undefined): (name: string) => bool
   let source = '';
   for (let i = 0; i < pattern.length; i++) {
     const c = pattern[i] as string;
-    if (c === '\\' && i + 1 < pattern.length) source += escape(pattern[++i] as string);
+    if (c === '\\' && i + 1 < pattern.length) source += escapeRegExp(pattern[++i] as string);
     else if (c === '*') source += '.*';
     else if (c === '?') source += '.';
     else if (c === '[') {
@@ -72,10 +72,10 @@ export function nameMatcher(pattern: string | undefined): (name: string) => bool
         source += inner.startsWith('^') ? `[^${inner.slice(1)}]` : `[${inner}]`;
         i = end;
       }
-    } else source += escape(c);
+    } else source += escapeRegExp(c);
   }
   const matcher = new RegExp(`^${source}$`, 's');
   return (name) => matcher.test(name);
 }
 
-const escape = (c: string) => c.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
+const escapeRegExp = (c: string) => c.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');

@@ -37,7 +37,8 @@ describe('distlock status', () => {
     // A value written by hand, with quotes and a terminal escape in its label, is shown
     // escaped, on one line.
     const crafted = `${'A'.repeat(22)}.1700000000000.${encodeURIComponent('job "x" \u001b[2J')}`;
-    for (const admin of fixture().admin) await admin.set('distlock:{report}', crafted, 'PX', 10_000);
+    for (const admin of fixture().admin)
+      await admin.set('distlock:{report}', crafted, 'PX', 10_000);
     const quoted = await distlock(['status', 'report', ...nodes()]).done;
     expect(quoted.stdout.split('\n')[0]).toMatch(
       /, by job \\"x\\" \\u001b\[2J since 2023-11-14T22:13:20\.000Z$/,

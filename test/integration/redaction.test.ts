@@ -158,7 +158,9 @@ describe('lock tokens never appear in errors or events', () => {
       expect(result?.outcome).toBe('error');
       const message = result?.outcome === 'error' ? result.error.message : '';
       // The owner label stays: it is no secret, and tells whose hold it was.
-      expect(message).toMatch(/^ERR unknown command 'EVALSHA', .*'distlock:\{r\}' '<token>\.\d+\.[^']*'/);
+      expect(message).toMatch(
+        /^ERR unknown command 'EVALSHA', .*'distlock:\{r\}' '<token>\.\d+\.[^']*'/,
+      );
       expect((error as Error).message).toContain("'<token>.");
       expect(leaks(error, [token])).toEqual([]);
       expect(inspect(error, { depth: 20, showHidden: true })).not.toContain(token);
