@@ -73,7 +73,7 @@ function holding(r: ListedResource): string {
   if (!r.held) return 'free';
   switch (r.kind) {
     case 'semaphore':
-      return `${r.holders} permit(s) held${by}`;
+      return `${r.holders}${r.size === undefined ? '' : ` of ${r.size}`} permit(s) held${by}`;
     case 'read-write':
       return r.writer
         ? `written${by}${since}`

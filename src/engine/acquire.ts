@@ -88,7 +88,7 @@ class Acquisition {
     const { kind, resource, key } = target;
     const { ttlMs, waitMs, signal, fair, fencing, owner } = settings;
     this.#stops = { what: `Acquiring "${resource}"`, signal, closed: context.shutdown.signal };
-    const token = acquisitionToken(owner);
+    const token = acquisitionToken(owner, kind.size);
     const counts = (fair || waitMs > 0) && countsHandOvers(context, target, settings);
     this.#handOvers = counts ? new HandOverCount(context, ttlMs) : undefined;
     this.#line =

@@ -54,6 +54,11 @@ export interface HoldKind {
    * `HandOverCount`).
    */
   readonly countsHandOvers?: boolean;
+  /**
+   * How many may hold it at once (a semaphore's permits): carried in each hold's owner label,
+   * so that `Locker.list` can say of how many. Undefined for kinds of one holder.
+   */
+  readonly size?: number;
   /** Nodes that must grant a hold for it to count, out of `nodeCount`. */
   quorum(nodeCount: number): number;
   /**

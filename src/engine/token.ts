@@ -21,23 +21,25 @@ let lastEncoded = '';
 
 /**
  * The token of one acquisition: a fresh token, and for an `owner`, its label after it:
- * `<token>.<ms since the epoch>.<owner, percent-encoded>`. Scripts treat a token as opaque
- * (a hold is `<token>:<attempt>`; an encoded label has no `:`); only `inspect-lock` reads the
- * label, and returns it without the token. The time is this process's wall clock when the
+ * `<token>.<ms since the epoch>.<owner, percent-encoded>`, and with a `size` (a semaphore's
+ * permits) `<token>.<ms>p<size>.<owner>`. Scripts treat a token as opaque (a hold is
+ * `<token>:<attempt>`; an encoded label has no `:`); only the inspecting scripts read the
+ * label, and return it without the token. The time is this process's wall clock when the
  * acquisition began.
  */
-export function acquisitionToken(owner: string | undefined): string {
+export function acquisitionToken(owner: string | undefined, size?: number): string {
   if (owner === undefined) return newToken();
   if (owner !== lastOwner) {
     lastEncoded = encodeURIComponent(owner);
     lastOwner = owner;
   }
-  return `${newToken()}.${Date.now()}.${lastEncoded}`;
+  const of = size === undefined ? '' : `p${size}`;
+  return `${newToken()}.${Date.now()}${of}.${lastEncoded}`;
 }
 
 /** The owner label and start time that `token` carries, if any (see `acquisitionToken`). */
 export function labelOf(token: string): { owner: string; since: Date } | undefined {
-  const label = /^[\w-]+\.(\d+)\.(.*)$/s.exec(token);
+  const label = /^[\w-]+\.(\d+)(?:p\d+)?\.(.*)$/s.exec(token);
   if (!label) return undefined;
   return { owner: decodeURIComponent(label[2] ?? ''), since: new Date(Number(label[1])) };
 }

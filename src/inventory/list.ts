@@ -22,6 +22,8 @@ export interface ListedResource {
   readonly held: boolean;
   /** Holders: 1 for a held lock, tick or election; permits in use; readers, or 1 writer. */
   readonly holders: number;
+  /** A semaphore's permits, as its holders' labels say; absent when none said. */
+  readonly size?: number;
   /** A read-write lock's holder is a writer. */
   readonly writer?: boolean;
   /** The owner label of each holder that has one (`<hostname>:<pid>` by default). */
@@ -193,11 +195,13 @@ function setListing(
   const holders = nth(read.map((view) => view.holds));
   const longest = nth(read.map((view) => view.remainingMs ?? 0));
   const most = [...read].sort((a, b) => b.holds - a.holds)[0];
+  const size = Math.max(-1, ...read.map((view) => view.size ?? -1));
   return {
     kind,
     name,
     held: holders > 0,
     holders,
+    ...(size > 0 && kind === 'semaphore' ? { size } : {}),
     owners: holders > 0 ? (most?.owners ?? []).map(decodedLabel) : [],
     since: null,
     remainingMs: holders > 0 ? longest : null,

@@ -159,6 +159,31 @@ describe('the documented rules of each feature, run as a user with exactly them'
     expect(await lock.release()).toBe('not-held');
   });
 
+  it('lists (with the documented rules, or as a user that only reads), and says NOPERM without +scan', async () => {
+    const [LIST = [], LIST_READ_ONLY = []] = documented(/^ `locker\.list`/);
+    const holder = await lockerAs('acl-lh', [...LOCKS, ...SEMAPHORES], { owner: 'acl-holder' });
+    const lock = await holder.acquire('acl-list', { ttlMs: 10_000 });
+    const permit = await holder
+      .semaphore('acl-list-pool', { permits: 2 })
+      .acquire({ ttlMs: 10_000 });
+    const names = async (locker: Locker) => {
+      const found = [];
+      for await (const r of locker.list({ match: 'acl-list*' }))
+        found.push([r.kind, r.name, r.owners]);
+      return found;
+    };
+    const expected = [
+      ['lock', 'acl-list', ['acl-holder']],
+      ['semaphore', 'acl-list-pool', ['acl-holder']],
+    ];
+    expect(await names(await lockerAs('acl-lo', [...LOCKS, ...LIST]))).toEqual(expected);
+    expect(await names(await lockerAs('acl-lr', LIST_READ_ONLY))).toEqual(expected);
+    const error = await names(holder).catch((e: unknown) => e);
+    expect(String(error)).toMatch(/NOPERM.*scan/i);
+    await lock.release();
+    await permit.release();
+  });
+
   it('fencedWrite, fencedReadForUpdate and fencedPeek, as a user of the data keys only', async () => {
     const [rules = []] = documented(/fencedWrite/);
     const url = await userWith('data-only', ['~data:*', ...rules]);

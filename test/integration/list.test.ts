@@ -53,6 +53,7 @@ describe('locker.list and distlock ls', () => {
     ]);
     const byName = new Map(found.map((r) => [r.name, r]));
     expect(byName.get('report:1')).toMatchObject({ held: true, fence: 1n, unreachable: [] });
+    expect(byName.get('exports')?.size).toBe(3); // as the permits' labels say
     expect(byName.get('doc-2')?.writer).toBe(true);
     expect(byName.get('doc')?.writer).toBe(false);
     expect(byName.get('scheduler')).toMatchObject({ leader: 'worker-a, node 7', fence: 1n });
@@ -70,7 +71,7 @@ describe('locker.list and distlock ls', () => {
     expect(lines).toHaveLength(7);
     expect(lines[1]).toMatch(/^read-write doc-2 +written by worker-a since \S+Z, \d+ ms left$/);
     expect(lines[2]).toMatch(
-      /^semaphore exports +2 permit\(s\) held by worker-a, worker-a, \d+ ms left$/,
+      /^semaphore exports +2 of 3 permit\(s\) held by worker-a, worker-a, \d+ ms left$/,
     );
     expect(lines[4]).toMatch(
       /^lock report:1 +held by worker-a since \S+Z, \d+ ms left, fence 1, 1 waiting$/,

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Random } from '../../simulation/random.js';
 import type { RedisConnection } from '../../src/driver/connection.js';
+import { queueKeys, readWriteKeys } from '../../src/keys.js';
 import type { Script } from '../../src/lua/script.js';
 import { CHANNELS, LOCKS, READ_WRITE, RESOURCES, SEMAPHORE, TOKENS } from './universe.js';
 
@@ -92,6 +93,10 @@ export const INPUTS: Record<string, (r: Random) => unknown> = {
     server: r.pick(['a'.repeat(40), `${'b'.repeat(40)},${'c'.repeat(40)}`]),
   }),
   'inspect-lock': (r) => ({ key: r.pick(LOCKS) }),
+  'inspect-holds': (r) => {
+    const key = r.pick([SEMAPHORE, readWriteKeys(READ_WRITE).readers, r.pick(LOCKS)]);
+    return { key, deadlines: queueKeys(r.chance(0.5) ? SEMAPHORE : READ_WRITE).deadlines };
+  },
   'force-release': (r) => ({ key: r.pick(LOCKS) }),
   proclaim: (r) => {
     const { key, token, attempt: held } = lock(r);

@@ -12,7 +12,8 @@ export const LOCKS = ['{a}', '{b}'];
 export const SEMAPHORE = '{s}:permits';
 export const READ_WRITE = '{r}:rw';
 export const RESOURCES = ['{d}', '{e}'];
-export const TOKENS = ['t1', 't2', 't3'];
+/** Tokens, two with an owner label (one a semaphore permit's, with its size): see `acquisitionToken`. */
+export const TOKENS = ['t1', 't2', 't3', 't4.1764426000000.web-1%3A42', 't5.1764426000001p3.w%202'];
 export const CHANNELS = ['wake:1', 'wake:2'];
 
 const rw = readWriteKeys(READ_WRITE);

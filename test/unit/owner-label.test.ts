@@ -20,6 +20,10 @@ describe('owner labels', () => {
       expect(token).toMatch(/^[\w-]{22}\.\d+\.[^:]+$/); // no `:`, which ends a hold's token
       expect(labelOf(token)?.owner).toBe(owner);
     }
+    // A semaphore's permits ride along: `<token>.<since>p<permits>.<owner>`.
+    const permit = acquisitionToken('w-1', 3);
+    expect(permit).toMatch(/^[\w-]{22}\.\d+p3\.w-1$/);
+    expect(labelOf(permit)?.owner).toBe('w-1');
     expect(acquisitionToken(undefined)).toMatch(/^[\w-]{22}$/);
     expect(labelOf(acquisitionToken(undefined))).toBeUndefined();
   });

@@ -11,29 +11,33 @@ export interface HoldsOnNode {
   readonly waiters: number;
   /** The owner label of each hold that has one, percent-encoded. */
   readonly owners: readonly string[];
+  /** How many may hold at once, as the holders' labels say (the largest); `null`: unsaid. */
+  readonly size: number | null;
 }
 
 /**
  * inspect-holds — read a set of holds in one step: the holds that have not expired, how long
- * the longest lives, the waiters in line, and the owner label each hold carries after its
- * token (see `acquisitionToken`). Reads only; tokens never leave the server.
+ * the longest lives, the waiters in line, and the owner label (and a semaphore's size) each
+ * hold carries after its token (see `acquisitionToken`). Reads only; tokens never leave the
+ * server.
  *
  * KEYS[1]  holds: sorted set of holds scored by the server time (ms) each expires
  * KEYS[2]  waiter deadlines (see acquire-in-line)
  *
- * Returns { holds, ms the longest lives or -1, waiters, { owner labels } }.
+ * Returns { holds, ms the longest lives or -1, waiters, { owner labels }, size or -1 }.
  */
 export const inspectHoldsScript = defineScript({
   name: 'inspect-holds',
   keys: ({ key, deadlines }: { key: string; deadlines: string }) => [key, deadlines],
   args: () => [],
   parse: (reply: unknown): HoldsOnNode => {
-    const [holds, longest, waiters, owners] = Array.isArray(reply) ? reply : [];
+    const [holds, longest, waiters, owners, size] = Array.isArray(reply) ? reply : [];
     if (
       typeof holds !== 'number' ||
       typeof longest !== 'number' ||
       typeof waiters !== 'number' ||
-      !Array.isArray(owners)
+      !Array.isArray(owners) ||
+      typeof size !== 'number'
     ) {
       throw new Error(`unexpected reply from script inspect-holds: ${String(reply)}`);
     }
@@ -42,21 +46,26 @@ export const inspectHoldsScript = defineScript({
       remainingMs: longest < 0 ? null : longest,
       waiters,
       owners: owners.map(String),
+      size: size < 0 ? null : size,
     };
   },
   lua: `${SERVER_TIME}
 local holdsKey, deadlines = KEYS[1], KEYS[2]
 
 local now = serverMs()
-local owners, longest = {}, -1
+local owners, longest, size = {}, -1, -1
 local holds = 0
-if redis.call('TYPE', holdsKey).ok == 'zset' then
-  local members = redis.call('ZRANGEBYSCORE', holdsKey, '(' .. now, '+inf', 'WITHSCORES')
+-- pcall: a key of another type (not distlock's) holds nothing.
+local members = redis.pcall('ZRANGEBYSCORE', holdsKey, '(' .. now, '+inf', 'WITHSCORES')
+if not members.err then
   for i = 1, #members, 2 do
     holds = holds + 1
-    local owner = string.match(members[i], '^[%w_-]+%.%d+%.([^:]*)')
+    local of, owner = string.match(members[i], '^[%w_-]+%.%d+p?(%d*)%.([^:]*)')
     if owner then
       owners[#owners + 1] = owner
+      if of ~= '' and tonumber(of) > size then
+        size = tonumber(of)
+      end
     end
     local left = tonumber(members[i + 1]) - now
     if left > longest then
@@ -65,6 +74,6 @@ if redis.call('TYPE', holdsKey).ok == 'zset' then
   end
 end
 local waiters = redis.call('ZCOUNT', deadlines, '(' .. now, '+inf')
-return {holds, longest, waiters, owners}
+return {holds, longest, waiters, owners, size}
 `,
 });

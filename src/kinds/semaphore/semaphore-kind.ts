@@ -12,6 +12,7 @@ import { semaphoreTakeScript } from './lua/semaphore-take.js';
 export function semaphoreKind(permits: number): HoldKind {
   return {
     noun: 'permit',
+    size: permits,
     quorum: (nodeCount) => permitQuorumOf(permits, nodeCount),
     take: (node, request, timeoutMs) => {
       const { key, token, attempt, unanswered, ttlMs, line } = request;

@@ -60,8 +60,10 @@ local pttl = redis.call('PTTL', lockKey)
 local fence = redis.call('GET', fenceCounter) or ''
 local waiters = redis.call('ZCOUNT', deadlines, '(' .. serverMs(), '+inf')
 local since, owner = '', ''
-if pttl ~= -2 and redis.call('TYPE', lockKey).ok == 'string' then
-  since, owner = string.match(redis.call('GET', lockKey), '^[%w_-]+%.(%d+)%.([^:]*)')
+-- pcall: a key of another type (not distlock's) has no holder to name.
+local value = redis.pcall('GET', lockKey)
+if type(value) == 'string' then
+  since, owner = string.match(value, '^[%w_-]+%.(%d+)%.([^:]*)')
 end
 return {pttl, fence, waiters, since or '', owner or ''}
 `,
