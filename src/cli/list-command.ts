@@ -68,18 +68,21 @@ function detail(r: ListedResource): string {
 
 /** Who holds it, by kind. */
 function holding(r: ListedResource): string {
-  const by = r.owners.length > 0 ? ` by ${r.owners.map(shown).join(', ')}` : '';
+  const owners = r.owners.map(shown).join(', ');
+  const by = owners === '' ? '' : ` by ${owners}`;
   const since = r.since === null ? '' : ` since ${r.since.toISOString()}`;
   if (!r.held) return 'free';
   switch (r.kind) {
     case 'semaphore':
       return `${r.holders}${r.size === undefined ? '' : ` of ${r.size}`} permit(s) held${by}`;
     case 'read-write':
-      return r.writer
-        ? `written${by}${since}`
-        : `read by ${r.holders} reader(s)${by.replace(' by', ':')}`;
-    case 'election':
-      return `leader ${r.leader === null || r.leader === undefined ? '(none proclaimed)' : shown(r.leader)}${by}${since}`;
+      if (r.writer) return `written${by}${since}`;
+      return `read by ${r.holders} reader(s)${owners === '' ? '' : `: ${owners}`}`;
+    case 'election': {
+      const leader =
+        r.leader === null || r.leader === undefined ? '(none proclaimed)' : shown(r.leader);
+      return `leader ${leader}${by}${since}`;
+    }
     case 'tick':
       return `running${by}${since}`;
     default:
