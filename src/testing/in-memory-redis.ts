@@ -1,5 +1,7 @@
+import { namesOf, rejectUnknownOptions } from '../config/option-names.js';
 // From the main entry, so that a CommonJS test's engine knows the class (see scripts/build.mjs).
 import {
+  InvalidArgumentError,
   MissingLibraryError,
   NotSentError,
   type RedisConnection,
@@ -61,12 +63,12 @@ function loadModel(): Promise<Model> {
  * keys with it), {@link InMemoryRedis.restart}, {@link InMemoryRedis.pause} and
  * {@link InMemoryRedis.resume} (the node answers nothing meanwhile). It models one server with
  * the commands distlock sends, not the network, replication or a Cluster: the integration
- * tests on real Redis stay the proof (docs/testing.md says what it models).
+ * tests on real Redis stay the proof (docs/testing-kit.md says what it models).
  *
  * @example
  * ```ts
  * const locker = new Locker({ nodes: [new InMemoryRedis()] });
- * await locker.using('report', async (signal) => { ... });
+ * await locker.withLock('report', { ttlMs: 5_000 }, async (signal) => { ... });
  * ```
  */
 export class InMemoryRedis implements RedisConnection {
@@ -80,8 +82,9 @@ export class InMemoryRedis implements RedisConnection {
   readonly #subscribers = new Set<InMemorySubscriber>();
 
   constructor(options: InMemoryRedisOptions = {}) {
+    rejectUnknownOptions(options, namesOf<InMemoryRedisOptions>({ name: true }), 'InMemoryRedis');
     if (options.name !== undefined && (typeof options.name !== 'string' || !options.name)) {
-      throw new TypeError(`Expected \`name\` to be a non-empty string, got \`${options.name}\``);
+      throw new InvalidArgumentError('name', 'a non-empty string', options.name);
     }
     created += 1;
     this.name = options.name ?? `memory-${created}`;

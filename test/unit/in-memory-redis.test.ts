@@ -6,6 +6,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   DEFAULTS,
+  InvalidArgumentError,
   LockBusyError,
   Locker,
   LockLostError,
@@ -121,6 +122,7 @@ describe('InMemoryRedis', () => {
     redis.kill();
     await expect(redis.send('PING', [])).rejects.toBeInstanceOf(NotSentError);
     await expect(redis.command('PING')).rejects.toThrow('orders-redis is down');
-    expect(() => new InMemoryRedis({ name: '' })).toThrow('`name`');
+    expect(() => new InMemoryRedis({ name: '' })).toThrow(InvalidArgumentError);
+    expect(() => new InMemoryRedis({ nmae: 'x' } as never)).toThrow('`nmae`');
   });
 });
