@@ -37,11 +37,23 @@ export function acquisitionToken(owner: string | undefined, size?: number): stri
   return `${newToken()}.${Date.now()}${of}.${lastEncoded}`;
 }
 
+/**
+ * An owner label as its holder gave it, from the percent-encoded form a hold stores; a form
+ * no holder could have written (a value set by hand) is shown as stored.
+ */
+export function decodedOwner(encoded: string): string {
+  try {
+    return decodeURIComponent(encoded);
+  } catch {
+    return encoded;
+  }
+}
+
 /** The owner label and start time that `token` carries, if any (see `acquisitionToken`). */
 export function labelOf(token: string): { owner: string; since: Date } | undefined {
   const label = /^[\w-]+\.(\d+)(?:p\d+)?\.(.*)$/s.exec(token);
   if (!label) return undefined;
-  return { owner: decodeURIComponent(label[2] ?? ''), since: new Date(Number(label[1])) };
+  return { owner: decodedOwner(label[2] ?? ''), since: new Date(Number(label[1])) };
 }
 
 /**

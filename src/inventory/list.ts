@@ -1,5 +1,6 @@
 import type { NodeSet } from '../engine/every-node.js';
 import { replyOfEveryNode } from '../engine/node-replies.js';
+import { decodedOwner } from '../engine/token.js';
 import { NoQuorumError } from '../errors.js';
 import { electionKeys, permitKey, queueKeys, readWriteKey, readWriteKeys } from '../keys.js';
 import { leaderOf } from '../kinds/election/leader-read.js';
@@ -202,7 +203,7 @@ function setListing(
     held: holders > 0,
     holders,
     ...(size > 0 && kind === 'semaphore' ? { size } : {}),
-    owners: holders > 0 ? (most?.owners ?? []).map(decodedLabel) : [],
+    owners: holders > 0 ? (most?.owners ?? []).map(decodedOwner) : [],
     since: null,
     remainingMs: holders > 0 ? longest : null,
     fence: null,
@@ -225,13 +226,4 @@ async function readReadWrite(
   const asSet = setListing('read-write', name, readers, context.nodes.length);
   if (!writer.held) return { ...asSet, writer: false };
   return { ...lockListing('read-write', name, writer), writer: true, waiters: asSet.waiters };
-}
-
-/** A label as its holder gave it (one it could not have written is shown as stored). */
-function decodedLabel(encoded: string): string {
-  try {
-    return decodeURIComponent(encoded);
-  } catch {
-    return encoded;
-  }
 }

@@ -1,5 +1,6 @@
 import type { NodeSet } from '../../engine/context.js';
 import { replyOfEveryNode } from '../../engine/node-replies.js';
+import { decodedOwner } from '../../engine/token.js';
 import { lockKey } from '../../keys.js';
 import { quorumOf } from '../../quorum/tally.js';
 import { inspectLockScript, type LockOnNode } from './lua/inspect-lock.js';
@@ -108,18 +109,9 @@ function nodeView(node: string, reply: LockOnNode): NodeInspection {
     remainingMs: pttl >= 0 ? pttl : null,
     fence: fence === null ? null : BigInt(fence),
     waiters,
-    owner: owner === null ? null : decodedLabel(owner),
+    owner: owner === null ? null : decodedOwner(owner),
     since: since === null ? null : new Date(since),
   };
-}
-
-/** A label as its holder gave it (one it could not have written is shown as stored). */
-function decodedLabel(encoded: string): string {
-  try {
-    return decodeURIComponent(encoded);
-  } catch {
-    return encoded;
-  }
 }
 
 /** The owner that most of `holding` name, with its start (the first node's, on a tie). */
