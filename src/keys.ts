@@ -117,6 +117,9 @@ export function electionKeys(prefix: string, name: string) {
  * on it, and of the server that kept it (see `engine/lease-records.ts`). Its name has no
  * brace, so it is no resource's key.
  */
+/** The resource of a `schedule()` job's tick lock is `<TICK_PREFIX><job name>`. */
+export const TICK_PREFIX = 'schedule:';
+
 export function leaseRecordKey(prefix: string): string {
   return `${prefix}longest-lease`;
 }

@@ -1,7 +1,8 @@
 import { validateResource } from '../config/options.js';
 import { adaptClient, isRedisConnection, type RedisClient } from '../driver/clients.js';
 import type { RedisConnection } from '../driver/connection.js';
-import { ForeignDataError, InvalidArgumentError, NoReplyError } from '../errors.js';
+import { replyWithin } from '../driver/reply-within.js';
+import { ForeignDataError, InvalidArgumentError } from '../errors.js';
 import { fencedReadScript } from './lua/fenced-read.js';
 import { fencedWriteScript } from './lua/fenced-write.js';
 
@@ -127,24 +128,6 @@ function timeoutOf(options: FencedCommandOptions): number {
     throw new InvalidArgumentError('timeoutMs', 'a finite number of ms > 0', timeoutMs);
   }
   return timeoutMs;
-}
-
-/**
- * `reply`, or a `NoReplyError` once `timeoutMs` passed without it: the connection contract
- * leaves bounding the wait for a reply to the caller, and a connection that stopped answering
- * without failing (a dead peer, a held TCP stream) would otherwise hold the caller for ever.
- */
-function replyWithin<T>(
-  reply: Promise<T>,
-  connection: RedisConnection,
-  what: string,
-  timeoutMs: number,
-): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new NoReplyError(connection.name, what, timeoutMs)), timeoutMs);
-  });
-  return Promise.race([reply, late]).finally(() => clearTimeout(timer));
 }
 
 function validateKey(key: unknown): void {

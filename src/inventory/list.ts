@@ -2,7 +2,14 @@ import type { NodeSet } from '../engine/every-node.js';
 import { replyOfEveryNode } from '../engine/node-replies.js';
 import { decodedOwner } from '../engine/token.js';
 import { NoQuorumError } from '../errors.js';
-import { electionKeys, permitKey, queueKeys, readWriteKey, readWriteKeys } from '../keys.js';
+import {
+  electionKeys,
+  permitKey,
+  queueKeys,
+  readWriteKey,
+  readWriteKeys,
+  TICK_PREFIX,
+} from '../keys.js';
 import { leaderOf } from '../kinds/election/leader-read.js';
 import { readLeaderScript } from '../kinds/election/lua/read-leader.js';
 import { inspectLock, type LockInspection } from '../kinds/mutex/inspect.js';
@@ -98,7 +105,7 @@ function readResource(
     case 'lock':
       return inspectLock(context, name, timeoutMs).then((seen) => lockListing(kind, name, seen));
     case 'tick':
-      return inspectLock(context, `schedule:${name}`, timeoutMs).then((seen) =>
+      return inspectLock(context, `${TICK_PREFIX}${name}`, timeoutMs).then((seen) =>
         lockListing(kind, name, seen),
       );
     case 'election':

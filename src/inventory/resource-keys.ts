@@ -3,6 +3,7 @@
  * the key layout of `keys.ts` (`<prefix>{<name>}<suffix>`, or `<prefix>}{<hex>}<suffix>` for
  * a name that begins with `}`).
  */
+import { TICK_PREFIX } from '../keys.js';
 
 /** The kinds of resources `Locker.list` reports. A tick is a `schedule()` job's lock. */
 export type ResourceKind = 'lock' | 'tick' | 'semaphore' | 'read-write' | 'election';
@@ -21,9 +22,6 @@ const SUFFIXES: readonly (readonly [RegExp, ResourceKind])[] = [
   [/^:election(?::leader|:changes|:fence|:queue(?:-[a-z]+)?)?$/, 'election'],
   [/^(?::fence|:queue(?:-[a-z]+)?)?$/, 'lock'],
 ];
-
-/** The schedule() jobs' resources: `schedule:<job>` (see `tickResource`). */
-const TICK = 'schedule:';
 
 /** The resource `key` belongs to under `prefix`, or `undefined` for any other key. */
 export function resourceOf(prefix: string, key: string): ResourceRef | undefined {
@@ -47,8 +45,8 @@ export function resourceOf(prefix: string, key: string): ResourceRef | undefined
   }
   const kind = SUFFIXES.find(([pattern]) => pattern.test(suffix))?.[1];
   if (kind === undefined || name === '') return undefined;
-  if (kind === 'lock' && name.startsWith(TICK))
-    return { kind: 'tick', name: name.slice(TICK.length) };
+  if (kind === 'lock' && name.startsWith(TICK_PREFIX))
+    return { kind: 'tick', name: name.slice(TICK_PREFIX.length) };
   return { kind, name };
 }
 

@@ -1,6 +1,6 @@
 import type { RedisConnection } from '../driver/connection.js';
+import { replyWithin } from '../driver/reply-within.js';
 import type { StallGuard } from '../driver/stall-guard.js';
-import { NoReplyError } from '../errors.js';
 
 /** Keys asked for per `SCAN` call: Redis's work per call, not a limit on what is found. */
 export const SCAN_COUNT = 1_000;
@@ -37,10 +37,11 @@ async function scanServer(
   const keys: string[] = [];
   let cursor = '0';
   do {
-    const reply = await withTimeout(
+    const reply = await replyWithin(
       server.send('SCAN', [cursor, 'MATCH', match, 'COUNT', SCAN_COUNT], timeoutMs),
+      server,
+      'SCAN',
       timeoutMs,
-      () => new NoReplyError(server.name, 'SCAN', timeoutMs),
     );
     const [next, found] = Array.isArray(reply) ? reply : [];
     if (typeof next !== 'string' || !Array.isArray(found)) {
@@ -50,15 +51,6 @@ async function scanServer(
     cursor = next;
   } while (cursor !== '0');
   return keys;
-}
-
-/** `promise`, or a rejection with `silent()` once `ms` passed. */
-function withTimeout<T>(promise: Promise<T>, ms: number, silent: () => Error): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(silent()), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 /** `text` as a glob that matches it literally (for the prefix before a name pattern). */

@@ -112,6 +112,17 @@ local function removeHolds(set, members)
 end
 `;
 
+/**
+ * `holderLabel(value)`: what a hold's value says of its holder after the token (see
+ * `acquisitionToken`): its start (ms), a semaphore's size ('' when none) and its owner label
+ * (percent-encoded); nil for a hold without a label, or a value that is not distlock's.
+ */
+export const HOLDER_LABEL = `
+local function holderLabel(value)
+  return string.match(value, '^[%w_-]+%.(%d+)p?(%d*)%.([^:]*)')
+end
+`;
+
 /** `serverMs()`: the server's clock in ms (holds and waiters never expire by a client's). */
 export const SERVER_TIME = `
 local function serverMs()

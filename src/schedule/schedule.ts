@@ -4,6 +4,7 @@ import { validateDuration, validateResource } from '../config/options.js';
 import { cronerLibrary } from '../driver/libraries.js';
 import type { Lock } from '../engine/lock.js';
 import { asError, InvalidArgumentError, LockLostError } from '../errors.js';
+import { TICK_PREFIX } from '../keys.js';
 import type { Locker } from '../locker.js';
 import { endTick, lockTick, validateLockAtLeastFor } from './tick-lock.js';
 
@@ -63,7 +64,7 @@ export interface Schedule {
 
 /** The resource that a schedule named `name` locks for each tick. */
 export function tickResource(name: string): string {
-  return `schedule:${name}`;
+  return `${TICK_PREFIX}${name}`;
 }
 
 /**

@@ -42,10 +42,15 @@ describe('InMemoryRedis', () => {
     expect(await redis.command('EXISTS', 'distlock:{invoice:1}')).toBe(0);
   });
 
-  it('hands the lock to a waiter when its holder releases (pub/sub)', async () => {
-    const locker = lockerOn([new InMemoryRedis()]);
-    const held = await locker.acquire('report', { ttlMs: 30_000 });
+  it('hands the lock to a waiter when its holder releases, woken over pub/sub, not by a retry', async () => {
+    // Time stands still: a waiter that only polled would sleep its retry delay forever.
+    vi.useFakeTimers();
+    const redis = new InMemoryRedis();
+    const holder = lockerOn([redis]);
+    const locker = lockerOn([redis]); // another locker: only the node's message can wake it
+    const held = await holder.acquire('report', { ttlMs: 30_000 });
     const waiting = locker.acquire('report', { ttlMs: 30_000, waitMs: 20_000 });
+    while ((await locker.inspect('report')).waiters === 0);
     await held.release();
     const next = await waiting;
     expect(next.resource).toBe('report');

@@ -1,4 +1,4 @@
-import { SERVER_TIME } from '../../lua/fragments.js';
+import { HOLDER_LABEL, SERVER_TIME } from '../../lua/fragments.js';
 import { defineScript } from '../../lua/script.js';
 
 /** What one node says about a set of holds (a semaphore's permits, a read-write lock's readers). */
@@ -49,7 +49,7 @@ export const inspectHoldsScript = defineScript({
       size: size < 0 ? null : size,
     };
   },
-  lua: `${SERVER_TIME}
+  lua: `${SERVER_TIME}${HOLDER_LABEL}
 local holdsKey, deadlines = KEYS[1], KEYS[2]
 
 local now = serverMs()
@@ -60,7 +60,7 @@ local members = redis.pcall('ZRANGEBYSCORE', holdsKey, '(' .. now, '+inf', 'WITH
 if not members.err then
   for i = 1, #members, 2 do
     holds = holds + 1
-    local of, owner = string.match(members[i], '^[%w_-]+%.%d+p?(%d*)%.([^:]*)')
+    local _, of, owner = holderLabel(members[i])
     if owner then
       owners[#owners + 1] = owner
       if of ~= '' and tonumber(of) > size then

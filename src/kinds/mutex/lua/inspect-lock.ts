@@ -1,5 +1,5 @@
 import { fenceKey, queueKeys } from '../../../keys.js';
-import { SERVER_TIME } from '../../../lua/fragments.js';
+import { HOLDER_LABEL, SERVER_TIME } from '../../../lua/fragments.js';
 import { defineScript } from '../../../lua/script.js';
 
 /** What one node says about a lock: never whose it is. */
@@ -53,7 +53,7 @@ export const inspectLockScript = defineScript({
       since: since === '' ? null : Number(since),
     };
   },
-  lua: `${SERVER_TIME}
+  lua: `${SERVER_TIME}${HOLDER_LABEL}
 local lockKey, fenceCounter, deadlines = KEYS[1], KEYS[2], KEYS[3]
 
 local pttl = redis.call('PTTL', lockKey)
@@ -63,8 +63,9 @@ local since, owner = '', ''
 -- pcall: a key of another type (not distlock's) has no holder to name.
 local value = redis.pcall('GET', lockKey)
 if type(value) == 'string' then
-  since, owner = string.match(value, '^[%w_-]+%.(%d+)%.([^:]*)')
+  local start, _, label = holderLabel(value)
+  since, owner = start or '', label or ''
 end
-return {pttl, fence, waiters, since or '', owner or ''}
+return {pttl, fence, waiters, since, owner}
 `,
 });
