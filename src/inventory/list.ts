@@ -75,7 +75,7 @@ export async function* listResources(
         ? { node: scan.node, outcome: 'error', error: scan.error }
         : { node: scan.node, outcome: 'yes', latencyMs: 0 },
     );
-    const message = `Listing what is locked under "${prefix}": fewer than ${quorum} of ${context.nodes.length} node(s) could be scanned`;
+    const message = `Listing what is locked under "${prefix}": fewer than ${quorum} of ${context.nodes.length} node(s) could be scanned.`;
     throw new NoQuorumError(match ?? '*', message, results);
   }
   const wanted = nameMatcher(match);

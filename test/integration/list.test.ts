@@ -145,7 +145,7 @@ describe('locker.list and distlock ls', () => {
     await expect(listed(locker())).rejects.toBeInstanceOf(NoQuorumError);
     const failed = await distlock(['ls', ...nodes()]).done;
     expect(failed.code).toBe(69);
-    expect(failed.stderr).toContain('fewer than 2 of 3 node(s) could be scanned');
+    expect(failed.stderr).toContain('fewer than 2 of 3 node(s) could be scanned. Nodes: ');
     await lock.release();
   });
 

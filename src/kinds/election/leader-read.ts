@@ -40,7 +40,7 @@ export async function readLeader(
   const results = await round.settled;
   const leader = leaderOf(views, context.nodes.length);
   if (leader === undefined) {
-    const message = `Reading the leader of "${keys.name}": fewer than ${quorumOf(context.nodes.length)} of ${context.nodes.length} node(s) answered`;
+    const message = `Reading the leader of "${keys.name}": fewer than ${quorumOf(context.nodes.length)} of ${context.nodes.length} node(s) answered.`;
     throw new NoQuorumError(keys.name, message, results);
   }
   return leader;
