@@ -1,18 +1,21 @@
-// Builds what the package ships, one bundle per public entry, readable (not minified; the
-// in-memory Redis model of the testing kit aside, see IN_MEMORY):
-// - dist/esm: native ESM for `import` and the `distlock` command, with code splitting, so
-//   that code two entries share is one chunk (one copy of each class) and an `import()`
-//   becomes a chunk loaded when it runs;
-// - dist/cjs: CommonJS for `require` (esbuild cannot split CommonJS): the subpath entries
-//   take the error classes from the main bundle (`require('../index.js')`), so that
-//   `instanceof LockError` holds whichever entry threw;
+// Builds what the package ships, readable (not minified; the in-memory Redis model of the
+// testing kit aside, see IN_MEMORY). The library is one copy, in CommonJS, which both module
+// systems load (an ES module may import CommonJS on every Node version; `require` of an ES
+// module needs 20.19 or 22.12, and Jest's own `require` before Node 24.9 cannot do it):
+// - dist/cjs: one bundle per public entry (esbuild cannot split CommonJS): the subpath entries
+//   take the error classes, `Locker` and the main entry from the main bundle
+//   (`require('../index.js')`), so that `instanceof LockError` holds whichever entry threw;
+// - dist/esm: each public entry is `export * from` its CommonJS file, so that `import` and
+//   `require` get the same classes (no dual-package hazard) and the package carries the code
+//   once; the `distlock` command is an ES module that takes the same shared modules from the
+//   main CommonJS bundle;
 // - the declarations of each entry, bundled by rollup-plugin-dts from tsc's output, in both
 //   folders (a package.json with "type" in each tells TypeScript which format they describe),
 //   and the declarations they share in dist/types.
 // Packages (client libraries, commander, croner, cluster-key-slot) stay external.
 import { spawn } from 'node:child_process';
-import { copyFileSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { build } from 'esbuild';
 import { rollup } from 'rollup';
 import { dts } from 'rollup-plugin-dts';
@@ -42,6 +45,7 @@ const IN_MEMORY = { 'testing/in-memory': 'src/testing/in-memory/index.ts' };
  * Modules whose classes a CommonJS subpath entry takes from the main bundle: errors (for
  * `instanceof`), `Locker`, which `distlock/nestjs` provides under its class as the token, and
  * the main entry itself (`NotSentError`, which the engine tells apart, for `InMemoryRedis`).
+ * The command takes them from there too.
  */
 const SHARED_IN_CJS = [resolve('src/errors.ts'), resolve('src/locker.ts'), resolve('src/index.ts')];
 const TYPES = 'dist/.types';
@@ -66,7 +70,6 @@ const tsc = (args) =>
     child.once('exit', (code) => done(code ?? 1));
   });
 
-/** `import ... from '../errors.js'` in a CommonJS subpath bundle: `require('../index.js')`. */
 /** `import('./in-memory/index.js')` in the testing kit: the model's own module, at `path`. */
 const inMemoryModel = (path) => ({
   name: 'in-memory-model',
@@ -75,15 +78,25 @@ const inMemoryModel = (path) => ({
   },
 });
 
-const sharedFromMain = {
+/**
+ * `import ... from '../errors.js'` in a subpath entry or the command: the main bundle, at
+ * `path`. The command, an ES module, loads it with `require` (see the ES module entries).
+ */
+const sharedFromMain = (path, { loadWithRequire = false } = {}) => ({
   name: 'shared-from-main',
   setup(on) {
-    on.onResolve({ filter: /^\.\.?\// }, ({ path, resolveDir }) => {
-      const target = resolve(resolveDir, path).replace(/\.js$/, '.ts');
-      return SHARED_IN_CJS.includes(target) ? { path: '../index.js', external: true } : undefined;
+    on.onResolve({ filter: /^\.\.?\// }, ({ path: imported, resolveDir }) => {
+      const target = resolve(resolveDir, imported).replace(/\.js$/, '.ts');
+      if (!SHARED_IN_CJS.includes(target)) return undefined;
+      return loadWithRequire ? { path, namespace: 'main-bundle' } : { path, external: true };
     });
+    on.onResolve({ filter: /.*/, namespace: 'main-bundle' }, () => ({ path, external: true }));
+    on.onLoad({ filter: /.*/, namespace: 'main-bundle' }, () => ({
+      contents: `module.exports = require(${JSON.stringify(path)});`,
+      loader: 'js',
+    }));
   },
-};
+});
 
 rmSync('dist', { recursive: true, force: true });
 const declarations = tsc([
@@ -100,12 +113,10 @@ const declarations = tsc([
 await Promise.all([
   build({
     ...common,
-    entryPoints: { ...LIBRARY, ...COMMAND },
+    entryPoints: COMMAND,
     outdir: 'dist/esm',
     format: 'esm',
-    splitting: true,
-    chunkNames: 'chunks/[name]-[hash]',
-    plugins: [inMemoryModel('./in-memory.js')],
+    plugins: [sharedFromMain('../../cjs/index.js', { loadWithRequire: true })],
     // src/driver/libraries.ts loads packages with `require` (esbuild's shim calls it).
     banner: {
       js: "import { createRequire as __createRequire } from 'node:module';\nconst require = __createRequire(import.meta.url);",
@@ -130,10 +141,27 @@ await Promise.all([
     entryPoints: Object.fromEntries(Object.entries(LIBRARY).filter(([name]) => name !== 'index')),
     outdir: 'dist/cjs',
     format: 'cjs',
-    plugins: [sharedFromMain, inMemoryModel('../../esm/testing/in-memory.js')],
+    plugins: [sharedFromMain('../index.js'), inMemoryModel('../../esm/testing/in-memory.js')],
     ...commonJsMeta(),
   }),
 ]);
+// Each ES module entry loads its CommonJS file with `require`, and exports its names: an
+// `import` of CommonJS would scan the whole bundle for those names first (cjs-module-lexer,
+// about 20 ms for the main one), on every start.
+for (const name of Object.keys(LIBRARY)) {
+  const depth = '../'.repeat(name.split('/').length);
+  mkdirSync(dirname(`dist/esm/${name}.js`), { recursive: true });
+  writeFileSync(
+    `dist/esm/${name}.js`,
+    [
+      "import { createRequire } from 'node:module';",
+      `const entry = createRequire(import.meta.url)('${depth}cjs/${name}.js');`,
+      `export const { ${exportedNames(`dist/cjs/${name}.js`).join(', ')} } = entry;`,
+      '',
+    ].join('\n'),
+  );
+}
+sharedNamesExported();
 const code = await declarations;
 if (code !== 0) process.exit(code);
 
@@ -184,4 +212,52 @@ function commonJsMeta() {
     define: { 'import.meta.url': '__bundleUrl' },
     banner: { js: 'const __bundleUrl = require("node:url").pathToFileURL(__filename).href;' },
   };
+}
+
+/**
+ * Fails the build if an entry takes from the main bundle a name it does not export (a
+ * CommonJS entry would read `undefined`, the command would not start; a module listed in
+ * SHARED_IN_CJS must keep its other exports elsewhere), or has its own copy of a class the
+ * main bundle defines.
+ */
+function sharedNamesExported() {
+  const exported = new Set(exportedNames('dist/cjs/index.js'));
+  const mainClasses = new Set(classesIn(readFileSync('dist/cjs/index.js', 'utf8')));
+  const missing = [];
+  const twice = [];
+  for (const file of readdirSync('dist', { recursive: true, encoding: 'utf8' })) {
+    if (!file.endsWith('.js') || file === 'cjs/index.js') continue;
+    const code = readFileSync(`dist/${file}`, 'utf8');
+    for (const name of classesIn(code)) if (mainClasses.has(name)) twice.push(`${file}: ${name}`);
+    const taken = [];
+    const bindings = code.matchAll(
+      /var (import_\w+) = (?:require\("\.\.\/index\.js"\)|__toESM\(require_cjs\(\), 1\))/g,
+    );
+    for (const [, binding] of bindings) {
+      for (const [, name] of code.matchAll(new RegExp(`\\b${binding}\\.(\\w+)`, 'g')))
+        taken.push(name);
+    }
+    for (const name of taken) if (!exported.has(name)) missing.push(`${file}: ${name}`);
+  }
+  if (missing.length > 0) {
+    throw new Error(`entries take names the main bundle does not export: ${missing.join(', ')}`);
+  }
+  // A second copy of a class breaks `instanceof` on what the main bundle throws or returns.
+  if (twice.length > 0) {
+    throw new Error(`entries define classes the main bundle has too: ${twice.join(', ')}`);
+  }
+}
+
+/** The classes a bundle defines at its top level (`var Name = class` or `class Name`). */
+function classesIn(code) {
+  return [...code.matchAll(/^(?:var (\w+) = class\b|class (\w+))/gm)].map(([, a, b]) => a ?? b);
+}
+
+/** The names a CommonJS bundle exports, from the list esbuild writes at its end. */
+function exportedNames(file) {
+  const code = readFileSync(file, 'utf8');
+  const list = code.slice(code.lastIndexOf('0 && (module.exports = {'));
+  const names = list.match(/\b[A-Za-z_$][\w$]*(?=,|\n\})/g) ?? [];
+  if (names.length === 0) throw new Error(`${file}: no export list`);
+  return names;
 }

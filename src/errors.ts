@@ -209,33 +209,6 @@ export class MissingLibraryError extends LockError {
   }
 }
 
-/** How a lock token looks (22 base64url characters: 128 bits), wherever it is echoed. */
-const TOKEN = /(?<![\w-])[\w-]{22}(?![\w-])/g;
-
-/** A Redis error reply: its message starts with the error code (`ERR`, `NOSCRIPT`...). */
-const REPLY = /^[A-Z][A-Z_]* /;
-
-/**
- * `error` without lock tokens: Redis echoes a command's arguments in some error replies
- * ("ERR unknown command 'EVALSHA', with args beginning with: ... '<token>'"), and clients
- * attach the command itself. Such an error is replaced by one of the same class with the
- * tokens masked and nothing attached. distlock's own errors (a node not connected, named by
- * a host name that may look like a token) never hold a token and are returned as they are.
- */
-export function withoutTokens(error: Error): Error {
-  TOKEN.lastIndex = 0;
-  const echoes = REPLY.test(error.message) && TOKEN.test(error.message);
-  if (!('command' in error) && !echoes) return error;
-  const message = error.message.replace(TOKEN, '<token>');
-  const masked = Object.create(Object.getPrototypeOf(error)) as Error;
-  Object.defineProperties(masked, {
-    message: { value: message, writable: true, configurable: true },
-    name: { value: error.name, writable: true, configurable: true },
-    stack: { value: `${error.name}: ${message}`, writable: true, configurable: true },
-  });
-  return masked;
-}
-
 /**
  * A node's settings can break mutual exclusion (an eviction policy that may drop lock keys),
  * and the locker was told to refuse such nodes (`onEvictionRisk: 'refuse'`). No lock is
@@ -248,11 +221,6 @@ export class UnsafeNodeError extends LockError {
     super('UNSAFE_NODE', `Refusing ${node}: ${problem}.`);
     this.node = node;
   }
-}
-
-/** `error` if it is an `Error`, else an `Error` that says what was thrown. */
-export function asError(error: unknown): Error {
-  return error instanceof Error ? error : new Error(String(error));
 }
 
 /** The nodes' errors as one `cause`, without a stack of its own: it would repeat its owner's. */

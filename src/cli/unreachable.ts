@@ -1,4 +1,4 @@
-import { ClusterNodeError, isConfigurationError, NotSentError } from '../driver/connection.js';
+import { connectionCause, isConfigurationError } from '../driver/connection.js';
 import { isNodeDown } from '../driver/node-down.js';
 import { NoQuorumError } from '../errors.js';
 import type { Locker } from '../locker.js';
@@ -16,10 +16,10 @@ export type NodeProblem = 'down' | 'timeout' | 'tls' | 'auth' | 'other';
 /** What a node failed with, classified. */
 export function problemOf(error: unknown): NodeProblem {
   if (isNodeDown(error)) return 'down';
-  let cause = error;
-  while (cause instanceof NotSentError && cause.cause !== undefined) cause = cause.cause;
+  const cause = connectionCause(error);
   if (!(cause instanceof Error)) return 'other';
-  if (!isConfigurationError(cause) || cause instanceof ClusterNodeError) return 'other';
+  // By name, for the reason connectionCause gives.
+  if (!isConfigurationError(cause) || cause.name === 'ClusterNodeError') return 'other';
   return /^(WRONGPASS|NOAUTH|NOPERM|ERR The user|ERR ACL failure)\b/.test(cause.message)
     ? 'auth'
     : 'tls';

@@ -240,15 +240,26 @@ const CONFIGURATION_ERRORS = new Set([
 ]);
 
 /**
+ * The client's own error behind `error` when it is a {@link NotSentError} that says why the
+ * connection is down (WRONGPASS, a TLS error, ECONNREFUSED); else `error` itself. By name, not
+ * instanceof: the command's bundle has its own copies of the driver's classes, while the
+ * errors come from the main bundle.
+ */
+export function connectionCause(error: unknown): unknown {
+  let cause = error;
+  while (cause instanceof Error && cause.name === 'NotSentError' && cause.cause !== undefined) {
+    cause = cause.cause;
+  }
+  return cause;
+}
+
+/**
  * Whether `error` (or the connection error behind a {@link NotSentError}) is a configuration
  * problem that retrying cannot fix: a wrong or missing password, a user without the needed
  * permission, a certificate that does not verify.
  */
 export function isConfigurationError(error: unknown): boolean {
-  // By name, not instanceof: a CommonJS subpath bundle (distlock/nestjs, distlock/node-cron)
-  // has its own copies of these classes, while the errors come from the main bundle.
-  let cause = error;
-  while (cause instanceof Error && cause.name === 'NotSentError') cause = cause.cause;
+  const cause = connectionCause(error);
   if (!(cause instanceof Error)) return false;
   if (CONFIGURATION_ERRORS.has(cause.name)) return true;
   if (/^(WRONGPASS|NOAUTH|NOPERM)\b/.test(cause.message)) return true;

@@ -1,4 +1,4 @@
-import { NotSentError } from './connection.js';
+import { connectionCause } from './connection.js';
 
 /**
  * Socket errors that say nothing listens at the node's address, or that there is no such
@@ -7,11 +7,10 @@ import { NotSentError } from './connection.js';
 const DOWN_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH']);
 
 /**
- * Whether `error` (or the connection error behind a {@link NotSentError}) says that the node
+ * Whether `error` (or the connection error behind a `NotSentError`) says that the node
  * cannot be connected to at all: connection refused, no such host, no route.
  */
 export function isNodeDown(error: unknown): boolean {
-  let cause = error;
-  while (cause instanceof NotSentError && cause.cause !== undefined) cause = cause.cause;
+  const cause = connectionCause(error);
   return cause instanceof Error && DOWN_CODES.has((cause as NodeJS.ErrnoException).code ?? '');
 }

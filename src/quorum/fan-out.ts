@@ -1,6 +1,6 @@
+import { asError, withoutTokens } from '../caught-errors.js';
 import type { Clock } from '../clock.js';
 import type { RedisConnection } from '../driver/connection.js';
-import { asError, withoutTokens } from '../errors.js';
 import type { NodeResult } from '../node-result.js';
 import { verdictOf } from './tally.js';
 

@@ -1,9 +1,10 @@
 import type { Cron } from 'croner';
+import { asError } from '../caught-errors.js';
 import { namesOf, rejectUnknownOptions } from '../config/option-names.js';
 import { validateDuration, validateResource } from '../config/options.js';
 import { cronerLibrary } from '../driver/libraries.js';
 import type { Lock } from '../engine/lock.js';
-import { asError, InvalidArgumentError, LockLostError } from '../errors.js';
+import { InvalidArgumentError, LockLostError } from '../errors.js';
 import { TICK_PREFIX } from '../keys.js';
 import type { Locker } from '../locker.js';
 import { endTick, lockTick, validateLockAtLeastFor } from './tick-lock.js';

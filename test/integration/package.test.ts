@@ -23,6 +23,17 @@ describe('package exports', () => {
     expect(esm).not.toContain('acquireScript');
   });
 
+  it('gives `import` and `require` the same classes: one copy of the library', () => {
+    const same = node(
+      "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url); " +
+        "const esm = await import('distlock'); const cjs = require('distlock'); " +
+        'console.log(esm.Locker === cjs.Locker, esm.LockError === cjs.LockError, ' +
+        "(await import('distlock/nestjs')).DistlockModule === require('distlock/nestjs').DistlockModule);",
+      'module',
+    );
+    expect(same.trim()).toBe('true true true');
+  });
+
   it('ships distlock/testing to both module systems', () => {
     const esm = node(
       `const t = await import('distlock/testing'); console.log(typeof t.startRedis);`,

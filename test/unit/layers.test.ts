@@ -23,7 +23,10 @@ const LAYERS: readonly { readonly name: string; readonly paths: readonly string[
   { name: 'protocol', paths: ['lua/', 'quorum/'] },
   { name: 'config', paths: ['config/'] },
   { name: 'driver', paths: ['driver/'] },
-  { name: 'base', paths: ['errors.ts', 'node-result.ts', 'keys.ts', 'clock.ts', 'types/'] },
+  {
+    name: 'base',
+    paths: ['errors.ts', 'caught-errors.ts', 'node-result.ts', 'keys.ts', 'clock.ts', 'types/'],
+  },
 ];
 
 function layerOf(file: string): number {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { withoutTokens } from '../../src/caught-errors.js';
 import { NotSentError } from '../../src/driver/connection.js';
-import { withoutTokens } from '../../src/errors.js';
 
 const TOKEN = 'jCDP72sW3S2RoEJO8PGLFg'; // 22 base64url characters, as distlock draws them
 
