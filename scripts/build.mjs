@@ -5,10 +5,11 @@
 // - dist/cjs: one bundle per public entry (esbuild cannot split CommonJS): the subpath entries
 //   take the error classes, `Locker` and the main entry from the main bundle
 //   (`require('../index.js')`), so that `instanceof LockError` holds whichever entry threw;
-// - dist/esm: each public entry is `export * from` its CommonJS file, so that `import` and
-//   `require` get the same classes (no dual-package hazard) and the package carries the code
+// - dist/esm: each public entry loads its CommonJS file and exports its names, so that `import`
+//   and `require` get the same classes (no dual-package hazard) and the package carries the code
 //   once; the `distlock` command is an ES module that takes the same shared modules from the
 //   main CommonJS bundle;
+// - dist/bundler: what bundlers take (the `module` condition), `export *` of the same files;
 // - the declarations of each entry, bundled by rollup-plugin-dts from tsc's output, in both
 //   folders (a package.json with "type" in each tells TypeScript which format they describe),
 //   and the declarations they share in dist/types.
@@ -148,8 +149,13 @@ await Promise.all([
 // Each ES module entry loads its CommonJS file with `require`, and exports its names: an
 // `import` of CommonJS would scan the whole bundle for those names first (cjs-module-lexer,
 // about 20 ms for the main one), on every start.
+// Bundlers, which resolve the `module` condition before `import`, get `export *` from the
+// same file instead: they read it when they build, and cannot follow a `require` made at
+// run time.
 for (const name of Object.keys(LIBRARY)) {
   const depth = '../'.repeat(name.split('/').length);
+  mkdirSync(dirname(`dist/bundler/${name}.js`), { recursive: true });
+  writeFileSync(`dist/bundler/${name}.js`, `export * from '${depth}cjs/${name}.js';\n`);
   mkdirSync(dirname(`dist/esm/${name}.js`), { recursive: true });
   writeFileSync(
     `dist/esm/${name}.js`,
@@ -200,17 +206,21 @@ for (const file of readdirSync('dist', { recursive: true, encoding: 'utf8' })) {
   writeFileSync(path, readFileSync(path, 'utf8').replace(/^\/\/ src\/\S+\.ts\n/gm, ''));
 }
 writeFileSync('dist/esm/package.json', '{ "type": "module" }\n');
+writeFileSync('dist/bundler/package.json', '{ "type": "module" }\n');
 writeFileSync('dist/cjs/package.json', '{ "type": "commonjs" }\n');
 writeFileSync('dist/types/package.json', '{ "type": "commonjs" }\n');
 
 /**
  * `import.meta.url` in CommonJS (src/driver/libraries.ts loads packages relative to it): the
- * bundle's own file URL.
+ * bundle's own file URL. Unset, and nothing required, when a bundler has put this file in an
+ * ES module of its own (bundlers take these files, under the `module` condition).
  */
 function commonJsMeta() {
   return {
     define: { 'import.meta.url': '__bundleUrl' },
-    banner: { js: 'const __bundleUrl = require("node:url").pathToFileURL(__filename).href;' },
+    banner: {
+      js: 'const __bundleUrl = typeof __filename === "string" ? require("node:url").pathToFileURL(__filename).href : undefined;',
+    },
   };
 }
 

@@ -1,7 +1,8 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { buildSync } from 'esbuild';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EXIT } from '../../src/cli/exit-codes.js';
 
@@ -194,6 +195,46 @@ describe('a project without ioredis', () => {
       expect(status).toBe(0);
       expect(stdout).toContain('MISSING_LIBRARY true distlock needs ioredis');
       expect(stdout).toContain('npm install ioredis');
+    }
+  });
+
+  it('bundles with esbuild into CommonJS, and into an ES module given a `require`', () => {
+    // Bundlers take the `module` condition: an `export *` of the CommonJS bundle, which they
+    // read as they build. An ES module bundle needs the banner every bundle of CommonJS code
+    // that loads Node's modules needs (ioredis's own included).
+    writeFileSync(
+      join(project, 'app.mjs'),
+      "import { Locker, LockError } from 'distlock';\n" +
+        "import { FaultProxy } from 'distlock/testing';\n" +
+        "try { new Locker({ nodes: ['redis://127.0.0.1:1'] }); } catch (e) { console.log(e.code, e instanceof LockError, typeof FaultProxy); }\n",
+    );
+    const banner =
+      "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);";
+    for (const [format, extra] of [
+      ['cjs', {}],
+      ['esm', { banner: { js: banner } }],
+    ] as const) {
+      const outfile = join(project, `bundled-${format}.${format === 'cjs' ? 'cjs' : 'mjs'}`);
+      buildSync({
+        entryPoints: [join(project, 'app.mjs')],
+        bundle: true,
+        platform: 'node',
+        format,
+        outfile,
+        logLevel: 'silent',
+        ...extra,
+      });
+      // The library is in the bundle: the package itself is gone.
+      const { stdout, stderr } = spawnSync(process.execPath, [outfile], {
+        cwd: tmpdir(),
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
+      expect([format, stderr, stdout.trim()]).toEqual([
+        format,
+        '',
+        'MISSING_LIBRARY true function',
+      ]);
     }
   });
 
