@@ -192,9 +192,13 @@ export async function runSchedule(
 
     if (jobs && tickTimes) {
       // Every waiter was served: the next ticks must run, once the tick lock held before
-      // (at most lockAtMostFor) is gone, on any client still open.
-      const mustRunFrom = EPOCH_MS + time.now() + tickTimes.lockAtMostFor;
-      await time.run(() => false, time.now() + TICKS_AFTER_CALM_MS);
+      // (at most lockAtMostFor) is gone, on any client still open. A node clock moved back
+      // keeps a key set before the jump that much longer (as Redis does): a tick lock taken
+      // before the last jump may outlive it by every jump there was.
+      const lastJumpAt = clockBacks.at(-1) ?? 0;
+      const keysGoneAt = Math.max(time.now(), lastJumpAt + faults.jumpedBackMs);
+      const mustRunFrom = EPOCH_MS + keysGoneAt + tickTimes.lockAtMostFor;
+      await time.run(() => false, keysGoneAt + TICKS_AFTER_CALM_MS);
       const mustRunTo = EPOCH_MS + time.now() - TICK_START_MS;
       let stopped = false;
       void jobs.stop().then(() => {

@@ -79,6 +79,15 @@ describe('the engine on a simulated world', () => {
     expect(result.violations).toEqual([]);
     expect(result.holdings).toBeGreaterThan(0);
   });
+
+  it('regression, seed 790102858: ticks run again once a tick lock stretched by clocks set back expires', async () => {
+    // Node clocks set back by about 18 s in all kept the tick lock until 15 s: every tick
+    // until then was skipped. The oracle waits that out, and the ticks after it must run.
+    const result = await runSchedule(790102858);
+    expect(result.violations).toEqual([]);
+    const ran = result.log.filter((line) => / j0 tick \S+ ran$/.test(line));
+    expect(ran.map((line) => Number.parseFloat(line)).some((at) => at > 16_000)).toBe(true);
+  });
 });
 
 describe('the oracle', () => {
