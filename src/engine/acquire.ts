@@ -78,6 +78,8 @@ class Acquisition {
   #waiter: Waiter | undefined;
   /** Whether a hand-over's message may give us the lock, with what it counts from. */
   readonly #handOvers: HandOverCount | undefined;
+  /** Whether the token's label gives its start in this process's time (see #inServerTime). */
+  #inLocalTime: boolean;
 
   constructor(
     private readonly context: LockContext,
@@ -88,7 +90,9 @@ class Acquisition {
     const { kind, resource, key } = target;
     const { ttlMs, waitMs, signal, fair, fencing, owner } = settings;
     this.#stops = { what: `Acquiring "${resource}"`, signal, closed: context.shutdown.signal };
-    const token = acquisitionToken(owner, kind.size);
+    const clockOffsetMs = context.identities.clockOffsetMs();
+    this.#inLocalTime = owner !== undefined && clockOffsetMs === undefined;
+    const token = acquisitionToken(owner, kind.size, clockOffsetMs);
     const counts = (fair || waitMs > 0) && countsHandOvers(context, target, settings);
     this.#handOvers = counts ? new HandOverCount(context, ttlMs) : undefined;
     this.#line =
@@ -132,7 +136,10 @@ class Acquisition {
         }
         this.#beginAttempt();
         const identifying = context.identities.check(context, this.settings.ttlMs); // no server counts twice
-        if (identifying) await identifying;
+        if (identifying) {
+          await identifying;
+          if (this.#attempts === 1) this.#inServerTime();
+        }
         this.#subscribed = context.wakeUps.subscribed(this.target.key);
         this.#handOvers?.sending(this.#request.attempt);
         const attempt = await attemptAcquire(context, this.#request);
@@ -153,6 +160,20 @@ class Acquisition {
       if (leaving) await leaving;
       context.shutdown.end();
     }
+  }
+
+  /**
+   * A new locker's first acquisition built its token before the nodes said what time it is
+   * (see `acquisitionToken`): once they did, and before anything was sent, it takes one that
+   * gives its start in their time.
+   */
+  #inServerTime(): void {
+    const offsetMs = this.context.identities.clockOffsetMs();
+    if (!this.#inLocalTime || offsetMs === undefined) return;
+    this.#inLocalTime = false;
+    const token = acquisitionToken(this.settings.owner, this.target.kind.size, offsetMs);
+    this.#request = { ...this.#request, token };
+    if (this.#line) this.#line.token = token;
   }
 
   /** The next attempt's request, unless the acquisition was stopped meanwhile. */

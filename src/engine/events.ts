@@ -7,7 +7,7 @@ import type { ReleaseResult } from './contract.js';
 export interface LockerEvents {
   /**
    * A lock was acquired. `waitedMs` counts from the call to `acquire`; `owner` and `since`
-   * (when the acquisition began, by this process's clock) as `inspect()` shows them, unless
+   * (when the acquisition began, in the servers' time) as `inspect()` shows them, unless
    * the locker has `owner: false`.
    */
   acquired: [

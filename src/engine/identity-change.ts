@@ -59,6 +59,22 @@ export function isNewIdentity(before: readonly string[], now: readonly string[])
   return now.some((runId) => !before.includes(runId));
 }
 
+/**
+ * How far the wall clock of the server that answered `info` is ahead of this process's
+ * (`wallMs`: this process's wall clock when the answer arrived), taking the server's reading
+ * (`server_time_usec`, Redis 6.2 and later) to be from halfway through the round trip: off
+ * by at most half of it. `undefined` when INFO does not say.
+ */
+export function serverClockOffsetMs(
+  info: string,
+  { askedAt, readAt }: InfoRead,
+  wallMs: number,
+): number | undefined {
+  const serverUs = /^server_time_usec:(\d+)/m.exec(info)?.[1];
+  if (serverUs === undefined) return undefined;
+  return Number(serverUs) / 1_000 - (wallMs - (readAt - askedAt) / 2);
+}
+
 /** When an `INFO` was sent, and when its answer arrived (the locker's clock). */
 export interface InfoRead {
   readonly askedAt: number;

@@ -12,6 +12,7 @@ import {
   type InfoRead,
   isNewIdentity,
   type ServerInfo,
+  serverClockOffsetMs,
   serversIn,
   youngOnArrival,
 } from './identity-change.js';
@@ -62,6 +63,8 @@ interface Identity {
   duplicateOf: number | undefined;
   /** Its servers when first seen, until the round's lease records tell whether it is young. */
   arrival: { servers: readonly ServerInfo[]; readAt: number } | undefined;
+  /** How far its wall clock is ahead of this process's (ms), by its last INFO. */
+  clockOffsetMs: number | undefined;
 }
 
 /**
@@ -137,6 +140,7 @@ export class NodeIdentities {
       changed: false,
       duplicateOf: undefined,
       arrival: undefined,
+      clockOffsetMs: undefined,
     }));
     this.#inspect = inspect;
     this.#warn = options.warn ?? (() => undefined);
@@ -175,6 +179,20 @@ export class NodeIdentities {
     if (id.runIds === undefined) return false;
     const node = this.#set?.nodes[index];
     return id.runIds === null || node === undefined || node.isCluster || this.#current(id, node);
+  }
+
+  /**
+   * How far the servers' wall clocks are ahead of this process's (ms; the median of the nodes
+   * whose INFO said), so that a hold's label gives its start in the servers' time;
+   * `undefined` before any said, or when none will (INFO denied, or servers before Redis
+   * 6.2: the holder's clock is then all there is).
+   */
+  clockOffsetMs(): number | undefined {
+    const offsets: number[] = [];
+    for (const id of this.#ids) if (id.clockOffsetMs !== undefined) offsets.push(id.clockOffsetMs);
+    if (offsets.length === 0) return undefined;
+    offsets.sort((a, b) => a - b);
+    return offsets[Math.floor(offsets.length / 2)];
   }
 
   /** Why node `index` could not be asked yet, when it is not {@link NodeIdentities.known}. */
@@ -421,6 +439,8 @@ export class NodeIdentities {
           record?.catch(() => undefined); // INFO's failure is the one to tell
           const info = String(await infoSent);
           const read = { askedAt, readAt: clock.now() };
+          const offsetMs = serverClockOffsetMs(info, read, Date.now());
+          if (offsetMs !== undefined) id.clockOffsetMs = offsetMs;
           const change = this.#read(index, info, generation, read, lastAnsweredAt);
           if (change) changes.push(change);
           if (record) this.#records?.take(index, await record);

@@ -24,17 +24,22 @@ let lastEncoded = '';
  * `<token>.<ms since the epoch>.<owner, percent-encoded>`, and with a `size` (a semaphore's
  * permits) `<token>.<ms>p<size>.<owner>`. Scripts treat a token as opaque (a hold is
  * `<token>:<attempt>`; an encoded label has no `:`); only the inspecting scripts read the
- * label, and return it without the token. The time is this process's wall clock when the
- * acquisition began.
+ * label, and return it without the token. The time is when the acquisition began, in the
+ * servers' time: this process's wall clock plus `clockOffsetMs` (see
+ * `NodeIdentities.clockOffsetMs`; without it, this process's time).
  */
-export function acquisitionToken(owner: string | undefined, size?: number): string {
+export function acquisitionToken(
+  owner: string | undefined,
+  size?: number,
+  clockOffsetMs = 0,
+): string {
   if (owner === undefined) return newToken();
   if (owner !== lastOwner) {
     lastEncoded = encodeURIComponent(owner);
     lastOwner = owner;
   }
   const of = size === undefined ? '' : `p${size}`;
-  return `${newToken()}.${Date.now()}${of}.${lastEncoded}`;
+  return `${newToken()}.${Math.round(Date.now() + clockOffsetMs)}${of}.${lastEncoded}`;
 }
 
 /**

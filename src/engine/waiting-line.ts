@@ -90,12 +90,17 @@ export class PlaceInLine implements LineTicket, LinePass {
    */
   constructor(
     private readonly context: LineContext,
-    private readonly request: LineRequest,
+    private request: LineRequest,
     readonly fair: boolean,
     readonly countsHandOver = false,
   ) {
     this.waiterTimeoutMs = waiterTimeoutMs(context);
     this.joined = fair;
+  }
+
+  /** The acquisition's token, changed before its first attempt was sent (see `Acquisition`). */
+  set token(token: string) {
+    this.request = { ...this.request, token };
   }
 
   /** The lock whose line this is. */

@@ -2,13 +2,15 @@ import { hostname } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { CONNECT_GRACE_MS } from '../../src/driver/connection.js';
 import {
   type ForceReleaseResult,
   InvalidArgumentError,
-  type Locker,
+  Locker,
   LockLostError,
   NoReplyError,
 } from '../../src/index.js';
+import { startClockedRedis } from '../simulation/clocked-redis.js';
 import { useLockers, useRedis } from '../support/redis.js';
 
 const fixture = useRedis(3);
@@ -84,8 +86,10 @@ describe('locker.inspect', () => {
     expect(lock.owner).toBe('report-worker.eu-1: nightly ünïcode/%');
     const held = await inspector.inspect('report');
     expect(held.owner).toBe('report-worker.eu-1: nightly ünïcode/%');
-    expect(held.since?.getTime()).toBeGreaterThanOrEqual(startedAt);
-    expect(held.since?.getTime()).toBeLessThanOrEqual(Date.now());
+    // In the servers' time, read with INFO: off by at most half its round trip, within the
+    // connect grace.
+    expect(held.since?.getTime()).toBeGreaterThanOrEqual(startedAt - CONNECT_GRACE_MS / 2);
+    expect(held.since?.getTime()).toBeLessThanOrEqual(Date.now() + CONNECT_GRACE_MS / 2);
     expect(held.nodes.map((n) => n.owner)).toEqual(Array(3).fill(held.owner));
     // An acquisition's own owner, and the waiter is named once the lock is handed to it.
     const waiting = locker().acquire('report', { ttlMs: 10_000, waitMs: 20_000, owner: 'w-2' });
@@ -189,6 +193,32 @@ describe('locker.inspect', () => {
     expect(() => inspector.inspect('r', { timeoutMs: 0 })).toThrow(/`timeoutMs`/);
     expect(() => inspector.forceRelease('r', { timeoutMs: 1.5 })).toThrow(/`timeoutMs`/);
     expect(() => inspector.inspect('r', { timeout: 5 } as object)).toThrow(/timeoutMs/);
+  });
+});
+
+describe("the start of a hold, in the server's time", () => {
+  it("is read from the server, on a locker's first acquisition and after it", async () => {
+    // A server whose clock says an hour later than this process's (and stands still).
+    const serverMs = Date.now() + 3_600_000;
+    const clocked = await startClockedRedis(BigInt(serverMs) * 1_000n);
+    const locker = new Locker({ nodes: [clocked.server.url], owner: 'clocked' });
+    try {
+      const starts: number[] = [];
+      locker.events.on('acquired', (event) => starts.push(event.since?.getTime() ?? 0));
+      // The first acquisition built its token before the server said what time it is.
+      const first = await locker.acquire('job', { ttlMs: 10_000 });
+      expect((await locker.inspect('job')).since?.getTime()).toBe(starts[0]);
+      await first.release();
+      await (await locker.acquire('job', { ttlMs: 10_000 })).release();
+      // Off by at most half an INFO round trip, within the connect grace.
+      for (const start of starts) {
+        expect(Math.abs(start - serverMs)).toBeLessThanOrEqual(CONNECT_GRACE_MS / 2);
+      }
+      expect(starts).toHaveLength(2);
+    } finally {
+      await locker.close();
+      await clocked.stop();
+    }
   });
 });
 

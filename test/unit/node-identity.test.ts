@@ -5,7 +5,12 @@ import { lockerSettings } from '../../src/config/options.js';
 import { NotSentError, type RedisConnection } from '../../src/driver/connection.js';
 import { StallGuard } from '../../src/driver/stall-guard.js';
 import type { NodeSet } from '../../src/engine/every-node.js';
-import { changeOf, serversIn, youngOnArrival } from '../../src/engine/identity-change.js';
+import {
+  changeOf,
+  serverClockOffsetMs,
+  serversIn,
+  youngOnArrival,
+} from '../../src/engine/identity-change.js';
 import {
   CLUSTER_RECHECK_MS,
   IDENTITY_RECHECK_MS,
@@ -110,6 +115,16 @@ describe('INFO replies', () => {
     expect(serversIn(info(RUN_A, 12))).toEqual([{ runId: RUN_A, uptimeMs: 12_000 }]);
     expect(serversIn(info(RUN_A, 1) + info(RUN_B, 2)).map((s) => s.runId)).toEqual([RUN_A, RUN_B]);
     expect(serversIn('# Server\r\nredis_version:7.0.15\r\n')).toEqual([]);
+  });
+
+  it("give the server's clock offset, its reading taken as from halfway through the round trip", () => {
+    // Asked at 100 and answered at 140 (monotonic); this process's wall clock said 5 000 at
+    // the answer, so 4 980 halfway; the server said 65 000.5 ms then.
+    const said = `${info(RUN_A, 1)}server_time_usec:65000500\r\n`;
+    expect(serverClockOffsetMs(said, { askedAt: 100, readAt: 140 }, 5_000)).toBe(60_020.5);
+    // A Cluster's first master's reading; a server before Redis 6.2 does not say.
+    expect(serverClockOffsetMs(said + info(RUN_B, 2), { askedAt: 0, readAt: 0 }, 0)).toBe(65_000.5);
+    expect(serverClockOffsetMs(info(RUN_A, 1), { askedAt: 0, readAt: 0 }, 0)).toBeUndefined();
   });
 });
 

@@ -60,7 +60,7 @@ export interface LockInspection {
    * by default `<hostname>:<pid>`); `null` when the holder gave none, or nobody holds it.
    */
   readonly owner: string | null;
-  /** When that holder's acquisition began, by the holder's clock; `null` with no owner. */
+  /** When that holder's acquisition began, in the servers' time; `null` with no owner. */
   readonly since: Date | null;
   /** Each node's view, in the order the nodes were given. */
   readonly nodes: readonly NodeInspection[];
