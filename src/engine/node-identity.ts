@@ -128,6 +128,8 @@ export class NodeIdentities {
   #set: NodeSet | undefined;
   /** Whether a round asked the nodes already (see {@link #roundTimeoutMs}). */
   #metBefore = false;
+  /** The median of the nodes' clock offsets (see `clockOffsetMs`). */
+  #clockOffsetMs: number | undefined;
 
   constructor(nodeCount: number, options: IdentityOptions = {}) {
     const { inspect = () => undefined, mustInspect = false, restartGraceMs } = options;
@@ -188,11 +190,16 @@ export class NodeIdentities {
    * 6.2: the holder's clock is then all there is).
    */
   clockOffsetMs(): number | undefined {
+    return this.#clockOffsetMs;
+  }
+
+  /** Takes node `index`'s clock offset, by its latest INFO (see `clockOffsetMs`). */
+  #takeClockOffset(index: number, offsetMs: number): void {
+    (this.#ids[index] as Identity).clockOffsetMs = offsetMs;
     const offsets: number[] = [];
     for (const id of this.#ids) if (id.clockOffsetMs !== undefined) offsets.push(id.clockOffsetMs);
-    if (offsets.length === 0) return undefined;
     offsets.sort((a, b) => a - b);
-    return offsets[Math.floor(offsets.length / 2)];
+    this.#clockOffsetMs = offsets[Math.floor(offsets.length / 2)];
   }
 
   /** Why node `index` could not be asked yet, when it is not {@link NodeIdentities.known}. */
@@ -440,7 +447,7 @@ export class NodeIdentities {
           const info = String(await infoSent);
           const read = { askedAt, readAt: clock.now() };
           const offsetMs = serverClockOffsetMs(info, read, Date.now());
-          if (offsetMs !== undefined) id.clockOffsetMs = offsetMs;
+          if (offsetMs !== undefined) this.#takeClockOffset(index, offsetMs);
           const change = this.#read(index, info, generation, read, lastAnsweredAt);
           if (change) changes.push(change);
           if (record) this.#records?.take(index, await record);
