@@ -185,6 +185,7 @@ describe('the simulated Redis node against redis-server 7.0', () => {
       'maxmemory_policy',
       'role',
       'connected_slaves',
+      'server_time_usec',
     ]) {
       expect(field(simulated.value, name), name).toBe(field(real.value, name));
     }

@@ -32,7 +32,10 @@ const ping: Command<ServerContext> = {
   },
 };
 
-/** The INFO sections modelled: those distlock reads (run_id, maxmemory, policy) and a few more. */
+/**
+ * The INFO sections modelled: those distlock reads (run_id, uptime, server_time_usec, maxmemory,
+ * policy) and a few more.
+ */
 function infoSections(context: ServerContext): Record<string, [string, string | number][]> {
   // As Redis counts it: its clock's whole seconds less its start's, so a server up 0.1 s says
   // 1 when a second ticked over meanwhile.
@@ -43,6 +46,7 @@ function infoSections(context: ServerContext): Record<string, [string, string | 
       ['redis_mode', 'standalone'],
       ['run_id', context.runId],
       ['tcp_port', context.port],
+      ['server_time_usec', String(context.nowUs())],
       ['uptime_in_seconds', String(uptime)],
       ['uptime_in_days', String(uptime / 86_400n)],
     ],
