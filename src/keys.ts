@@ -112,14 +112,14 @@ export function electionKeys(prefix: string, name: string) {
   return { lock, leader: `${lock}:leader`, changes: `${lock}:changes` };
 }
 
+/** The resource of a `schedule()` job's tick lock is `<TICK_PREFIX><job name>`. */
+export const TICK_PREFIX = 'schedule:';
+
 /**
  * The node's record of the longest lease that lockers with this prefix may have been granted
  * on it, and of the server that kept it (see `engine/lease-records.ts`). Its name has no
  * brace, so it is no resource's key.
  */
-/** The resource of a `schedule()` job's tick lock is `<TICK_PREFIX><job name>`. */
-export const TICK_PREFIX = 'schedule:';
-
 export function leaseRecordKey(prefix: string): string {
   return `${prefix}longest-lease`;
 }
