@@ -220,7 +220,7 @@ export function lockerSettings(options: LockerOptions): LockerSettings {
   const prefix = options.prefix ?? DEFAULTS.prefix;
   // A `{` would move the hash tag of every key; with a `}`, `p}` and a name could share keys
   // with `p` and a name that begins with `}` (see `keys.ts`).
-  if (typeof prefix !== 'string' || !isWellFormed(prefix) || /[{}]/.test(prefix)) {
+  if (typeof prefix !== 'string' || !prefix.isWellFormed() || /[{}]/.test(prefix)) {
     throw new InvalidArgumentError(
       'prefix',
       'a well-formed Unicode string without `{` or `}`',
@@ -309,6 +309,9 @@ export function lockerSettings(options: LockerOptions): LockerSettings {
 /** The longest owner label, in UTF-16 code units (about 300 bytes once percent-encoded). */
 export const MAX_OWNER_LENGTH = 100;
 
+/** A control character (C0, DEL or C1): none may reach a terminal from an owner label. */
+const CONTROL_CHARACTER = /\p{Cc}/u;
+
 let defaultOwner: string | undefined;
 
 /**
@@ -345,8 +348,8 @@ export function validateOwner(field: string, owner: unknown): string {
     typeof owner !== 'string' ||
     owner.length === 0 ||
     owner.length > MAX_OWNER_LENGTH ||
-    !isWellFormed(owner) ||
-    /\p{Cc}/u.test(owner)
+    !owner.isWellFormed() ||
+    CONTROL_CHARACTER.test(owner)
   ) {
     throw new InvalidArgumentError(
       field,
@@ -365,7 +368,7 @@ export function validateResource(
   resource: unknown,
   field = 'resource',
 ): asserts resource is string {
-  if (typeof resource !== 'string' || resource.length === 0 || !isWellFormed(resource)) {
+  if (typeof resource !== 'string' || resource.length === 0 || !resource.isWellFormed()) {
     throw new InvalidArgumentError(field, 'a non-empty, well-formed Unicode string', resource);
   }
 }
@@ -404,11 +407,6 @@ function duration(field: string, value: unknown, max: number): asserts value is 
 
 function describeMs(ms: number): string {
   return `about ${(ms / 86_400_000).toFixed(1)} days, the longest delay a timer can hold`;
-}
-
-/** No lone UTF-16 surrogate (what `String.prototype.isWellFormed` checks). */
-function isWellFormed(text: string): boolean {
-  return !/\p{Surrogate}/u.test(text);
 }
 
 /** Throws unless `value` is a positive integer. */

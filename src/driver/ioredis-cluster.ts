@@ -96,7 +96,9 @@ export class IORedisClusterConnection implements RedisConnection {
       : cluster;
     // Waiting for readiness, keeping the real cause of failures and closing work as for one
     // node: a Cluster has the same statuses and events as a single client.
-    this.#connection = new IORedisConnection(this.#cluster as unknown as IORedisLike, this.name);
+    this.#connection = new IORedisConnection(this.#cluster as unknown as IORedisLike, this.name, {
+      routedByCluster: true,
+    });
     this.#cluster.on('refresh', () => this.#slotTableRefreshed());
   }
 

@@ -1,7 +1,7 @@
 import { NotSentError } from '../driver/connection.js';
 import type { StallGuard } from '../driver/stall-guard.js';
 import type { NodeResult } from '../node-result.js';
-import type { Judgement } from '../quorum/fan-out.js';
+import type { Decision, FanOut, Judgement } from '../quorum/fan-out.js';
 import { validityMs } from '../quorum/validity.js';
 import type { IdentifiedNodes } from './context.js';
 import type { AcquireRequest, TakeReply } from './contract.js';
@@ -75,7 +75,7 @@ function judge({ state, fence }: TakeReply): Judgement {
  * node costs at most two per-node timeouts (the round's, then the delete's), and after that
  * nothing, as the stall guard stops sending it work.
  */
-export async function attemptAcquire(
+export function attemptAcquire(
   context: IdentifiedNodes,
   request: AcquireRequest,
 ): Promise<Attempt> {
@@ -95,7 +95,27 @@ export async function attemptAcquire(
           ),
     { judge, quorum },
   );
-  const decision = await round.decided;
+  // The usual outcome in one reaction, not an async function's chain: a quorum, no fence.
+  return round.decided.then((decision) => {
+    if (decision.quorum && !request.fencing) {
+      const { decidedAt, results } = decision;
+      const validity = validityMs(ttlMs, startedAt, decidedAt, settings.driftFactor);
+      if (validity > 0) return acquired(startedAt, decidedAt + validity, undefined, results);
+    }
+    return concluded(context, request, round, startedAt, decision);
+  });
+}
+
+/** A round's outcome when it drew a fence, or did not get the hold. */
+async function concluded(
+  context: IdentifiedNodes,
+  request: AcquireRequest,
+  round: FanOut,
+  startedAt: number,
+  decision: Decision,
+): Promise<Attempt> {
+  const { clock, nodes, settings } = context;
+  const { kind, ttlMs } = request;
   let decidedAt = decision.decidedAt;
   let fence: bigint | undefined;
   if (decision.quorum && request.fencing) {
@@ -105,13 +125,7 @@ export async function attemptAcquire(
   }
   const validity = validityMs(ttlMs, startedAt, decidedAt, settings.driftFactor);
   if (decision.quorum && validity > 0 && (fence !== undefined || !request.fencing)) {
-    return {
-      kind: 'acquired',
-      startedAt,
-      deadline: decidedAt + validity,
-      fence,
-      results: decision.results,
-    };
+    return acquired(startedAt, decidedAt + validity, fence, decision.results);
   }
 
   // The deletes start as soon as the verdict is known, while stragglers are still awaited.
@@ -122,10 +136,20 @@ export async function attemptAcquire(
     return { kind: 'expired', elapsedMs: decidedAt - startedAt, results };
   }
   if (decision.quorum) return { kind: 'unavailable', results }; // the fence found no majority
+  const quorum = kind.quorum(nodes.length);
   const yes = results.filter((r) => r.outcome === 'yes').length;
   const failed = results.filter((r) => r.outcome === 'timeout' || r.outcome === 'error').length;
   if (yes + failed >= quorum) return { kind: 'unavailable', results };
   return { kind: 'busy', holderRemainingMs: soonestExpiry(results), results };
+}
+
+function acquired(
+  startedAt: number,
+  deadline: number,
+  fence: bigint | undefined,
+  results: readonly (NodeResult | undefined)[],
+): Attempt {
+  return { kind: 'acquired', startedAt, deadline, fence, results };
 }
 
 function soonestExpiry(results: readonly NodeResult[]): number | undefined {

@@ -7,7 +7,7 @@ import type { Lease, ReleaseResult } from './contract.js';
 import { nodeTimeoutFor } from './every-node.js';
 import { extendLease } from './extend.js';
 import { LossSignal, validityRanOut } from './loss-signal.js';
-import { releaseLease } from './release.js';
+import { type ReleaseOutcome, releaseLease } from './release.js';
 import { traced, tracedRelease } from './telemetry.js';
 import { labelOf } from './token.js';
 import { Watchdog } from './watchdog.js';
@@ -274,25 +274,41 @@ export class Lock implements AsyncDisposable {
             () => ending(),
           )
       : ending;
-    const { events, shutdown } = this.#context;
+    const { shutdown } = this.#context;
     // Tracked until every node answered (the locker's close waits for the last delete), which
     // on N nodes may be after the release resolved at its majority.
-    const ended = () =>
-      after().then((outcome) => {
-        if (outcome.everyNode) {
-          shutdown.begin(); // before track's own end: the count never drops to 0 between
-          outcome.everyNode.then(() => shutdown.end());
-        }
-        return outcome;
-      });
-    const done = shutdown.track(ended).then(({ result, nodes, refused }) => {
-      const heldMs = this.#heldMs();
-      events.report('released', () => ({ resource: this.resource, result, heldMs, nodes }));
-      if (refused) throw refused;
-      return result;
-    });
+    shutdown.begin();
+    let outcome: Promise<ReleaseOutcome>;
+    try {
+      outcome = after();
+    } catch (error) {
+      shutdown.end();
+      return Promise.reject(error);
+    }
+    // One reaction for the outcome: every release passes through here.
+    const done = outcome.then(
+      (ended) => this.#released(ended),
+      (error: unknown) => {
+        shutdown.end();
+        throw error;
+      },
+    );
     this.#ending = done;
     return done;
+  }
+
+  /** A release's outcome, once known: reported, and its operation ended (see `#end`). */
+  #released({ result, nodes, refused, everyNode }: ReleaseOutcome): ReleaseResult {
+    const { events, shutdown } = this.#context;
+    if (everyNode) {
+      shutdown.begin(); // before the release's own end: the count never drops to 0 between
+      everyNode.then(() => shutdown.end());
+    }
+    shutdown.end();
+    const heldMs = this.#heldMs();
+    events.report('released', () => ({ resource: this.resource, result, heldMs, nodes }));
+    if (refused) throw refused;
+    return result;
   }
 
   #lost(error: LockLostError): void {

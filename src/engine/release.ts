@@ -22,12 +22,12 @@ import { askEveryNode, nodeTimeoutFor, releaseTimeoutFor } from './every-node.js
  * release runs, say) leave too few nodes for a quorum, the error to reject with: retrying
  * cannot fix that, so it must not look like a node that was briefly away.
  */
-export async function releaseLease(
+export function releaseLease(
   context: NodeSet,
   lease: Lease,
   keepMs?: number,
 ): Promise<ReleaseOutcome> {
-  if (lease.status === 'released') return { result: 'not-held', nodes: [] };
+  if (lease.status === 'released') return Promise.resolve({ result: 'not-held', nodes: [] });
   const wasHeld = lease.status === 'held';
   lease.status = 'released';
   const quorum = lease.kind.quorum(context.nodes.length);
@@ -48,14 +48,28 @@ export async function releaseLease(
       : expireIfOwned(context, lease, keepMs, timing);
   // Waiting for the last node would only delay the caller (and, one at a time on N nodes,
   // split each node's replies over more reads): the deletes are sent, the verdict is in.
-  const decision = await ending.decided;
-  if (decision.quorum) {
+  // Plain reactions, not an async function: every release passes through here.
+  return ending.decided.then((decision): ReleaseOutcome | Promise<ReleaseOutcome> => {
+    if (!decision.quorum) {
+      return ending.settled.then((results) =>
+        withoutQuorum(lease, keepMs, wasHeld, results, quorum),
+      );
+    }
     const result = wasHeld ? 'released' : 'not-held';
     const { results } = decision;
     if (!results.includes(undefined)) return { result, nodes: results };
     return { result, nodes: results, everyNode: ending.settled };
-  }
-  const results = await ending.settled;
+  });
+}
+
+/** How a release that no quorum confirmed ended, once every node answered (or timed out). */
+function withoutQuorum(
+  lease: Lease,
+  keepMs: number | undefined,
+  wasHeld: boolean,
+  results: readonly NodeResult[],
+  quorum: number,
+): ReleaseOutcome {
   // A lease that had already run out is not held, but nodes that failed still say so.
   const result = verdict(results, quorum);
   if (result === 'failed' && misconfiguredQuorum(results, quorum)) {

@@ -41,16 +41,18 @@ export interface FanOutOptions<Node extends RedisConnection, T> {
   /** Told about each node that missed the timeout (its request is still unanswered). */
   readonly onTimeout?: (node: Node) => void;
   /** Yes votes that make the verdict: a majority unless told (see `quorumOf`). */
-  readonly quorum?: number;
+  readonly quorum?: number | undefined;
   /**
    * Settles before `timeoutMs` when it may: `afterMs` into the fan-out, with the verdict
    * known, the nodes still silent count as timed out (after `afterMs`) if `accept` takes the
    * results so far. Otherwise they keep the full `timeoutMs`. The same one timer serves both.
    */
-  readonly settleEarly?: {
-    readonly afterMs: number;
-    readonly accept: (soFar: readonly NodeResult[]) => boolean;
-  };
+  readonly settleEarly?:
+    | {
+        readonly afterMs: number;
+        readonly accept: (soFar: readonly NodeResult[]) => boolean;
+      }
+    | undefined;
 }
 
 /**
@@ -91,7 +93,10 @@ class NodeRound<Node extends RedisConnection, T> implements FanOut {
   constructor(nodes: readonly Node[], options: FanOutOptions<Node, T>) {
     this.#nodes = nodes;
     this.#options = options;
-    this.#results = new Array(nodes.length).fill(undefined);
+    // Pushed one by one: `new Array(n).fill()` calls into the runtime, a cost per operation.
+    const results: undefined[] = [];
+    for (let index = 0; index < nodes.length; index++) results.push(undefined);
+    this.#results = results;
     this.#pending = nodes.length;
     this.decided = new Promise<Decision>((resolve) => {
       this.#onDecided = resolve;
