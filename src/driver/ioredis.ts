@@ -29,6 +29,7 @@ export interface IORedisLike {
     port?: number | undefined;
     path?: string | null | undefined;
     db?: number | undefined;
+    keyPrefix?: string | undefined;
   };
   call(command: string, ...args: (string | number)[]): Promise<unknown>;
   connect(): Promise<void>;
@@ -147,7 +148,10 @@ export class IORedisConnection implements RedisConnection {
    * resharding, not a misconfiguration. `routedByCluster`: the client is a Cluster client,
    * whose commands always go through `call` with the upper-case name: ioredis then finds no
    * key in them and sends them to any master, whose MOVED the caller follows, rather than to
-   * the master of a slot table that may be out of date (after a failover, a dead one).
+   * the master of a slot table that may be out of date (after a failover, a dead one). A
+   * client with a `keyPrefix` keeps `call` too: iovalkey prefixes the keys of a command sent
+   * by its method but not by `call` with the upper-case name, and every command must see
+   * the same keys.
    */
   constructor(
     client: IORedisLike,
@@ -156,7 +160,7 @@ export class IORedisConnection implements RedisConnection {
   ) {
     this.#client = client;
     this.#clusterMember = clusterMember;
-    this.#byCall = routedByCluster;
+    this.#byCall = routedByCluster || Boolean(client.options.keyPrefix);
     this.#scheme = new SchemeCheck(schemeTarget(client.options));
     client.on('error', (error: Error) => {
       // The socket that failed (ioredis replaces it only when it connects again) may fail twice.

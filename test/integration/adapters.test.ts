@@ -517,3 +517,31 @@ describe.each([
     }
   });
 });
+
+describe.each([
+  ['ioredis 5', IORedis5],
+  ['ioredis 6', IORedis6],
+  ['iovalkey', IOValkey],
+] as const)('a %s client with a keyPrefix', (_, Client) => {
+  it('sends every command to the same prefixed keys: the lock commands as the others', async () => {
+    const port = fixture().redis.nodes[1]?.port;
+    const client = new Client({ ...IOREDIS_OPTIONS, port, keyPrefix: 'app:' });
+    const raw = new Client({ ...IOREDIS_OPTIONS, port });
+    try {
+      await Promise.all([once(client, 'ready'), once(raw, 'ready')]);
+      const node = adaptClient(client);
+      const send = (command: string, ...args: (string | number)[]) =>
+        node.send(command, args, TIMEOUT_MS);
+      await raw.del('prefixed', 'app:prefixed');
+      expect(await send('SET', 'prefixed', 'v', 'PX', 10_000, 'NX')).toBe('OK');
+      const stored = (await raw.exists('app:prefixed')) === 1 ? 'app:prefixed' : 'prefixed';
+      // Wherever the client put it, GET and a script's KEYS[1] find it under the same name.
+      expect(await send('GET', 'prefixed')).toBe('v');
+      expect(await send('EVAL', "return redis.call('GET', KEYS[1])", 1, 'prefixed')).toBe('v');
+      expect(await raw.get(stored)).toBe('v');
+    } finally {
+      client.disconnect();
+      raw.disconnect();
+    }
+  });
+});
