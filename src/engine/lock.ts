@@ -274,37 +274,20 @@ export class Lock implements AsyncDisposable {
             () => ending(),
           )
       : ending;
-    const { shutdown } = this.#context;
     // Tracked until every node answered (the locker's close waits for the last delete), which
     // on N nodes may be after the release resolved at its majority.
-    shutdown.begin();
-    let outcome: Promise<ReleaseOutcome>;
-    try {
-      outcome = after();
-    } catch (error) {
-      shutdown.end();
-      return Promise.reject(error);
-    }
-    // One reaction for the outcome: every release passes through here.
-    const done = outcome.then(
-      (ended) => this.#released(ended),
-      (error: unknown) => {
-        shutdown.end();
-        throw error;
-      },
-    );
+    const done = this.#context.shutdown.track(after, (outcome) => this.#released(outcome));
     this.#ending = done;
     return done;
   }
 
-  /** A release's outcome, once known: reported, and its operation ended (see `#end`). */
+  /** A release's outcome, once known: reported (see `#end`), before its operation ends. */
   #released({ result, nodes, refused, everyNode }: ReleaseOutcome): ReleaseResult {
     const { events, shutdown } = this.#context;
     if (everyNode) {
       shutdown.begin(); // before the release's own end: the count never drops to 0 between
       everyNode.then(() => shutdown.end());
     }
-    shutdown.end();
     const heldMs = this.#heldMs();
     events.report('released', () => ({ resource: this.resource, result, heldMs, nodes }));
     if (refused) throw refused;

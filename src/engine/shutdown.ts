@@ -44,8 +44,12 @@ export class Shutdown {
     if (--this.#active === 0) this.#idle?.resolve();
   }
 
-  /** Runs `operation` between {@link Shutdown.begin} and {@link Shutdown.end}. */
-  track<T>(operation: () => Promise<T>): Promise<T> {
+  /**
+   * Runs `operation` between {@link Shutdown.begin} and {@link Shutdown.end}. `settle`, given
+   * its value, runs in the same reaction, before the end: what it begins (see `begin`) keeps
+   * the count above 0, and what it returns (or throws) is the result.
+   */
+  track<T, U = T>(operation: () => Promise<T>, settle?: (value: T) => U): Promise<U> {
     this.begin();
     let running: Promise<T>;
     try {
@@ -57,8 +61,11 @@ export class Shutdown {
     // One reaction, not an async function's chain: every release passes through here.
     return running.then(
       (value) => {
-        this.end();
-        return value;
+        try {
+          return settle ? settle(value) : (value as unknown as U);
+        } finally {
+          this.end();
+        }
       },
       (error: unknown) => {
         this.end();

@@ -519,17 +519,17 @@ describe.each([
 });
 
 describe.each([
-  ['ioredis 5', IORedis5],
-  ['ioredis 6', IORedis6],
-  ['iovalkey', IOValkey],
-] as const)('a %s client with a keyPrefix', (_, Client) => {
+  ['ioredis 5', (options: object) => new IORedis5(options)],
+  ['ioredis 6', (options: object) => new IORedis6(options)],
+  ['iovalkey', (options: object) => new IOValkey(options)],
+] as const)('a %s client with a keyPrefix', (_, open) => {
   it('sends every command to the same prefixed keys: the lock commands as the others', async () => {
     const port = fixture().redis.nodes[1]?.port;
-    const client = new Client({ ...IOREDIS_OPTIONS, port, keyPrefix: 'app:' });
-    const raw = new Client({ ...IOREDIS_OPTIONS, port });
+    const client = open({ ...IOREDIS_OPTIONS, port, keyPrefix: 'app:' });
+    const raw = new IORedis5({ ...IOREDIS_OPTIONS, port });
     try {
       await Promise.all([once(client, 'ready'), once(raw, 'ready')]);
-      const node = adaptClient(client);
+      const node = adaptClient(client) as RedisConnection;
       const send = (command: string, ...args: (string | number)[]) =>
         node.send(command, args, TIMEOUT_MS);
       await raw.del('prefixed', 'app:prefixed');
