@@ -94,11 +94,11 @@ const CONSEQUENCE = /^(Stream isn't writeable|Connection is closed|Reached the m
  * reply, `hset` takes one), which `call` with the upper-case name does not, and the adapter
  * must return replies as the server sent them.
  */
-const METHODS: Readonly<Record<string, 'set' | 'evalsha' | 'eval'>> = {
-  SET: 'set',
-  EVALSHA: 'evalsha',
-  EVAL: 'eval',
-};
+const METHODS: ReadonlyMap<string, string> = new Map([
+  ['SET', 'set'],
+  ['EVALSHA', 'evalsha'],
+  ['EVAL', 'eval'],
+]);
 
 /**
  * Sends `command` through the client's own method for it (`client.set(...)`) where there is
@@ -111,7 +111,8 @@ function commandOf(
   command: string,
   args: readonly (string | number)[],
 ): Promise<unknown> {
-  const name = METHODS[command];
+  // A Map, not an object: no command name can reach a property of Object.prototype.
+  const name = METHODS.get(command);
   const method = name && (client as unknown as Record<string, unknown>)[name];
   if (typeof method !== 'function') return client.call(command, ...args);
   // The method takes the arguments as its own (a rest parameter): `args` is not changed.
