@@ -1,4 +1,5 @@
 import { type Clock, monotonicClock } from '../clock.js';
+import { keyOf } from './cluster-routing.js';
 import {
   isErrorReply,
   NotSentError,
@@ -137,7 +138,7 @@ export class StallGuard implements RedisConnection {
     const shard = this.#shardOf(command, args);
     const flight = this.#flights.get(shard);
     if (flight?.stalled) {
-      this.#probe(shard, flight);
+      this.#probe(shard, flight, command, args);
       const server = shard === '' ? this.name : `${this.name} (${shard})`;
       return Promise.reject(
         new NotSentError(`${server} has not answered an earlier command; nothing sent`),
@@ -160,17 +161,19 @@ export class StallGuard implements RedisConnection {
   }
 
   /**
-   * Sends a `PING` to a stalled server, unless one went out less than the probe interval ago.
-   * Only to one server: a Cluster connection routes a `PING` to any of its servers, whose
-   * answer would say nothing of the stalled one.
+   * Asks a stalled server whether it moves again, unless that was asked less than the probe
+   * interval ago: a `PING`, or on a Redis Cluster, whose connection routes a `PING` to any of
+   * its servers, an `EXISTS` of the refused command's key, which its slot routes to the
+   * stalled server.
    */
-  #probe(shard: string, flight: Flight): void {
+  #probe(shard: string, flight: Flight, command: string, args: readonly (string | number)[]): void {
     const now = performance.now();
-    if (shard !== '' || now - (flight.probedAt ?? Number.NEGATIVE_INFINITY) < PROBE_INTERVAL_MS) {
-      return;
-    }
+    if (now - (flight.probedAt ?? Number.NEGATIVE_INFINITY) < PROBE_INTERVAL_MS) return;
+    const key = shard === '' ? undefined : keyOf(command, args);
+    if (shard !== '' && key === undefined) return;
     flight.probedAt = now;
-    this.#track(shard, 'PING', [], PROBE_INTERVAL_MS, true).catch(() => undefined);
+    const [probe, probeArgs] = key === undefined ? ['PING', []] : ['EXISTS', [key]];
+    this.#track(shard, probe, probeArgs, PROBE_INTERVAL_MS, true).catch(() => undefined);
   }
 
   #track(

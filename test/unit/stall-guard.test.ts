@@ -57,14 +57,28 @@ describe('StallGuard', () => {
     expect(commands).toEqual(['SET', 'PING', 'PING', 'SET']);
   });
 
-  it('does not probe a Cluster connection, whose PING could reach any of its servers', async () => {
-    const { node, commands } = manualNode();
-    const guard = new StallGuard({ ...node, shardOf: (_command, args) => String(args[0]) });
-    void guard.send('SET', ['a'], 10);
+  it('probes a server of a Cluster with a read of a key it serves, since a PING could reach any of them', async () => {
+    const { node, waiting, commands } = manualNode();
+    const sentArgs: unknown[] = [];
+    const guard = new StallGuard({
+      ...node,
+      send: (command, args, timeoutMs) => {
+        sentArgs.push(args);
+        return node.send(command, args, timeoutMs);
+      },
+      shardOf: (_command, args) => String(args[0]).slice(0, 1),
+    });
+    void guard.send('SET', ['a1'], 10); // lost: never answered
     await delay(11);
     guard.markStalled();
-    await expect(guard.send('SET', ['a'], 10)).rejects.toBeInstanceOf(NotSentError);
-    expect(commands).toEqual(['SET']);
+    await expect(guard.send('SET', ['a2'], 10)).rejects.toBeInstanceOf(NotSentError);
+    expect(commands.slice(0, 2)).toEqual(['SET', 'EXISTS']);
+    expect(sentArgs[1]).toEqual(['a2']); // the refused command's key: routed to the stalled server
+    waiting[1]?.(0); // the probe is answered: the server moves again
+    await delay(0);
+    expect(guard.stalled).toBe(false);
+    void guard.send('SET', ['a3'], 10);
+    expect(commands.at(-1)).toBe('SET');
   });
 
   it('marks only the shard whose command outlived its timeout, not one merely on its way', async () => {
@@ -77,7 +91,8 @@ describe('StallGuard', () => {
     guard.markStalled(); // a's timeout fired
     await expect(guard.send('SET', ['a'], 10)).rejects.toBeInstanceOf(NotSentError);
     const toB = guard.send('SET', ['b'], 10);
-    expect(waiting).toHaveLength(3); // sent to b: before, b was refused as well
+    // a's probe (EXISTS a), then the SET to b: before, b was refused as well
+    expect(waiting).toHaveLength(4);
     for (const answer of waiting) answer(1);
     await toB;
   });
