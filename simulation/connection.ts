@@ -18,6 +18,8 @@ interface Pending {
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: Error) => void;
   readonly argv: readonly (string | number)[];
+  /** Sent right after `ASKING`, on the same connection (a Redis Cluster's ASK). */
+  readonly asking: boolean;
 }
 
 /** What the client side of a connection shares: when its process reads replies again. */
@@ -61,9 +63,18 @@ export class SimConnection implements RedisConnection {
   }
 
   send(command: string, args: readonly (string | number)[]): Promise<unknown> {
+    return this.#request(command, args, false);
+  }
+
+  /** `ASKING`, then the command, back to back (see simulation/cluster.ts). */
+  sendAsking(command: string, args: readonly (string | number)[]): Promise<unknown> {
+    return this.#request(command, args, true);
+  }
+
+  #request(command: string, args: readonly (string | number)[], asking: boolean): Promise<unknown> {
     if (!this.up) return Promise.reject(new NotSentError(`${this.name} is down (simulated)`));
     return new Promise((resolve, reject) => {
-      const request: Pending = { resolve, reject, argv: [command, ...args] };
+      const request: Pending = { resolve, reject, argv: [command, ...args], asking };
       this.#pending.add(request);
       const generation = this.#generation;
       const { links } = this;
@@ -96,7 +107,7 @@ export class SimConnection implements RedisConnection {
     const run = () => {
       if (!this.world.up) return;
       const [command = '', ...args] = request.argv;
-      const reply = this.world.execute(String(command), args);
+      const reply = this.world.execute(String(command), args, request.asking);
       if (generation !== this.#generation || this.#closed) return; // nobody reads the reply
       if (this.links.happens('replyLoss', this.#link)) return;
       const now = performance.now();

@@ -18,6 +18,8 @@ export function drawnFocus(draw: number): Focus {
   if (draw >= 0.55 && draw < 0.62) return 'line-order';
   if (draw >= 0.62 && draw < 0.69) return 'drift-edge';
   if (draw >= 0.69 && draw < 0.76) return 'late-takes';
+  // Clear of the first draws of the regression seeds (test/simulation/engine.test.ts).
+  if (draw >= 0.9 && draw < 0.97) return 'slot-moves';
   return 'mixed';
 }
 
@@ -34,6 +36,10 @@ export interface FocusSettings {
   readonly rates?: (random: Random, mixed: FaultRates) => Partial<FaultRates>;
   /** The most nodes (of 1, 3 or 5, as drawn). */
   readonly maxNodes?: number;
+  /** The first node is a Redis Cluster whose slots move (see cluster.ts). */
+  readonly cluster?: boolean;
+  /** The mix's clients, resources and kinds of acquisition, not a plain lock's contention. */
+  readonly mixedWorkload?: boolean;
 }
 
 /** Orphaned requests up to 600 ms late (the mix also resets more often; see network.ts). */
@@ -121,6 +127,14 @@ const LATE_TAKES: FocusSettings = {
   }),
 };
 
+/** The mix, with its first node a Redis Cluster whose slots keep moving. */
+const SLOT_MOVES: FocusSettings = {
+  maxTtlMs: MAX_TTL_MS,
+  quiet: false,
+  cluster: true,
+  mixedWorkload: true,
+};
+
 /** The world and workload of `focus`. */
 export function focusSettings(focus: Focus): FocusSettings {
   switch (focus) {
@@ -134,6 +148,8 @@ export function focusSettings(focus: Focus): FocusSettings {
       return LATE_REQUESTS;
     case 'slow-replies':
       return SLOW_REPLIES;
+    case 'slot-moves':
+      return SLOT_MOVES;
     default:
       return { maxTtlMs: MAX_TTL_MS, quiet: false };
   }

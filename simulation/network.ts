@@ -7,6 +7,7 @@
 
 import { SimulatedRedisNode } from '../src/testing/in-memory/node.js';
 import type { Reply } from '../src/testing/in-memory/reply.js';
+import type { SimCluster } from './cluster.js';
 import { focusSettings } from './focus.js';
 import type { Random } from './random.js';
 import { allows, type Focus, type ScheduleShape } from './shape.js';
@@ -47,6 +48,8 @@ export class WorldNode {
   #driftRate: number;
   #pausedUntil = 0;
   #downUntil = 0;
+  /** The Redis Cluster the node is a master of, if any: it decides what the node may run. */
+  cluster: SimCluster | undefined;
   /** Called when the node crashes: its connections reset. */
   readonly #onCrash = new Set<() => void>();
   /** Called with every command the node runs for a client, and its reply. */
@@ -65,9 +68,13 @@ export class WorldNode {
     });
   }
 
-  /** Runs a client's command on the node; observers see it and its reply. */
-  execute(command: string, args: readonly (string | number)[]): Reply {
-    const reply = this.node.send(command, args);
+  /**
+   * Runs a client's command on the node (`asking`: right after `ASKING`, see cluster.ts);
+   * observers see it and its reply.
+   */
+  execute(command: string, args: readonly (string | number)[], asking = false): Reply {
+    const reply =
+      this.cluster?.refusal(this, command, args, asking) ?? this.node.send(command, args);
     if (this.#observers.size > 0) {
       const argv = [command, ...args.map(String)];
       for (const observe of this.#observers) observe(argv, reply);
@@ -91,9 +98,17 @@ export class WorldNode {
     return BigInt(Math.floor(this.wallMs() * 1000));
   }
 
-  /** Moves the node's clock by `ms` (back when negative). */
+  /** The clock's rate against virtual time, less 1 (0.01: 1 % fast). */
+  get driftRate(): number {
+    return this.#driftRate;
+  }
+
+  /**
+   * Moves the node's clock by `ms` (back when negative). The masters of a cluster move
+   * together: see `SimCluster`.
+   */
   jump(ms: number): void {
-    this.#offsetMs += ms;
+    for (const server of this.cluster?.shards ?? [this]) server.#offsetMs += ms;
   }
 
   get up(): boolean {

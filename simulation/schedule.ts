@@ -1,5 +1,6 @@
 /**
- * One schedule of the simulation: a world (1, 3 or 5 simulated nodes, a fenced store, their
+ * One schedule of the simulation: a world (1, 3 or 5 simulated nodes, the first of them
+ * sometimes a Redis Cluster of two masters, a fenced store, their
  * links and faults), a few clients each with its own real `Locker`, and a workload, all on
  * virtual time and drawn from one seed. Then faults stop and every waiter must be served;
  * then every locker closes and no key may be left without a TTL. Returns the history (an
@@ -7,6 +8,7 @@
  */
 import { Locker } from '../src/index.js';
 import { BARGE_WINDOW_MS } from '../src/lua/waiting-line.js';
+import { moveSlots, SimCluster, SimClusterConnection } from './cluster.js';
 import { type ClientProcess, SimConnection } from './connection.js';
 import { injectFaults } from './faults.js';
 import { FencedStore } from './fenced-store.js';
@@ -65,8 +67,8 @@ export async function runSchedule(
   };
   try {
     const focus = shape.focus ?? drawnFocus(random.next());
-    const focused = focus !== 'mixed';
     const settings = focusSettings(focus);
+    const focused = focus !== 'mixed' && !settings.mixedWorkload;
     const links = new Links(random, drawFaultRates(random, shape, focus), journal.note);
     const clientLinks: Links[] = [];
     const slowness = (drawn: number) => (allows(shape, 'slow') ? drawn : 0);
@@ -74,12 +76,18 @@ export async function runSchedule(
     const nodeCount = Math.min(drawnNodes, settings.maxNodes ?? drawnNodes);
     const drift = allows(shape, 'drift') ? MAX_DRIFT_RATE : 0;
     const fast = allows(shape, 'drift') ? settings.driftRate : undefined;
-    const world = Array.from(
-      { length: nodeCount },
-      (_, i) => new WorldNode(`n${i + 1}:6379`, random, drift, fast),
+    // With the cluster focus, the first node is a Redis Cluster of two masters, n1a and n1b,
+    // whose clocks agree (see SimCluster).
+    const first = settings.cluster ? new WorldNode('n1a:6379', random, drift, fast) : undefined;
+    const cluster =
+      first && new SimCluster([first, new WorldNode('n1b:6379', random, drift, first.driftRate)]);
+    const world = Array.from({ length: nodeCount }, (_, i) =>
+      i === 0 && cluster ? cluster : new WorldNode(`n${i + 1}:6379`, random, drift, fast),
     );
+    /** Every Redis server: the nodes, and each master of the cluster. */
+    const servers = world.flatMap((node) => (node instanceof SimCluster ? node.shards : [node]));
     const [only] = world;
-    if (only && world.length === 1) journal.nodeClockUs = () => only.clockUs();
+    if (only instanceof WorldNode && world.length === 1) journal.nodeClockUs = () => only.clockUs();
     const store = new FencedStore(random);
     const drawnClients = focused ? random.int(3, 4) : random.int(2, 4);
     const clientCount = Math.min(drawnClients, shape.clients ?? drawnClients);
@@ -111,7 +119,11 @@ export async function runSchedule(
           ? new Links(random, { ...links.rates, slow: slowness(random.next()) }, journal.note)
           : links;
       if (own !== links) clientLinks.push(own);
-      const connections = world.map((node) => new SimConnection(node, own, process));
+      const connections = world.map((node) =>
+        node instanceof SimCluster
+          ? new SimClusterConnection(node, own, process)
+          : new SimConnection(node, own, process),
+      );
       const locker = new Locker({
         nodes: connections,
         retryDelayMs: focus === 'slow-replies' ? random.int(5, 15) : random.int(5, 60),
@@ -164,7 +176,10 @@ export async function runSchedule(
     const jobs =
       tickTimes && scheduleTicks(clients, tickTimes, tickRandom, journal.tickRuns, journal.note);
 
-    const faults = injectFaults(random, world, clients, shape, settings.quiet, (line) => {
+    const slotMoves =
+      cluster &&
+      moveSlots(cluster, new Random(seed ^ 0x5107), allows(shape, 'slot-move'), journal.note);
+    const faults = injectFaults(random, servers, clients, shape, settings.quiet, (line) => {
       if (line.includes('persistence=false') || line.includes('promoted: writes lost')) {
         keyLosses.push(time.now());
       }
@@ -178,6 +193,7 @@ export async function runSchedule(
 
     // Faults stop: every waiter must now be served within the bound.
     faults.stop();
+    slotMoves?.stop();
     for (const calming of [links, ...clientLinks]) calming.calm();
     let liveness: Awaited<ReturnType<typeof serveEveryWaiter>> | undefined;
     void serveEveryWaiter(clients, workload, faults.jumpedBackMs, random, journal).then(
@@ -217,8 +233,9 @@ export async function runSchedule(
     }
     await time.run(() => closed === clientCount, time.now() + DRAIN_MS);
     if (closed < clientCount) found.push(`${clientCount - closed} locker(s) did not close`);
-    found.push(...keysWithoutTtl(world));
-    const oneNode = nodeCount === 1;
+    found.push(...keysWithoutTtl(servers));
+    // A cluster's fence counter moves between masters whose clocks differ: like N nodes.
+    const oneNode = nodeCount === 1 && !cluster;
     found.push(...violations(journal.holdings, { keyLosses, oneNode, clockBacks }));
     found.push(...journal.silent);
     found.push(...storeViolations(store.writes));
@@ -230,7 +247,14 @@ export async function runSchedule(
       const bounds = { windowMs: BARGE_WINDOW_MS, slackMs };
       found.push(...lineOrderViolations(journal.waits, journal.holdings, bounds));
     }
-    journal.note(`end holdings=${journal.holdings.length} store-writes=${store.writes.length}`);
+    const redirected = cluster
+      ? ` redirections ${Object.entries(cluster.redirections)
+          .map(([kind, n]) => `${kind}=${n}`)
+          .join(' ')}`
+      : '';
+    journal.note(
+      `end holdings=${journal.holdings.length} store-writes=${store.writes.length}${redirected}`,
+    );
     return {
       seed,
       log,

@@ -25,6 +25,7 @@ export const FAULT_KINDS = [
   'drift',
   'client-pause',
   'close',
+  'slot-move',
 ] as const;
 
 export type FaultKind = (typeof FAULT_KINDS)[number];
@@ -43,7 +44,10 @@ export type FaultKind = (typeof FAULT_KINDS)[number];
  *   clients poll with `waitMs: 0` every millisecond or two while holders use their lease to
  *   its last millisecond;
  * - `late-takes`: one node; an attempt's take and its undo after it, on a connection that
- *   resets, arrive again in order after a later attempt of the same acquisition took the lock.
+ *   resets, arrive again in order after a later attempt of the same acquisition took the lock;
+ * - `slot-moves`: the first node is a Redis Cluster of two masters whose slots move between
+ *   them (one key at a time, with `ASK`, `MOVED` and `TRYAGAIN` along the way) while the
+ *   mix's workload and faults go on (see cluster.ts).
  */
 export const FOCUSES = [
   'mixed',
@@ -52,6 +56,7 @@ export const FOCUSES = [
   'line-order',
   'drift-edge',
   'late-takes',
+  'slot-moves',
 ] as const;
 
 export type Focus = (typeof FOCUSES)[number];

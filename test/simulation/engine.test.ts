@@ -40,6 +40,7 @@ describe('the engine on a simulated world', () => {
     [QUIET_SEEDS, 'a focus on the line order', { ...FULL_SHAPE, focus: 'line-order' as const }],
     [QUIET_SEEDS, 'a focus on fast clocks', { ...FULL_SHAPE, focus: 'drift-edge' as const }],
     [LATE_TAKE_SEEDS, 'a focus on late takes', { ...FULL_SHAPE, focus: 'late-takes' as const }],
+    [FOCUSED_SEEDS, 'a focus on slot moves', { ...FULL_SHAPE, focus: 'slot-moves' as const }],
   ])(
     'keeps every invariant over seeds 1 to %i, with %s',
     { timeout: 300_000 },
@@ -76,6 +77,12 @@ describe('the engine on a simulated world', () => {
     [876611550, "a late take of a campaign's earlier attempt does not pass for its leadership"],
   ])('regression, seed %i: %s', async (seed) => {
     const result = await runSchedule(seed);
+    expect(result.violations).toEqual([]);
+    expect(result.holdings).toBeGreaterThan(0);
+  });
+
+  it('regression, seed 8 of the slot-moves focus: a Cluster master that lost a reply is probed, and votes again', async () => {
+    const result = await runSchedule(8, { ...FULL_SHAPE, focus: 'slot-moves' });
     expect(result.violations).toEqual([]);
     expect(result.holdings).toBeGreaterThan(0);
   });

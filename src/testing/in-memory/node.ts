@@ -176,6 +176,25 @@ export class SimulatedRedisNode {
     this.#keyspace.replaceWith(replica.keys);
   }
 
+  /**
+   * `MIGRATE` of one key (a Redis Cluster moving a hash slot): the key leaves this node and
+   * is stored on `to` with the time it had left, counted by `to`'s clock, replacing what `to`
+   * had there. Returns false when the key does not exist (or expired) here.
+   */
+  migrateKey(key: string, to: SimulatedRedisNode): boolean {
+    const value = this.#keyspace.get(key);
+    const expiresAt = this.#keyspace.expiresAt(key);
+    if (value === undefined || expiresAt === null) return false;
+    this.#keyspace.delete(key);
+    const target = to.#keyspace;
+    target.set(key, value);
+    if (expiresAt !== undefined) {
+      const leftMs = expiresAt - this.#options.clockUs() / 1000n;
+      target.setExpiry(key, to.#options.clockUs() / 1000n + leftMs);
+    }
+    return true;
+  }
+
   #run(command: Command<NodeContext>, args: readonly string[], inScript: boolean): Reply {
     try {
       return command.run(this.#contexts[inScript ? 'script' : 'client'], args);
