@@ -1,7 +1,8 @@
 /**
  * A Redis Cluster in the simulation: one lock service (one Redlock node) served by two
  * masters, whose hash slots move from one to the other while clients lock, as a reshard moves
- * them. The masters answer as Redis 7.0 does during a move (`getNodeByQuery`): `MOVED` from a
+ * them. The masters answer as Redis 7.0.3 and later do during a move (`getNodeByQuery`; 7.0.0
+ * to 7.0.2 answered `ASK` where the migrating master now says `TRYAGAIN`): `MOVED` from a
  * master that does not serve the slot, `ASK` from the master that is migrating it when none
  * of the command's keys is left there, and `TRYAGAIN` for a command on several keys that are
  * not all on one side. Redis cannot tell a key that moved from one that never existed, so a
@@ -23,7 +24,7 @@ import {
   masterInfo,
   sendFollowing,
 } from '../src/driver/cluster-routing.js';
-import type { RedisConnection, Subscriber } from '../src/driver/connection.js';
+import { NotSentError, type RedisConnection, type Subscriber } from '../src/driver/connection.js';
 import { keySlot } from '../src/driver/libraries.js';
 import type { Reply } from '../src/testing/in-memory/reply.js';
 import { type ClientProcess, SimConnection } from './connection.js';
@@ -257,8 +258,11 @@ export class SimClusterConnection implements RedisConnection {
     return this.#moved.get(slot) ?? (this.#members[slot % this.#members.length] as SimConnection);
   }
 
+  /** The connection to the master a redirection names, as the adapters find it. */
   #memberAt(address: string): SimConnection {
-    return this.#members.find((member) => member.name === address) ?? this.#first;
+    const member = this.#members.find((candidate) => candidate.name === address);
+    if (!member) throw new NotSentError(`${this.name} has no connection to ${address}`);
+    return member;
   }
 
   async #infoOfEveryMaster(): Promise<string> {

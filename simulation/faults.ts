@@ -94,8 +94,11 @@ export function injectFaults(
             // from the same number), or a restart without keys, each as often as before.
             const kind = random.next();
             const downMs = random.next() * MAX_NODE_DOWN_MS;
-            if (kind < 0.25 || kind >= 0.5) {
-              const persistence = kind < 0.25;
+            // A Cluster's masters restart with their keys: a Cluster node never abstains
+            // after a restart (docs/redlock-and-safety.md), so a master that loses keys
+            // breaks its locks, as documented. The draws stay the same.
+            if (kind < 0.25 || kind >= 0.5 || node.cluster) {
+              const persistence = kind < 0.25 || node.cluster !== undefined;
               const line = `crash ${node.node.name} persistence=${persistence}`;
               if (inject('crash', line)) node.crash(downMs, persistence);
               break;

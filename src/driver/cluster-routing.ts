@@ -1,4 +1,5 @@
 /** What every Redis Cluster adapter shares: naming, keys, redirections. */
+import { setTimeout as delay } from 'node:timers/promises';
 import { isErrorReply, NotSentError } from './connection.js';
 
 /** Why a cluster connection refuses WAIT: it cannot tell which master the lock write went to. */
@@ -158,9 +159,8 @@ export async function sendFollowing(routes: ClusterRoutes, timeoutMs: number): P
       return await followOnce(routes, leftMs);
     } catch (error) {
       if (redirectionOf(error)?.kind !== 'TRYAGAIN' || leftMs() <= TRYAGAIN_PAUSE_MS) throw error;
-      // Kept ref'ed, like the wait for a reply: a command is still under way. The global
-      // timer, not node:timers/promises, so that the simulation's virtual time runs it.
-      await new Promise((resolve) => setTimeout(resolve, TRYAGAIN_PAUSE_MS));
+      // Kept ref'ed, like the wait for a reply: a command is still under way.
+      await delay(TRYAGAIN_PAUSE_MS);
       // A loaded process may wake up late: past the deadline, nothing more is sent.
       if (leftMs() <= 0) throw error;
     }

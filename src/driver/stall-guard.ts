@@ -19,7 +19,7 @@ interface Flight {
 const TIMER_SLACK_MS = 2;
 
 /**
- * How often a stalled server is asked whether it moves again (a `PING`), at most (ms). Its
+ * How often a stalled server is asked whether it moves again (see `#probe`), at most (ms). Its
  * answer ends the stall; without a probe, a command lost on a connection that stays open
  * (a proxy that dropped it) would stall the node until the connection failed.
  */
@@ -28,7 +28,7 @@ const PROBE_INTERVAL_MS = 250;
 /**
  * Keeps commands from piling up behind a node that stopped answering (paused, black-holed):
  * once a command outlives its timeout, new commands to that node fail at once without being
- * sent, until the node answers anything again; a `PING` asks it, at most every 250 ms, while
+ * sent, until the node answers anything again; a probe asks it, at most every 250 ms, while
  * commands are refused. For a connection to several servers (a
  * Redis Cluster, see {@link RedisConnection.shardOf}), each server is tracked on its own.
  *
@@ -164,7 +164,9 @@ export class StallGuard implements RedisConnection {
    * Asks a stalled server whether it moves again, unless that was asked less than the probe
    * interval ago: a `PING`, or on a Redis Cluster, whose connection routes a `PING` to any of
    * its servers, an `EXISTS` of the refused command's key, which its slot routes to the
-   * stalled server.
+   * stalled server as far as the slot table knows (a `MOVED` is followed: the answer may
+   * then come from the slot's new master, and a stall that was not over shows again at the
+   * next command's timeout).
    */
   #probe(shard: string, flight: Flight, command: string, args: readonly (string | number)[]): void {
     const now = performance.now();

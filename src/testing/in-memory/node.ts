@@ -179,7 +179,8 @@ export class SimulatedRedisNode {
   /**
    * `MIGRATE` of one key (a Redis Cluster moving a hash slot): the key leaves this node and
    * is stored on `to` with the time it had left, counted by `to`'s clock, replacing what `to`
-   * had there. Returns false when the key does not exist (or expired) here.
+   * had there (as `MIGRATE ... REPLACE`). Returns false when the key does not exist (or
+   * expired) here.
    */
   migrateKey(key: string, to: SimulatedRedisNode): boolean {
     const value = this.#keyspace.get(key);
