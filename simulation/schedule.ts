@@ -224,7 +224,11 @@ export async function runSchedule(
       });
       await time.run(() => stopped, time.now() + DRAIN_MS);
       const open = clients.some((client) => client.closedAt === Number.POSITIVE_INFINITY);
-      found.push(...tickViolations(journal.tickRuns, mustRunFrom, open ? mustRunTo : mustRunFrom));
+      const openAt = (tick: number) =>
+        clients.filter((client) => client.closedAt > tick - EPOCH_MS).map(({ id }) => id);
+      found.push(
+        ...tickViolations(journal.tickRuns, mustRunFrom, open ? mustRunTo : mustRunFrom, openAt),
+      );
     }
 
     let closed = 0;

@@ -24,4 +24,19 @@ describe('scheduled ticks', () => {
     expect(found).toEqual([expect.stringContaining('00:00:06.000Z ran nowhere')]);
     expect(tickViolations(runs, 6.5 * SECOND, 7.5 * SECOND)).toEqual([]);
   });
+
+  it('lets a tick go unrun when every open client was still running an earlier job then', () => {
+    // c0 alone is open; its job for tick 5 runs from 5.0 s to 6.2 s: tick 6 is skipped.
+    const long = { ...run(0, 5), startedAt: 5 * SECOND, endedAt: 6.2 * SECOND };
+    const onlyC0 = () => [0];
+    expect(tickViolations([long, run(0, 7)], 4.5 * SECOND, 7.5 * SECOND, onlyC0)).toEqual([]);
+    // With c1 open too and idle, tick 6 had to run somewhere.
+    const both = () => [0, 1];
+    expect(tickViolations([long, run(0, 7)], 4.5 * SECOND, 7.5 * SECOND, both)).toEqual([
+      expect.stringContaining('00:00:06.000Z ran nowhere'),
+    ]);
+    // A job that ended before the tick excuses nothing.
+    const short = { ...run(0, 5), startedAt: 5 * SECOND, endedAt: 5.5 * SECOND };
+    expect(tickViolations([short, run(0, 7)], 4.5 * SECOND, 7.5 * SECOND, onlyC0)).toHaveLength(1);
+  });
 });
