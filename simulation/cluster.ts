@@ -146,7 +146,7 @@ export function moveSlots(
   const step = () => {
     if (!up()) return setTimeout(step, 10);
     if (cluster.stepMove()) {
-      note(`slot-move done`);
+      note('slot-move done');
       if (!stopped) setTimeout(begin, random.next() * 400);
       return;
     }
@@ -163,11 +163,10 @@ export function moveSlots(
     cluster.beginMove(slot, to);
     step();
   };
-  const timer = setTimeout(begin, random.next() * 400);
+  setTimeout(begin, random.next() * 400);
   return {
     stop() {
-      stopped = true;
-      if (!cluster.migration) clearTimeout(timer);
+      stopped = true; // no move begins from now on; one under way goes on to its end
     },
   };
 }
