@@ -124,7 +124,7 @@ async function concluded(
     decidedAt = clock.now();
   }
   const validity = validityMs(ttlMs, startedAt, decidedAt, settings.driftFactor);
-  if (decision.quorum && validity > 0 && (fence !== undefined || !request.fencing)) {
+  if (decision.quorum && validity > 0 && fence !== undefined) {
     return acquired(startedAt, decidedAt + validity, fence, decision.results);
   }
 
