@@ -264,6 +264,56 @@ describe('bounded barging: a release may leave the lock free while no fair waite
     await admin.flushall();
   });
 
+  /** The first release of a young turn (it wakes 'first'), then the holder's take back. */
+  async function releasedOnceAndTakenBack(admin: Redis, node: IORedisConnection) {
+    await heldWithTwoWaiting(admin, node);
+    const now = await turnStarted(admin, 0);
+    expect(await releaseScript.run(node, release, 1_000)).toBe(1);
+    expect(await admin.hget('k:queue-turn', 'woken')).toBe('first');
+    await admin.set('k', 'holder:1', 'PX', 10_000);
+    return now;
+  }
+
+  it('within the window, a later release wakes nobody: the first waiter was woken in this turn', async () => {
+    const admin = clocked().admin;
+    const node = IORedisConnection.of(admin);
+    const { listener, woken } = await wakeUpsOn(admin, 'w');
+    await releasedOnceAndTakenBack(admin, node);
+    expect(await releaseScript.run(node, release, 1_000)).toBe(1);
+    expect(await admin.exists('k')).toBe(0);
+    await admin.publish('w', 'end'); // delivered after any wake-up the releases sent
+    while (!woken.includes('end')) await delay(5);
+    expect(woken).toEqual(['1', 'end']);
+    listener.disconnect();
+    await admin.flushall();
+  });
+
+  it('within the window, wakes the next waiter when the woken one is past its deadline', async () => {
+    const admin = clocked().admin;
+    const node = IORedisConnection.of(admin);
+    const { listener, woken } = await wakeUpsOn(admin, 'w');
+    const now = await releasedOnceAndTakenBack(admin, node);
+    await admin.zadd('k:queue-deadlines', now, 'first'); // gone: its deadline is now
+    expect(await releaseScript.run(node, release, 1_000)).toBe(1);
+    expect(await admin.exists('k')).toBe(0); // still left free: the turn is young
+    expect(await admin.zrange('k:queue', 0, -1)).toEqual(['second']);
+    while (woken.length < 2) await delay(5);
+    expect(woken).toEqual(['1', '2']);
+    listener.disconnect();
+    await admin.flushall();
+  });
+
+  it('within the window, hands over once a fair waiter joined after the first waiter was woken', async () => {
+    const admin = clocked().admin;
+    const node = IORedisConnection.of(admin);
+    await releasedOnceAndTakenBack(admin, node);
+    const third = inLine('third', 3, { fair: true });
+    expect((await acquireInLineScript.run(node, third, 1_000)).state).toBeGreaterThan(0);
+    expect(await releaseScript.run(node, release, 1_000)).toBe(1);
+    expect(await admin.get('k')).toBe('first');
+    await admin.flushall();
+  });
+
   it('once the window has passed: hands over to the first waiter and starts its turn', async () => {
     const admin = clocked().admin;
     const node = IORedisConnection.of(admin);

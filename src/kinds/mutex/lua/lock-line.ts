@@ -2,6 +2,20 @@ import { WAITING_LINE } from '../../../lua/fragments.js';
 import { BARGE_WINDOW_MS } from '../../../lua/waiting-line.js';
 
 /**
+ * `young(since, now)`: whether a turn that started at `since` (the turn hash's field, a string
+ * or false) is young enough for a release to leave the lock free (see {@link LOCK_LINE}): it
+ * started no later than now and less than `BARGE_WINDOW_MS` ago. A turn that starts after
+ * now (the server's clock went back) is over, so that a clock stepped back does not hold the
+ * window open.
+ */
+export const YOUNG_TURN = `
+local function young(since, now)
+  since = tonumber(since)
+  return since ~= nil and since <= now and now - since < ${BARGE_WINDOW_MS}
+end
+`;
+
+/**
  * The lock's waiting line: {@link WAITING_LINE} with bounded barging. Needs one more key,
  * KEYS[5] `turn` (see `mutexLineKeys`): a hash that lives as long as the line, with `since`
  * (server ms when the lock last went to the front of the line) and `fair` (set once a fair
@@ -24,11 +38,9 @@ import { BARGE_WINDOW_MS } from '../../../lua/waiting-line.js';
  * - `inTurn()`: whether a fair waiter joined the line (then a free lock goes in line order);
  * - `startTurn(now, ms)`: the lock goes to the front now; the hash then lives `ms` at least
  *   (call it only while the line exists);
- * - `young(since, now)`: whether a turn that started at `since` (the hash's field, a string
- *   or false) is young enough for a release to leave the lock free: it started no later than
- *   now (after a step back of the server's clock, the turn counts as over) and less than the
- *   window ago. A release that does so wakes the first waiter, unless it was woken so in this
- *   turn already (`woken` in the turn's hash names it);
+ * - a release in a young turn ({@link YOUNG_TURN}, defined by the release script) leaves the
+ *   lock free and wakes the first waiter, unless it was woken so in this turn already
+ *   (`woken` in the turn's hash names it);
  * - `handOver(lockKey, now, first)`: passes the lock on (see `passOn`). A waiter that joined
  *   with a `count` gets the hold of the attempt of its last request here (`<token>:<attempt>`,
  *   so that a late request of an earlier attempt can neither take it over nor delete it) for
@@ -71,12 +83,6 @@ local function joinLockLine(waiter, ticket, channel, patience, now, fair, count)
 end
 local function inTurn()
   return redis.call('HGET', turn, 'fair') ~= false
-end
-local function young(since, now)
-  since = tonumber(since)
-  -- A turn that starts after now (the server's clock went back) is over: its window must not
-  -- stay open for as long as the clock went back.
-  return since ~= nil and since <= now and now - since < ${BARGE_WINDOW_MS}
 end
 local function handOver(lockKey, now, first)
   return passOn(function(waiter, ms, now, heldMs, attempt)

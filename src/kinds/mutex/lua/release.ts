@@ -1,7 +1,7 @@
 import { mutexLineKeys } from '../../../keys.js';
-import { HOLD_VALUES } from '../../../lua/fragments.js';
+import { HOLD_VALUES, SERVER_TIME } from '../../../lua/fragments.js';
 import { defineScript, integerReply } from '../../../lua/script.js';
-import { LOCK_LINE } from './lock-line.js';
+import { LOCK_LINE, YOUNG_TURN } from './lock-line.js';
 
 /**
  * release — compare-and-delete, or hand over: when the lock key still holds our hold and
@@ -32,11 +32,15 @@ export const releaseScript = defineScript({
     mutexLineKeys(key),
   args: ({ token, attempt, announce }) => [token, attempt, announce ? '1' : '0'],
   parse: integerReply('release'),
-  // The usual case comes first: the key holds this very attempt's hold (or, for a holder's
-  // release, a hand-over to it) and nobody waits in line. It costs what a plain
-  // compare-and-delete costs: the line's functions (and the general parsing of holds) are not
-  // even defined then.
+  // The usual cases come first, before the line's functions (and the general parsing of
+  // holds) are defined. With nobody in line, the key holds this very attempt's hold (or, for
+  // a holder's release, a hand-over to it): a plain compare-and-delete. Under contention, the
+  // release of a young turn whose first waiter, still in time, was woken already: the lock is
+  // left free and nobody is woken, exactly as the line's own path below would decide (it
+  // would also drop waiters past their deadline that are not first; the next release past
+  // the turn's window does).
   lua: `local lockKey, token, attempt, announce = KEYS[1], ARGV[1], ARGV[2], ARGV[3] == '1'
+${SERVER_TIME}${YOUNG_TURN}
 local value = redis.call('GET', lockKey)
 local ours = value == token .. ':' .. attempt or (announce and value == token)
 local waiting
@@ -45,6 +49,17 @@ if ours then
   if not waiting then
     redis.call('DEL', lockKey)
     return 1
+  end
+  local turn = KEYS[5]
+  local woken = redis.call('HGET', turn, 'woken')
+  if woken and redis.call('HGET', turn, 'fair') == false
+    and redis.call('ZRANGE', KEYS[2], 0, 0)[1] == woken then
+    local now = serverMs()
+    local deadline = tonumber(redis.call('ZSCORE', KEYS[3], woken))
+    if deadline and deadline > now and young(redis.call('HGET', turn, 'since'), now) then
+      redis.call('DEL', lockKey)
+      return 1
+    end
   end
 end
 ${HOLD_VALUES}
