@@ -1,19 +1,39 @@
 import { randomBytes, randomFillSync } from 'node:crypto';
 
-const TOKEN_BYTES = 16;
+/** A token's length: 22 base64url characters, each 6 random bits (132 bits in all). */
+const TOKEN_CHARS = 22;
 /** Random bytes are drawn in blocks: one `getrandom` call per 256 tokens instead of per token. */
-const pool = Buffer.alloc(TOKEN_BYTES * 256);
+const pool = Buffer.alloc(TOKEN_CHARS * 256);
 let offset = pool.length;
+/** The base64url alphabet: a random byte's low 6 bits pick one character (256 = 4 × 64). */
+const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 
-/** A fresh lock token: 128 random bits from the OS CSPRNG. Never logged. */
+function charOf(byte: number | undefined): number {
+  return ALPHABET.charCodeAt((byte ?? 0) & 63);
+}
+
+/**
+ * A fresh lock token: 22 base64url characters, 132 random bits from the OS CSPRNG. Never
+ * logged. Built from the pool's bytes in one `String.fromCharCode` call rather than by
+ * `Buffer#toString('base64url')` per token, a call into the runtime that took about 2 µs
+ * of every acquire's path to its first request (one at a time on one node).
+ */
 export function newToken(): string {
   if (offset === pool.length) {
     randomFillSync(pool);
     offset = 0;
   }
-  const token = pool.toString('base64url', offset, offset + TOKEN_BYTES);
-  offset += TOKEN_BYTES;
-  return token;
+  const o = offset;
+  offset += TOKEN_CHARS;
+  const p = pool;
+  // biome-ignore format: one character per random byte, 22 in all
+  return String.fromCharCode(
+    charOf(p[o]), charOf(p[o + 1]), charOf(p[o + 2]), charOf(p[o + 3]), charOf(p[o + 4]),
+    charOf(p[o + 5]), charOf(p[o + 6]), charOf(p[o + 7]), charOf(p[o + 8]), charOf(p[o + 9]),
+    charOf(p[o + 10]), charOf(p[o + 11]), charOf(p[o + 12]), charOf(p[o + 13]),
+    charOf(p[o + 14]), charOf(p[o + 15]), charOf(p[o + 16]), charOf(p[o + 17]),
+    charOf(p[o + 18]), charOf(p[o + 19]), charOf(p[o + 20]), charOf(p[o + 21]),
+  );
 }
 
 let lastOwner: string | undefined;
