@@ -303,6 +303,34 @@ describe('bounded barging: a release may leave the lock free while no fair waite
     await admin.flushall();
   });
 
+  it('hands over once the turn is over, or starts after now, though its first waiter was woken', async () => {
+    for (const ageMs of [BARGE_WINDOW_MS, -60_000]) {
+      const admin = clocked().admin;
+      const node = IORedisConnection.of(admin);
+      await releasedOnceAndTakenBack(admin, node);
+      await turnStarted(admin, ageMs);
+      expect(await releaseScript.run(node, release, 1_000)).toBe(1);
+      expect(await admin.get('k')).toBe('first');
+      await admin.flushall();
+    }
+  });
+
+  it('within the window, wakes a waiter that joined ahead of the woken one', async () => {
+    const admin = clocked().admin;
+    const node = IORedisConnection.of(admin);
+    const { listener, woken } = await wakeUpsOn(admin, 'w');
+    await releasedOnceAndTakenBack(admin, node);
+    const zero = plain('zero', 0);
+    expect((await acquireInLineScript.run(node, zero, 1_000)).state).toBeGreaterThan(0);
+    expect(await releaseScript.run(node, release, 1_000)).toBe(1);
+    expect(await admin.exists('k')).toBe(0);
+    expect(await admin.hget('k:queue-turn', 'woken')).toBe('zero');
+    while (woken.length < 2) await delay(5);
+    expect(woken).toEqual(['1', '0']);
+    listener.disconnect();
+    await admin.flushall();
+  });
+
   it('within the window, hands over once a fair waiter joined after the first waiter was woken', async () => {
     const admin = clocked().admin;
     const node = IORedisConnection.of(admin);
