@@ -51,14 +51,15 @@ if ours then
     return 1
   end
   local turn = KEYS[5]
-  local woken = redis.call('HGET', turn, 'woken')
-  if woken and redis.call('HGET', turn, 'fair') == false
-    and redis.call('ZRANGE', KEYS[2], 0, 0)[1] == woken then
-    local now = serverMs()
-    local deadline = tonumber(redis.call('ZSCORE', KEYS[3], woken))
-    if deadline and deadline > now and young(redis.call('HGET', turn, 'since'), now) then
-      redis.call('DEL', lockKey)
-      return 1
+  if redis.call('HGET', turn, 'fair') == false then
+    local woken = redis.call('HGET', turn, 'woken')
+    if woken and redis.call('ZRANGE', KEYS[2], 0, 0)[1] == woken then
+      local now = serverMs()
+      local deadline = tonumber(redis.call('ZSCORE', KEYS[3], woken))
+      if deadline and deadline > now and young(redis.call('HGET', turn, 'since'), now) then
+        redis.call('DEL', lockKey)
+        return 1
+      end
     end
   end
 end
