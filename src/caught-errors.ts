@@ -7,7 +7,7 @@ export function asError(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error));
 }
 
-/** How a lock token looks (22 base64url characters: 132 bits), wherever it is echoed. */
+/** How a lock token looks (22 base64url characters: 128 bits), wherever it is echoed. */
 const TOKEN = /(?<![\w-])[\w-]{22}(?![\w-])/g;
 
 /** A Redis error reply: its message starts with the error code (`ERR`, `NOSCRIPT`...). */
