@@ -240,8 +240,7 @@ describe('bounded barging: a release may leave the lock free while no fair waite
     const { listener, woken } = await wakeUpsOn(admin, 'w');
     await heldWithTwoWaiting(admin, node);
     await turnStarted(admin, BARGE_WINDOW_MS);
-    expect(await releaseScript.run(node, release, 1_000)).toBe(1);
-    expect(await admin.get('k')).toBe('first');
+    await releasedToFirst(admin, node);
     expect(await admin.pttl('k')).toBeLessThanOrEqual(1_000); // until its deadline in line
     while (woken.length === 0) await delay(5);
     expect(woken).toEqual(['1']);
@@ -256,13 +255,18 @@ describe('bounded barging: a release may leave the lock free while no fair waite
     await heldWithTwoWaiting(admin, node);
     await admin.hset('k:queue-wake', 'first', '1 w'); // as a waiter of a rolling deploy wrote it
     await turnStarted(admin, BARGE_WINDOW_MS);
-    expect(await releaseScript.run(node, release, 1_000)).toBe(1);
-    expect(await admin.get('k')).toBe('first');
+    await releasedToFirst(admin, node);
     while (woken.length === 0) await delay(5);
     expect(woken).toEqual(['1']);
     listener.disconnect();
     await admin.flushall();
   });
+
+  /** The holder's release, which hands the lock over to the first waiter. */
+  async function releasedToFirst(admin: Redis, node: IORedisConnection) {
+    expect(await releaseScript.run(node, release, 1_000)).toBe(1);
+    expect(await admin.get('k')).toBe('first');
+  }
 
   /** The first release of a young turn (it wakes 'first'), then the holder's take back. */
   async function releasedOnceAndTakenBack(admin: Redis, node: IORedisConnection) {
@@ -309,8 +313,7 @@ describe('bounded barging: a release may leave the lock free while no fair waite
       const node = IORedisConnection.of(admin);
       await releasedOnceAndTakenBack(admin, node);
       await turnStarted(admin, ageMs);
-      expect(await releaseScript.run(node, release, 1_000)).toBe(1);
-      expect(await admin.get('k')).toBe('first');
+      await releasedToFirst(admin, node);
       await admin.flushall();
     }
   });
@@ -337,8 +340,7 @@ describe('bounded barging: a release may leave the lock free while no fair waite
     await releasedOnceAndTakenBack(admin, node);
     const third = inLine('third', 3, { fair: true });
     expect((await acquireInLineScript.run(node, third, 1_000)).state).toBeGreaterThan(0);
-    expect(await releaseScript.run(node, release, 1_000)).toBe(1);
-    expect(await admin.get('k')).toBe('first');
+    await releasedToFirst(admin, node);
     await admin.flushall();
   });
 
@@ -347,8 +349,7 @@ describe('bounded barging: a release may leave the lock free while no fair waite
     const node = IORedisConnection.of(admin);
     await heldWithTwoWaiting(admin, node);
     const now = await turnStarted(admin, BARGE_WINDOW_MS);
-    expect(await releaseScript.run(node, release, 1_000)).toBe(1);
-    expect(await admin.get('k')).toBe('first');
+    await releasedToFirst(admin, node);
     expect(Number(await admin.hget('k:queue-turn', 'since'))).toBeGreaterThanOrEqual(now);
     await admin.flushall();
   });
@@ -360,8 +361,7 @@ describe('bounded barging: a release may leave the lock free while no fair waite
     // As if the turn had started, then the clock went back a minute: before, the window
     // stayed open for that minute.
     await turnStarted(admin, -60_000);
-    expect(await releaseScript.run(node, release, 1_000)).toBe(1);
-    expect(await admin.get('k')).toBe('first');
+    await releasedToFirst(admin, node);
     await admin.flushall();
   });
 
@@ -370,8 +370,7 @@ describe('bounded barging: a release may leave the lock free while no fair waite
     const node = IORedisConnection.of(admin);
     await heldWithTwoWaiting(admin, node, true);
     await turnStarted(admin, 0);
-    expect(await releaseScript.run(node, release, 1_000)).toBe(1);
-    expect(await admin.get('k')).toBe('first');
+    await releasedToFirst(admin, node);
     // The hand-over to 'first' lapses while 'second' (fair) waits: the lock is not anyone's.
     await admin.del('k');
     expect((await acquireInLineScript.run(node, plain('newcomer', 3), 1_000)).state).toBe(-2);
@@ -385,8 +384,7 @@ describe('bounded barging: a release may leave the lock free while no fair waite
     const node = IORedisConnection.of(admin);
     await heldWithTwoWaiting(admin, node);
     await admin.del('k:queue-turn');
-    expect(await releaseScript.run(node, release, 1_000)).toBe(1);
-    expect(await admin.get('k')).toBe('first');
+    await releasedToFirst(admin, node);
     // Before: the hand-over made the turn again with no expiry, left behind if the line died.
     expect(await admin.pttl('k:queue-turn')).toBeGreaterThan(0);
     await admin.flushall();
