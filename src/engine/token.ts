@@ -10,8 +10,9 @@ const codes: number[] = Array.from({ length: 22 }, () => 0);
 
 /**
  * The 16 bytes of `bytes` from `at` in base64url (22 characters), exactly as
- * `Buffer#toString('base64url')` writes them: that call into the runtime took about 2 µs of
- * every acquire's path to its first request (one at a time on one node), this about 0.5 µs.
+ * `Buffer#toString('base64url')` writes them, without its call into the runtime: the token
+ * with its label took 3.9 µs of every acquire's path to its first request with that call,
+ * 2.7–2.9 µs with this (one at a time on one node; bench/README.md, "The critical path").
  */
 export function base64url16(bytes: Uint8Array, at: number): string {
   let c = 0;

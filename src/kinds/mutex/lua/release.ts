@@ -36,9 +36,9 @@ export const releaseScript = defineScript({
   // holds) are defined. With nobody in line, the key holds this very attempt's hold (or, for
   // a holder's release, a hand-over to it): a plain compare-and-delete. Under contention, the
   // release of a young turn whose first waiter, still in time, was woken already: the lock is
-  // left free and nobody is woken, exactly as the line's own path below would decide (it
-  // would also drop waiters past their deadline that are not first; the next release past
-  // the turn's window does).
+  // left free and nobody is woken, exactly as the line's own path below would decide (which
+  // would also drop the waiters behind the first that are past their deadline: the line's
+  // other scripts, and the next release past the turn's window, do).
   lua: `local lockKey, token, attempt, announce = KEYS[1], ARGV[1], ARGV[2], ARGV[3] == '1'
 ${SERVER_TIME}${YOUNG_TURN}
 local value = redis.call('GET', lockKey)
