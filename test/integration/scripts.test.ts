@@ -207,60 +207,68 @@ describe('bounded barging: a release may leave the lock free while no fair waite
     expect((await acquireInLineScript.run(node, second, 1_000)).state).toBeGreaterThan(0);
   }
 
-  /** A client subscribed to `channel`, and the tickets woken on it so far. */
+  /**
+   * A client subscribed to `channel`. `heard(expected)` waits for as many messages as it
+   * names, expects exactly those, and closes the client.
+   */
   async function wakeUpsOn(admin: Redis, channel: string) {
     const listener = admin.duplicate();
     const woken: string[] = [];
     listener.on('message', (_channel: string, ticket: string) => woken.push(ticket));
     await listener.subscribe(channel);
-    return { listener, woken };
+    return {
+      async heard(expected: string[]) {
+        while (woken.length < expected.length) await delay(5);
+        expect(woken).toEqual(expected);
+        listener.disconnect();
+      },
+    };
   }
 
   it('within the window: deletes the key, wakes the first waiter, and the releaser may take it back', async () => {
     const admin = clocked().admin;
     const node = IORedisConnection.of(admin);
-    const { listener, woken } = await wakeUpsOn(admin, 'w');
+    const wakeUps = await wakeUpsOn(admin, 'w');
     await heldWithTwoWaiting(admin, node);
     await turnStarted(admin, 0);
-    expect(await releaseScript.run(node, release, 1_000)).toBe(1);
-    expect(await admin.exists('k')).toBe(0); // free, not handed over
+    await releasedFree(admin, node); // free, not handed over
     expect(await admin.zrange('k:queue', 0, -1)).toEqual(['first', 'second']);
     // Before: the release handed the lock to 'first', and this take joined the line.
     expect((await acquireInLineScript.run(node, plain('holder', 3, 2), 1_000)).state).toBe(0);
     expect(await admin.get('k')).toBe('holder:2');
-    while (woken.length === 0) await delay(5);
-    expect(woken).toEqual(['1']); // the first waiter's ticket, and only it
-    listener.disconnect();
+    await wakeUps.heard(['1']); // the first waiter's ticket, and only it
     await admin.flushall();
   });
 
   it('names no attempt for a waiter that does not count from the message: it confirms', async () => {
     const admin = clocked().admin;
     const node = IORedisConnection.of(admin);
-    const { listener, woken } = await wakeUpsOn(admin, 'w');
+    const wakeUps = await wakeUpsOn(admin, 'w');
     await heldWithTwoWaiting(admin, node);
     await turnStarted(admin, BARGE_WINDOW_MS);
     await releasedToFirst(admin, node);
     expect(await admin.pttl('k')).toBeLessThanOrEqual(1_000); // until its deadline in line
-    while (woken.length === 0) await delay(5);
-    expect(woken).toEqual(['1']);
-    listener.disconnect();
+    await wakeUps.heard(['1']);
     await admin.flushall();
   });
 
   it('wakes a waiter whose entry has the form of earlier versions, `<ticket> <channel>`', async () => {
     const admin = clocked().admin;
     const node = IORedisConnection.of(admin);
-    const { listener, woken } = await wakeUpsOn(admin, 'w');
+    const wakeUps = await wakeUpsOn(admin, 'w');
     await heldWithTwoWaiting(admin, node);
     await admin.hset('k:queue-wake', 'first', '1 w'); // as a waiter of a rolling deploy wrote it
     await turnStarted(admin, BARGE_WINDOW_MS);
     await releasedToFirst(admin, node);
-    while (woken.length === 0) await delay(5);
-    expect(woken).toEqual(['1']);
-    listener.disconnect();
+    await wakeUps.heard(['1']);
     await admin.flushall();
   });
+
+  /** The holder's release, which leaves the lock free (the turn is young). */
+  async function releasedFree(admin: Redis, node: IORedisConnection) {
+    expect(await releaseScript.run(node, release, 1_000)).toBe(1);
+    expect(await admin.exists('k')).toBe(0);
+  }
 
   /** The holder's release, which hands the lock over to the first waiter. */
   async function releasedToFirst(admin: Redis, node: IORedisConnection) {
@@ -281,29 +289,23 @@ describe('bounded barging: a release may leave the lock free while no fair waite
   it('within the window, a later release wakes nobody: the first waiter was woken in this turn', async () => {
     const admin = clocked().admin;
     const node = IORedisConnection.of(admin);
-    const { listener, woken } = await wakeUpsOn(admin, 'w');
+    const wakeUps = await wakeUpsOn(admin, 'w');
     await releasedOnceAndTakenBack(admin, node);
-    expect(await releaseScript.run(node, release, 1_000)).toBe(1);
-    expect(await admin.exists('k')).toBe(0);
+    await releasedFree(admin, node);
     await admin.publish('w', 'end'); // delivered after any wake-up the releases sent
-    while (!woken.includes('end')) await delay(5);
-    expect(woken).toEqual(['1', 'end']);
-    listener.disconnect();
+    await wakeUps.heard(['1', 'end']);
     await admin.flushall();
   });
 
   it('within the window, wakes the next waiter when the woken one is past its deadline', async () => {
     const admin = clocked().admin;
     const node = IORedisConnection.of(admin);
-    const { listener, woken } = await wakeUpsOn(admin, 'w');
+    const wakeUps = await wakeUpsOn(admin, 'w');
     const now = await releasedOnceAndTakenBack(admin, node);
     await admin.zadd('k:queue-deadlines', now, 'first'); // gone: its deadline is now
-    expect(await releaseScript.run(node, release, 1_000)).toBe(1);
-    expect(await admin.exists('k')).toBe(0); // still left free: the turn is young
+    await releasedFree(admin, node); // still left free: the turn is young
     expect(await admin.zrange('k:queue', 0, -1)).toEqual(['second']);
-    while (woken.length < 2) await delay(5);
-    expect(woken).toEqual(['1', '2']);
-    listener.disconnect();
+    await wakeUps.heard(['1', '2']);
     await admin.flushall();
   });
 
@@ -321,16 +323,13 @@ describe('bounded barging: a release may leave the lock free while no fair waite
   it('within the window, wakes a waiter that joined ahead of the woken one', async () => {
     const admin = clocked().admin;
     const node = IORedisConnection.of(admin);
-    const { listener, woken } = await wakeUpsOn(admin, 'w');
+    const wakeUps = await wakeUpsOn(admin, 'w');
     await releasedOnceAndTakenBack(admin, node);
     const zero = plain('zero', 0);
     expect((await acquireInLineScript.run(node, zero, 1_000)).state).toBeGreaterThan(0);
-    expect(await releaseScript.run(node, release, 1_000)).toBe(1);
-    expect(await admin.exists('k')).toBe(0);
+    await releasedFree(admin, node);
     expect(await admin.hget('k:queue-turn', 'woken')).toBe('zero');
-    while (woken.length < 2) await delay(5);
-    expect(woken).toEqual(['1', '0']);
-    listener.disconnect();
+    await wakeUps.heard(['1', '0']);
     await admin.flushall();
   });
 
