@@ -103,7 +103,9 @@ function withCommandNamed(error: unknown, lua: string): unknown {
   const line = /can't run this command.*@user_script:(\d+)/.exec(error.message)?.[1];
   const command =
     byServer?.toUpperCase() ??
-    /redis\.p?call\('(\w+)'/.exec(lua.split('\n')[Number(line) - 1] ?? '')?.[1];
+    (line === undefined
+      ? undefined
+      : /redis\.p?call\('(\w+)'/.exec(lua.split('\n')[Number(line) - 1] ?? '')?.[1]);
   if (!command) return error;
   const grant = `the script's ${command}: grant +${command.toLowerCase()}`;
   const hinted = new Error(`${error.message.replace(/\.$/, '')} (${grant})`);

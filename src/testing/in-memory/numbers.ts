@@ -30,12 +30,16 @@ export interface Strtod {
 }
 
 const SPACE = /^[ \t\n\v\f\r]*/;
+const PLAIN_INTEGER = /^-?[0-9]{1,15}$/;
 const SPECIAL = /^([+-]?)(?:(inf(?:inity)?)|(nan(?:\([0-9A-Za-z_]*\))?))/i;
 const HEX = /^([+-]?)0x([0-9a-f]*)(?:\.([0-9a-f]*))?(?:p([+-]?[0-9]+))?/i;
 const DECIMAL = /^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:e[+-]?[0-9]+)?/i;
 
 /** glibc's `strtod` on `text` (leading white space skipped, as it does). */
 export function strtod(text: string): Strtod {
+  // Most numbers read are plain integers (times, TTLs, tickets): exact as JS reads them.
+  if (PLAIN_INTEGER.test(text))
+    return { value: Number(text), length: text.length, outOfRange: false };
   const skipped = SPACE.exec(text)?.[0].length ?? 0;
   const rest = text.slice(skipped);
   const special = SPECIAL.exec(rest);
@@ -95,6 +99,10 @@ export function formatG(value: number, precision: number): string {
   if (Number.isNaN(value)) return 'nan';
   if (!Number.isFinite(value)) return value > 0 ? 'inf' : '-inf';
   if (value === 0) return Object.is(value, -0) ? '-0' : '0';
+  // An integer with fewer digits than the precision, and below 2^53: JS writes it the same.
+  if (Number.isInteger(value) && Math.abs(value) < 10 ** Math.min(precision, 15)) {
+    return String(value);
+  }
   const sign = value < 0 ? '-' : '';
   const { digits, exponent } = roundedDigits(Math.abs(value), precision);
   if (exponent < -4 || exponent >= precision) {
