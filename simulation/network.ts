@@ -9,6 +9,7 @@ import { SimulatedRedisNode } from '../src/testing/in-memory/node.js';
 import type { Reply } from '../src/testing/in-memory/reply.js';
 import type { SimCluster } from './cluster.js';
 import { focusSettings } from './focus.js';
+import { compiledLua } from './lua/compile.js';
 import type { Random } from './random.js';
 import { allows, type Focus, type ScheduleShape } from './shape.js';
 import { EPOCH_MS } from './virtual-time.js';
@@ -62,6 +63,7 @@ export class WorldNode {
     this.node = new SimulatedRedisNode({
       name,
       clockUs: () => this.clockUs(),
+      lua: compiledLua(),
       // Up for a while already (up to a day): a node first seen young abstains, as a
       // restarted one does, and every schedule would start with a grace.
       uptimeMs: random.next() * 86_400_000,

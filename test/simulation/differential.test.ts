@@ -16,13 +16,14 @@
  * Replay one seed: DIFF_SEED=<seed> [DIFF_STEPS=<n>] npx vitest run test/simulation
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { compiledLua } from '../../simulation/lua/compile.js';
 import { Random } from '../../simulation/random.js';
 import { evictionRisk } from '../../src/engine/eviction.js';
 import { SimulatedRedisNode } from '../../src/testing/in-memory/node.js';
 import type { Reply } from '../../src/testing/in-memory/reply.js';
 import { type ClockedRedis, startClockedRedis } from './clocked-redis.js';
 import { dumpKeyspace, sameReply, show } from './compare.js';
-import { luaSnippet } from './lua-snippets.js';
+import { luaSnippet, vmDiffers } from './lua-snippets.js';
 import { rawCommand } from './raw-commands.js';
 import { connectResp, type RespClient } from './resp-client.js';
 import { type AnyScript, evalArgs, findScripts, INPUTS } from './script-inputs.js';
@@ -40,8 +41,13 @@ let client: RespClient;
 let subscriber: RespClient;
 let scripts: AnyScript[];
 let now = BigInt(Date.now()) * 1000n;
+/** The node on the Lua VM (as `InMemoryRedis` runs scripts), and the simulation's. */
 const node = new SimulatedRedisNode({ name: 'sim', clockUs: () => now });
-const simulatedMessages: [string, string][] = [];
+const compiled = new SimulatedRedisNode({ name: 'sim', clockUs: () => now, lua: compiledLua() });
+const simulated = [
+  { node, messages: [] as [string, string][] },
+  { node: compiled, messages: [] as [string, string][] },
+];
 
 beforeAll(async () => {
   scripts = await findScripts();
@@ -55,7 +61,9 @@ beforeAll(async () => {
   subscriber = await connectResp(redis.server.port);
   for (const channel of CHANNELS) {
     await subscriber.call(['SUBSCRIBE', channel]);
-    node.subscribe(channel, (...message) => simulatedMessages.push(message));
+    for (const { node, messages } of simulated) {
+      node.subscribe(channel, (...message) => messages.push(message));
+    }
   }
 });
 
@@ -121,8 +129,9 @@ const printable = (argv: readonly string[]) =>
 
 async function compareKeyspaces(context: () => string): Promise<void> {
   const real = await dumpKeyspace((argv) => client.call(argv));
-  const simulated = await dumpKeyspace((argv) => node.execute(argv));
-  expect(simulated, context()).toBe(real);
+  for (const { node } of simulated) {
+    expect(await dumpKeyspace((argv) => node.execute(argv)), context()).toBe(real);
+  }
 }
 
 /** Runs one sequence; returns how many messages subscribers received. */
@@ -130,10 +139,12 @@ async function runSequence(seed: number): Promise<number> {
   const r = new Random(seed);
   await client.call(['FLUSHALL']);
   await client.call(['SCRIPT', 'FLUSH']);
-  node.execute(['FLUSHALL']);
-  node.execute(['SCRIPT', 'FLUSH']);
+  for (const { node, messages } of simulated) {
+    node.execute(['FLUSHALL']);
+    node.execute(['SCRIPT', 'FLUSH']);
+    messages.length = 0;
+  }
   subscriber.messages.length = 0;
-  simulatedMessages.length = 0;
   const history: string[] = [];
   const context = () =>
     `seed ${seed}, replay: DIFF_SEED=${seed} DIFF_STEPS=${STEPS} npx vitest run test/simulation\n` +
@@ -142,20 +153,26 @@ async function runSequence(seed: number): Promise<number> {
     await advanceClock(r);
     const argv = nextCommand(r);
     const real: Reply = await client.call(argv);
-    const simulated = node.execute(argv);
     history.push(`#${step} @${now}µs ${JSON.stringify(printable(argv))} -> ${show(real)}`);
-    if (!sameReply(real, simulated)) expect(show(simulated), context()).toBe(show(real));
+    for (const { node } of simulated) {
+      if (node !== compiled && vmDiffers(argv)) continue;
+      const reply = node.execute(argv);
+      if (!sameReply(real, reply))
+        expect(show(reply), `${node === compiled ? 'compiled: ' : ''}${context()}`).toBe(
+          show(real),
+        );
+    }
     if (step % CHECK_EVERY === CHECK_EVERY - 1) await compareKeyspaces(context);
   }
   await compareKeyspaces(context);
   for (
     let waited = 0;
-    subscriber.messages.length < simulatedMessages.length && waited < 100;
+    subscriber.messages.length < (simulated[0]?.messages.length ?? 0) && waited < 100;
     waited++
   ) {
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
-  expect(simulatedMessages, context()).toEqual(subscriber.messages);
+  for (const { messages } of simulated) expect(messages, context()).toEqual(subscriber.messages);
   return subscriber.messages.length;
 }
 

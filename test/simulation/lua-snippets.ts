@@ -37,6 +37,13 @@ end
 table.sort(out)
 return out`;
 
+/**
+ * Marks a snippet where fengari's Lua 5.3 (the VM `InMemoryRedis` runs) and Redis's 5.1
+ * differ, and only the simulation's compiled scripts are held to Redis (a comment, so the
+ * script runs as it is).
+ */
+const VM_DIFFERS = '-- vm differs\n';
+
 /** [lua, how many KEYS, ARGV generator] */
 const SNIPPETS: [string, number, (r: Random) => string[]][] = [
   ['return tonumber(ARGV[1])', 0, (r) => [r.pick(NUMBERS)]],
@@ -129,7 +136,125 @@ const SNIPPETS: [string, number, (r: Random) => string[]][] = [
   ['local ok, e = pcall(redis.call, "INCR", KEYS[1]) return {tostring(ok), e}', 1, () => []],
   ['return select("#", unpack(KEYS))', 2, () => []],
   [GLOBALS, 0, () => []],
+  // What the compiled scripts of the simulation must do as Redis's Lua does (see
+  // simulation/lua/): patterns, multiple results, and the words and lines of runtime errors.
+  [
+    // 5.3 (the VM) words some malformed patterns apart ("invalid capture index %1").
+    `${VM_DIFFERS}return {string.find(ARGV[1], ARGV[2])}`,
+    0,
+    (r) => [r.pick(SUBJECTS), pattern(r)],
+  ],
+  [
+    // 5.3 (the VM) gives nil for a start past the end; 5.1 still matches there.
+    `${VM_DIFFERS}return {string.match(ARGV[1], ARGV[2], tonumber(ARGV[3]))}`,
+    0,
+    (r) => [r.pick(SUBJECTS), pattern(r), r.pick(['1', '2', '-3', '0', '99'])],
+  ],
+  [
+    // 5.3 (the VM) skips an empty match right after a match; 5.1 does not.
+    `${VM_DIFFERS}local out = {}\nfor a, b in string.gmatch(ARGV[1], ARGV[2]) do\n  out[#out + 1] = a .. '|' .. tostring(b)\nend\nreturn out`,
+    0,
+    (r) => [r.pick(SUBJECTS), pattern(r)],
+  ],
+  [
+    `${VM_DIFFERS}return {string.find(ARGV[1], ARGV[2], 2, true)}`,
+    0,
+    (r) => [r.pick(SUBJECTS), r.pick(['a', '(', '%d', ''])],
+  ],
+  ['local t = {}\nreturn t.a.b', 0, () => []],
+  ['local x\nreturn x + 1', 0, () => []],
+  ['return ARGV[1] + 1, 2', 0, (r) => [r.pick(NUMBERS)]],
+  [
+    // 5.3 (the VM) places an operation split over lines on its first line, 5.1 on its last.
+    `${VM_DIFFERS}return KEYS[1] .. ':' ..\n tonumber(ARGV[1])`,
+    1,
+    (r) => [r.pick(NUMBERS)],
+  ],
+  ['return {tonumber(ARGV[1]) < 5, 5 > tonumber(ARGV[1]) or false}', 0, (r) => [r.pick(NUMBERS)]],
+  ['for i = 1, tonumber(ARGV[1]) do end\nreturn 1', 0, (r) => [r.pick(INTEGERS)]],
+  ['return #tonumber(ARGV[1])', 0, (r) => [r.pick(NUMBERS)]],
+  [
+    "return string.format('%d %5s|%-3d|%x', tonumber(ARGV[1]), ARGV[1], 7, 255)",
+    0,
+    (r) => [r.pick(INTEGERS)],
+  ],
+  ['local t = {}\nt[tonumber(ARGV[1])] = 1\nreturn #t', 0, (r) => [r.pick([...NUMBERS, 'nan'])]],
+  [
+    'return {string.sub(ARGV[1], tonumber(ARGV[2]) or 1, -2), string.rep(ARGV[1], 3)}',
+    0,
+    (r) => [r.pick(NUMBERS), r.pick(INTEGERS)],
+  ],
+  ['local x\nlocal function f() return x + 1 end\nreturn f()', 0, () => []],
+  ['local function f() return 1, 2 end\nreturn {f(), (f()), f()}', 0, () => []],
+  [
+    "local t = {}\ntable.insert(t, ARGV[1])\ntable.insert(t, 1, 'a')\nreturn table.concat(t, ',')",
+    0,
+    (r) => [r.pick(NUMBERS)],
+  ],
+  ['local ok, e = pcall(function() return nil + 1 end)\nreturn {tostring(ok), e}', 0, () => []],
+  [
+    'local r = string.rep\nlocal ok, e = pcall(function() return string.rep() end)\nreturn {e, select(2, pcall(function() return r({}) end))}',
+    0,
+    () => [],
+  ],
+  [
+    "local i, s = 0, ''\nrepeat i = i + 1 s = s .. i until i >= 3\nwhile i > 0 do i = i - 1 end\nreturn s",
+    0,
+    () => [],
+  ],
 ];
+
+/**
+ * Whole numbers (and a few that are not numbers): where 5.1 truncates a fraction and fengari's
+ * 5.3 refuses it (`string.sub`, `%d`), and loop bounds that end.
+ */
+const INTEGERS = ['3', '-2', '0', '1', '7', 'x', '', ' 5 '];
+
+/** Strings the pattern snippets search. */
+const SUBJECTS = [
+  '3 PUBLISH wake:1',
+  'abc(def)ghi',
+  '',
+  'aaa',
+  'x-y_z.12',
+  bytesOf('é 9'),
+  '12 34 567',
+];
+
+const PATTERN_PIECES = [
+  '%d+',
+  '%a*',
+  '[%w_-]+',
+  '%S+',
+  '.-',
+  '[^ ]',
+  '%s',
+  'a?',
+  '()',
+  '(%d)',
+  '%1',
+  '[a-c]',
+  '%b()',
+  '%f[%w]',
+  ' ',
+  '%.',
+  '^',
+  '$',
+  '(',
+  ')',
+  '%',
+  '[',
+];
+
+/** A pattern of a few pieces: often valid, sometimes malformed (both sides must agree). */
+function pattern(r: Random): string {
+  return Array.from({ length: r.int(1, 4) }, () => r.pick(PATTERN_PIECES)).join('');
+}
+
+/** Whether a snippet is one of those (see VM_DIFFERS). */
+export function vmDiffers(argv: readonly string[]): boolean {
+  return argv[0] === 'EVAL' && (argv[1] ?? '').startsWith(VM_DIFFERS);
+}
 
 /** One snippet as an EVAL command (argv). */
 export function luaSnippet(r: Random): string[] {

@@ -25,14 +25,35 @@ export function inLua51Words(message: string): string {
   );
 }
 
+/** A script turned into a function that runs it as EVAL does (see {@link ScriptCompiler}). */
+export type CompiledScript = (
+  keys: readonly string[],
+  args: readonly string[],
+  bridge: CommandBridge,
+) => Reply;
+
+/**
+ * Turns a script into a {@link CompiledScript}, or answers undefined to leave it to the VM:
+ * the simulation compiles distlock's scripts to JavaScript (simulation/lua/compile.ts).
+ */
+export type ScriptCompiler = (sha: string, body: string) => CompiledScript | undefined;
+
+export interface LuaScriptsOptions {
+  /** Runs the scripts it can compile instead of the VM. @default none */
+  readonly compiler?: ScriptCompiler;
+}
+
 export class LuaScripts {
   readonly #L: LuaState;
   readonly #realGlobals: number;
   /** Compiled functions (registry references) by SHA1. */
   readonly #compiled = new Map<string, number>();
+  /** Scripts the compiler took, by SHA1. */
+  readonly #precompiled = new Map<string, CompiledScript>();
+  readonly #compiler: ScriptCompiler | undefined;
   #bridge: CommandBridge | undefined;
 
-  constructor() {
+  constructor(options: LuaScriptsOptions = {}) {
     const { L, realGlobals } = createEnvironment(() => {
       if (!this.#bridge) throw new Error('redis.call outside a script run');
       return this.#bridge;
@@ -40,6 +61,7 @@ export class LuaScripts {
     this.#L = L;
     this.#realGlobals = realGlobals;
     this.#checkNumbers();
+    this.#compiler = options.compiler;
   }
 
   /**
@@ -47,7 +69,12 @@ export class LuaScripts {
    * error reply EVAL answers with.
    */
   compile(sha: string, body: string): Reply | undefined {
-    if (this.#compiled.has(sha)) return undefined;
+    if (this.#compiled.has(sha) || this.#precompiled.has(sha)) return undefined;
+    const precompiled = this.#compiler?.(sha, body);
+    if (precompiled) {
+      this.#precompiled.set(sha, precompiled);
+      return undefined;
+    }
     const L = this.#L;
     const bytes = luaString(body);
     if (lauxlib.luaL_loadbuffer(L, bytes, bytes.length, luaString('@user_script')) !== lua.LUA_OK) {
@@ -61,6 +88,8 @@ export class LuaScripts {
 
   /** Runs the compiled script `sha` with `keys` and `args`; `bridge` runs its commands. */
   run(sha: string, keys: readonly string[], args: readonly string[], bridge: CommandBridge): Reply {
+    const precompiled = this.#precompiled.get(sha);
+    if (precompiled) return precompiled(keys, args, bridge);
     const L = this.#L;
     const compiled = this.#compiled.get(sha);
     if (compiled === undefined) throw new Error(`script ${sha} was not compiled`);
