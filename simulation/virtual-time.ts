@@ -6,7 +6,7 @@
  * stall guard), `Date.now()` (waiting-line tickets), `Math.random()` (retry jitter, tickets)
  * and `crypto.randomFillSync`/`randomBytes` (tokens, locker ids). Rather than thread an
  * injectable scheduler through the engine, the simulation replaces those globals for the
- * duration of a schedule: timers and `Date` by `@sinonjs/fake-timers`, `performance.now` by
+ * duration of a schedule: timers and `Date` by a virtual clock (virtual-clock.ts), `performance.now` by
  * the same virtual clock, and every random source by the schedule's seeded PRNG. The engine
  * runs unchanged, and the simulation cannot forget a place that reads time.
  *
@@ -23,9 +23,9 @@
 import crypto from 'node:crypto';
 import { syncBuiltinESMExports } from 'node:module';
 import { performance } from 'node:perf_hooks';
-import FakeTimers from '@sinonjs/fake-timers';
 import { newToken } from '../src/engine/token.js';
 import type { Random } from './random.js';
+import { installClock, VirtualClock } from './virtual-clock.js';
 
 /** The virtual wall clock at the start of every schedule (ms since the epoch). */
 export const EPOCH_MS = 1_767_225_600_000; // 2026-01-01T00:00:00Z
@@ -53,24 +53,18 @@ function atLeastOneMs(ms: number | undefined): number {
 /** Timers that may fire at one virtual moment before a schedule counts as spinning. */
 const SPIN_TIMERS = 100_000;
 
+/** Resolves once every pending promise callback and `process.nextTick` has run. */
+const settled = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
 /** Replaces time and randomness with virtual ones drawn from `random`, until `uninstall`. */
 export function installVirtualTime(random: Random): VirtualTime {
   if (installed) throw new Error('virtual time is already installed');
   installed = true;
-  const clock = FakeTimers.withGlobal(globalThis).install({
-    now: EPOCH_MS,
-    toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'],
-    shouldClearNativeTimers: false,
-  });
-  // Node runs a timer of less than 1 ms (0.4, 0) after 1 ms; fake timers would run it at the
-  // same moment, and a loop retrying after `deadline - now` (0.4 ms) would never see time move.
-  type Schedule = (callback: () => void, ms: number, ...args: unknown[]) => unknown;
-  const fakeSetTimeout = globalThis.setTimeout as unknown as Schedule;
-  globalThis.setTimeout = ((callback: () => void, ms?: number, ...args: unknown[]) =>
-    fakeSetTimeout(callback, atLeastOneMs(ms), ...args)) as typeof setTimeout;
-  const fakeSetInterval = globalThis.setInterval as unknown as Schedule;
-  globalThis.setInterval = ((callback: () => void, ms?: number, ...args: unknown[]) =>
-    fakeSetInterval(callback, atLeastOneMs(ms), ...args)) as typeof setInterval;
+  const clock = new VirtualClock(EPOCH_MS);
+  // Node runs a timer of less than 1 ms (0.4, 0) after 1 ms; the virtual clock would run it
+  // at the same moment, and a loop retrying after `deadline - now` (0.4 ms) would never see
+  // time move.
+  const timers = installClock(clock, (ms) => atLeastOneMs(ms as number | undefined));
   const realRandom = Math.random;
   // Nothing reads an error's stack in a schedule; building them was 4% of the run.
   const stackTraceLimit = Error.stackTraceLimit;
@@ -110,11 +104,14 @@ export function installVirtualTime(random: Random): VirtualTime {
         untilMs - (clock.now - EPOCH_MS),
       );
       try {
-        await new Promise((resolve) => setImmediate(resolve));
+        await settled();
         let firedAt = clock.now;
         let firedNow = 0;
         while (!done() && !timedOut) {
-          await clock.nextAsync();
+          // Fired where no other callback is pending (the last wait let every promise
+          // settle), then one real turn of the event loop for what it started.
+          clock.fireNext();
+          await settled();
           firedNow = clock.now === firedAt ? firedNow + 1 : 0;
           firedAt = clock.now;
           if (firedNow > SPIN_TIMERS) {
@@ -129,7 +126,7 @@ export function installVirtualTime(random: Random): VirtualTime {
       }
     },
     uninstall() {
-      clock.uninstall();
+      timers.uninstall();
       Error.stackTraceLimit = stackTraceLimit;
       Math.random = realRandom;
       crypto.randomFillSync = realFill;
