@@ -266,20 +266,23 @@ export function luaValueOf(reply: Reply): unknown {
   }
 }
 
+/** A `redis.call` that cannot run: raised, or returned by `redis.pcall`. */
+function failedCall(raise: boolean, message: string): unknown[] {
+  const error = errorTable(message);
+  if (raise) throw hostError(error);
+  return [error];
+}
+
 function redisCall(raise: boolean): LuaFunction {
   return (...args) => {
-    const fail = (message: string): unknown[] => {
-      const error = errorTable(message);
-      if (raise) throw hostError(error);
-      return [error];
-    };
-    if (args.length === 0)
-      return fail('Please specify at least one argument for this redis lib call');
+    if (args.length === 0) {
+      return failedCall(raise, 'Please specify at least one argument for this redis lib call');
+    }
     const argv: string[] = [];
     for (const arg of args) {
       if (typeof arg === 'string') argv.push(arg);
       else if (typeof arg === 'number') argv.push(formatDouble(arg));
-      else return fail('Lua redis lib command arguments must be strings or integers');
+      else return failedCall(raise, 'Lua redis lib command arguments must be strings or integers');
     }
     const bridge = running.bridge;
     if (!bridge) throw new Error('redis.call outside a script run');

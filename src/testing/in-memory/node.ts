@@ -209,12 +209,11 @@ export class SimulatedRedisNode {
   #runFromScript(argv: string[]): Reply {
     const [name = '', ...args] = argv;
     const command = COMMANDS.get(name.toLowerCase());
-    const refuse = (message: string): Reply => ({ kind: 'error', value: `ERR ${message}` });
-    if (!command) return refuse('Unknown Redis command called from script');
+    if (!command) return scriptRefusal('Unknown Redis command called from script');
     if (!arityAllows(command.arity, argv.length)) {
-      return refuse('Wrong number of args calling Redis command from script');
+      return scriptRefusal('Wrong number of args calling Redis command from script');
     }
-    if (command.noScript) return refuse('This Redis command is not allowed from script');
+    if (command.noScript) return scriptRefusal('This Redis command is not allowed from script');
     return this.#run(command, args, true);
   }
 
@@ -240,4 +239,9 @@ export class SimulatedRedisNode {
       runFromScript: (argv) => this.#runFromScript(argv),
     };
   }
+}
+
+/** What `redis.call` gets for a command a script may not run. */
+function scriptRefusal(message: string): Reply {
+  return { kind: 'error', value: `ERR ${message}` };
 }
