@@ -30,16 +30,20 @@ export interface Strtod {
 }
 
 const SPACE = /^[ \t\n\v\f\r]*/;
-const PLAIN_INTEGER = /^-?[0-9]{1,15}$/;
+const PLAIN_INTEGER = /^-?[0-9]{1,16}$/;
 const SPECIAL = /^([+-]?)(?:(inf(?:inity)?)|(nan(?:\([0-9A-Za-z_]*\))?))/i;
 const HEX = /^([+-]?)0x([0-9a-f]*)(?:\.([0-9a-f]*))?(?:p([+-]?[0-9]+))?/i;
 const DECIMAL = /^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:e[+-]?[0-9]+)?/i;
 
 /** glibc's `strtod` on `text` (leading white space skipped, as it does). */
 export function strtod(text: string): Strtod {
-  // Most numbers read are plain integers (times, TTLs, tickets): exact as JS reads them.
-  if (PLAIN_INTEGER.test(text))
-    return { value: Number(text), length: text.length, outOfRange: false };
+  // Most numbers read are plain integers (times, TTLs, tickets, below 2^53: exact as JS
+  // reads them) and the `-inf` of a score range.
+  if (PLAIN_INTEGER.test(text)) {
+    const value = Number(text);
+    if (Number.isSafeInteger(value)) return { value, length: text.length, outOfRange: false };
+  }
+  if (text === '-inf') return { value: Number.NEGATIVE_INFINITY, length: 4, outOfRange: false };
   const skipped = SPACE.exec(text)?.[0].length ?? 0;
   const rest = text.slice(skipped);
   const special = SPECIAL.exec(rest);
