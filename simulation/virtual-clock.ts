@@ -85,13 +85,15 @@ export class VirtualClock {
     return this.#add(callback, delayOf(ms), undefined, args);
   }
 
+  /** An interval's period is whole ms too (`parseInt` first, as fake-timers does). */
   setInterval(
     callback: (...args: unknown[]) => void,
     ms?: unknown,
     ...args: unknown[]
   ): TimerHandle {
-    const interval = typeof ms === 'number' && Number.isFinite(ms) && ms <= MAX_TIMEOUT ? ms : 1;
-    return this.#add(callback, delayOf(ms), interval, args);
+    const period = Number.parseInt(String(ms), 10);
+    const interval = Number.isFinite(period) && period <= MAX_TIMEOUT ? period : 1;
+    return this.#add(callback, delayOf(period), interval, args);
   }
 
   clear(handle: unknown): void {

@@ -87,7 +87,12 @@ const RUNTIME = {
   index,
   setIndex,
   call,
-  callBuiltin: (f: (...args: unknown[]) => unknown[], line: number, callee: string, ...args: unknown[]) => {
+  callBuiltin: (
+    f: (...args: unknown[]) => unknown[],
+    line: number,
+    callee: string,
+    ...args: unknown[]
+  ) => {
     where.line = line;
     where.callee = callee;
     return f(...args);
