@@ -5,14 +5,17 @@
  * crosses as UTF-8, as a client library sends and decodes it.
  */
 
+/** ASCII: the same as text and as bytes (most of what crosses, so it skips the Buffer). */
+const ASCII = /^[\x00-\x7f]*$/;
+
 /** The UTF-8 bytes of `text`, as a byte string. */
 export function bytesOf(text: string): string {
-  return Buffer.from(text, 'utf8').toString('latin1');
+  return ASCII.test(text) ? text : Buffer.from(text, 'utf8').toString('latin1');
 }
 
 /** A byte string read as UTF-8 (invalid sequences become U+FFFD, as a client decodes them). */
 export function textOf(bytes: string): string {
-  return Buffer.from(bytes, 'latin1').toString('utf8');
+  return ASCII.test(bytes) ? bytes : Buffer.from(bytes, 'latin1').toString('utf8');
 }
 
 /** A byte string from raw bytes. */
