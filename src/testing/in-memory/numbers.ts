@@ -103,10 +103,8 @@ export function formatG(value: number, precision: number): string {
   if (Number.isNaN(value)) return 'nan';
   if (!Number.isFinite(value)) return value > 0 ? 'inf' : '-inf';
   if (value === 0) return Object.is(value, -0) ? '-0' : '0';
-  // An integer with fewer digits than the precision, and below 2^53: JS writes it the same.
-  if (Number.isInteger(value) && Math.abs(value) < 10 ** Math.min(precision, 15)) {
-    return String(value);
-  }
+  // An integer below 2^53 with fewer digits than the precision: JS writes it the same.
+  if (Number.isSafeInteger(value) && Math.abs(value) < 10 ** precision) return String(value);
   const sign = value < 0 ? '-' : '';
   const { digits, exponent } = roundedDigits(Math.abs(value), precision);
   if (exponent < -4 || exponent >= precision) {
