@@ -2,7 +2,7 @@
  * Compiles a Redis script to a JavaScript function that runs it as Redis 7.0's EVAL does:
  * KEYS and ARGV as tables, the commands through the node's bridge, the result converted to a
  * reply, and an error turned into the reply Redis's error handler makes of it. The simulation
- * runs distlock's scripts this way, ten to twenty times faster than the Lua VM; a script that
+ * runs distlock's scripts this way: 7 µs a run with its commands, 105 µs on the Lua VM. A script that
  * uses what the compiler does not translate (see generate.ts), or does not compile, is left to
  * the VM, which also words its compile error.
  *
@@ -25,23 +25,11 @@ import {
   type Reply,
   status,
 } from '../../src/testing/in-memory/reply.js';
-import { builtinCode, Generator, type LibraryNames, Unsupported } from './generate.js';
+import { Generator, type LibraryNames, Unsupported } from './generate.js';
 import { createGlobals, running } from './library.js';
-import {
-  arithmetic,
-  call,
-  concat,
-  forNumbers,
-  index,
-  LuaError,
-  lessOrEqual,
-  lessThan,
-  negate,
-  runtimeError,
-  setIndex,
-  where,
-} from './operations.js';
-import { LuaTable, NONE, numberText, toDisplay, truthy, typeName } from './values.js';
+import { LuaError, where } from './operations.js';
+import { prologue, RUNTIME } from './runtime.js';
+import { LuaTable, numberText, toDisplay } from './values.js';
 
 type Chunk = (keys: LuaTable, args: LuaTable) => unknown[];
 
@@ -49,108 +37,10 @@ const globals = createGlobals();
 const libraries: LibraryNames = new Map(
   [...globals]
     .filter(([, value]) => value instanceof LuaTable)
-    .map(([name, table]) => [name, new Set(libraryNames(table as LuaTable))]),
+    .map(([name, table]) => [name, new Set((table as LuaTable).names())]),
 );
 
-function libraryNames(table: LuaTable): string[] {
-  return [
-    'call',
-    'pcall',
-    'error_reply',
-    'status_reply',
-    'sub',
-    'len',
-    'lower',
-    'upper',
-    'rep',
-    'find',
-    'match',
-    'gmatch',
-    'format',
-    'floor',
-    'ceil',
-    'abs',
-    'max',
-    'min',
-    'getn',
-    'insert',
-    'concat',
-  ].filter((name) => table.get(name) !== undefined);
-}
-
-/** What compiled code binds: the operations, with their fast paths inline. */
-const RUNTIME = {
-  NONE,
-  Table: LuaTable,
-  where,
-  T: truthy,
-  index,
-  setIndex,
-  call,
-  callBuiltin: (
-    f: (...args: unknown[]) => unknown[],
-    line: number,
-    callee: string,
-    ...args: unknown[]
-  ) => {
-    where.line = line;
-    where.callee = callee;
-    return f(...args);
-  },
-  forNumbers,
-  concat: (values: unknown[], names: string[], line: number): string => {
-    if (values.every((value) => typeof value === 'string')) return values.join('');
-    return concat(values, names, line);
-  },
-  add: (a: unknown, b: unknown, line: number, na: string, nb: string) =>
-    typeof a === 'number' && typeof b === 'number' ? a + b : arithmetic('+', a, b, line, na, nb),
-  sub: (a: unknown, b: unknown, line: number, na: string, nb: string) =>
-    typeof a === 'number' && typeof b === 'number' ? a - b : arithmetic('-', a, b, line, na, nb),
-  mul: (a: unknown, b: unknown, line: number, na: string, nb: string) =>
-    typeof a === 'number' && typeof b === 'number' ? a * b : arithmetic('*', a, b, line, na, nb),
-  div: (a: unknown, b: unknown, line: number, na: string, nb: string) =>
-    typeof a === 'number' && typeof b === 'number' ? a / b : arithmetic('/', a, b, line, na, nb),
-  mod: (a: unknown, b: unknown, line: number, na: string, nb: string) =>
-    arithmetic('%', a, b, line, na, nb),
-  pow: (a: unknown, b: unknown, line: number, na: string, nb: string) =>
-    arithmetic('^', a, b, line, na, nb),
-  neg: (a: unknown, line: number, name: string) =>
-    typeof a === 'number' ? -a : negate(a, line, name),
-  len: (a: unknown, line: number, name: string) => {
-    if (typeof a === 'string') return a.length;
-    if (a instanceof LuaTable) return a.length;
-    throw runtimeError(
-      name
-        ? `attempt to get length of ${name} (a ${typeName(a)} value)`
-        : `attempt to get length of a ${typeName(a)} value`,
-      line,
-    );
-  },
-  lt: (a: unknown, b: unknown, line: number) => lessThan(a, b, line),
-  le: (a: unknown, b: unknown, line: number) => lessOrEqual(a, b, line),
-  gt: (a: unknown, b: unknown, line: number) => lessThan(b, a, line),
-  ge: (a: unknown, b: unknown, line: number) => lessOrEqual(b, a, line),
-  keyed: (pairs: unknown[], line: number) => {
-    const table = new LuaTable();
-    for (let i = 0; i < pairs.length; i += 2) setIndex(table, pairs[i], pairs[i + 1], line, '');
-    return table;
-  },
-};
-
-const PROLOGUE = [
-  `const { ${Object.keys(RUNTIME)
-    .map((name) => `${name}: $${name}`)
-    .join(', ')} } = $rt;`,
-  ...[...globals.keys()].map(
-    (name) => `const ${builtinCode(name)} = $G.get(${JSON.stringify(name)});`,
-  ),
-  ...[...libraries].flatMap(([library, names]) =>
-    [...names].map(
-      (name) =>
-        `const ${builtinCode(`${library}.${name}`)} = $G.get(${JSON.stringify(library)}).get(${JSON.stringify(name)});`,
-    ),
-  ),
-].join('\n');
+const PROLOGUE = prologue(globals, libraries);
 
 /** The JS source of `body` compiled, or undefined when the interpreter must run it. */
 export function compileToSource(body: string): string | undefined {

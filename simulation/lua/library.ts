@@ -6,12 +6,19 @@
  * stand in for what it does not model. Errors are 5.1's words (`luaL_argerror`).
  */
 
-import type { CommandBridge } from '../../src/testing/in-memory/lua/redis-library.js';
-import { formatDouble } from '../../src/testing/in-memory/numbers.js';
-import type { Reply } from '../../src/testing/in-memory/reply.js';
+import {
+  badArgument,
+  checkAny,
+  checkInteger,
+  checkNumber,
+  checkTable,
+  checkText,
+  optionalInteger,
+} from './arguments.js';
+import { libraryTable } from './library-table.js';
 import { call, hostError, LuaError, stringMethods, where } from './operations.js';
-import { Matcher, PatternError } from './patterns.js';
-import { FORMAT_CONVERSIONS, formatString } from './string-format.js';
+import { redisLibrary } from './redis-library.js';
+import { stringLibrary } from './string-library.js';
 import {
   type LuaFunction,
   LuaTable,
@@ -22,154 +29,7 @@ import {
   typeName,
 } from './values.js';
 
-export { FORMAT_CONVERSIONS };
-
-/** The node that runs the current script's commands. */
-export const running: { bridge: CommandBridge | undefined } = { bridge: undefined };
-
-/**
- * 5.1's `luaL_argerror`: the function is named as its caller named it (`where.callee`: 'rep'
- * for `string.rep(...)`, 'r' after `local r = string.rep`, '?' when called by `pcall`).
- */
-function badArgument(n: number, message: string): LuaError {
-  return hostError(`bad argument #${n} to '${where.callee}' (${message})`);
-}
-
-function expected(args: unknown[], n: number, type: string): LuaError {
-  const got = n <= args.length ? typeName(args[n - 1]) : 'no value';
-  return badArgument(n, `${type} expected, got ${got}`);
-}
-
-function checkAny(args: unknown[], n: number): void {
-  if (n > args.length) throw badArgument(n, 'value expected');
-}
-
-function checkText(args: unknown[], n: number): string {
-  const text = toText(args[n - 1]);
-  if (text === undefined) throw expected(args, n, 'string');
-  return text;
-}
-
-function checkNumber(args: unknown[], n: number): number {
-  const value = toNumber(args[n - 1]);
-  if (value === undefined) throw expected(args, n, 'number');
-  return value;
-}
-
-/** `luaL_checkinteger`: C's cast, which truncates. */
-function checkInteger(args: unknown[], n: number): number {
-  return Math.trunc(checkNumber(args, n));
-}
-
-function optionalInteger(args: unknown[], n: number, fallback: number): number {
-  return args[n - 1] === undefined ? fallback : checkInteger(args, n);
-}
-
-function checkTable(args: unknown[], n: number): LuaTable {
-  const table = args[n - 1];
-  if (!(table instanceof LuaTable)) throw expected(args, n, 'table');
-  return table;
-}
-
-/** Runs `body`, turning a malformed pattern into the Lua error `str_find_aux` raises. */
-function withPattern<T>(body: () => T): T {
-  try {
-    return body();
-  } catch (error) {
-    if (error instanceof PatternError) throw hostError(error.message);
-    throw error;
-  }
-}
-
-/** 5.1's `posrelat`: a negative position counts from the end. */
-function relative(position: number, length: number): number {
-  if (position < 0) position += length + 1;
-  return position >= 0 ? position : 0;
-}
-
-const SPECIALS = /[\^$*+?.([%-]/;
-
-/** `string.find` and `string.match` (5.1's `str_find_aux`). */
-function find(isFind: boolean): LuaFunction {
-  return (...args) => {
-    const source = checkText(args, 1);
-    const pattern = checkText(args, 2);
-    let init = relative(optionalInteger(args, 3, 1), source.length) - 1;
-    if (init < 0) init = 0;
-    else if (init > source.length) init = source.length;
-    if (isFind && ((args[3] !== undefined && args[3] !== false) || !SPECIALS.test(pattern))) {
-      const at = source.indexOf(pattern, init);
-      return at === -1 ? [undefined] : [at + 1, at + pattern.length];
-    }
-    return withPattern(() => {
-      const matcher = new Matcher(source, pattern);
-      const anchored = matcher.pattern.startsWith('^');
-      const start = anchored ? 1 : 0;
-      let s = init;
-      do {
-        const end = matcher.match(s, start);
-        if (end !== -1) {
-          return isFind
-            ? [s + 1, end, ...matcher.captures(s, end, false)]
-            : matcher.captures(s, end);
-        }
-      } while (s++ < source.length && !anchored);
-      return [undefined];
-    });
-  };
-}
-
-/** `string.gmatch`: an iterator over the matches (a leading `^` is no anchor in 5.1). */
-const gmatch: LuaFunction = (...args) => {
-  const source = checkText(args, 1);
-  const pattern = checkText(args, 2);
-  let position = 0;
-  const next: LuaFunction = () =>
-    withPattern(() => {
-      const matcher = new Matcher(source, pattern);
-      for (let s = position; s <= source.length; s++) {
-        const end = matcher.match(s, 0);
-        if (end !== -1) {
-          position = end === s ? end + 1 : end;
-          return matcher.captures(s, end);
-        }
-      }
-      return NONE;
-    });
-  return [next];
-};
-
-function stringLibrary(): LuaTable {
-  const functions: Record<string, LuaFunction> = {
-    sub: (...args) => {
-      const text = checkText(args, 1);
-      let start = relative(checkInteger(args, 2), text.length);
-      let end = relative(optionalInteger(args, 3, -1), text.length);
-      if (start < 1) start = 1;
-      if (end > text.length) end = text.length;
-      return [start <= end ? text.slice(start - 1, end) : ''];
-    },
-    len: (...args) => [checkText(args, 1).length],
-    lower: (...args) => [checkText(args, 1).replace(/[A-Z]+/g, (s) => s.toLowerCase())],
-    upper: (...args) => [checkText(args, 1).replace(/[a-z]+/g, (s) => s.toUpperCase())],
-    rep: (...args) => {
-      const text = checkText(args, 1);
-      const count = checkInteger(args, 2);
-      return [count > 0 ? text.repeat(count) : ''];
-    },
-    find: find(true),
-    match: find(false),
-    gmatch,
-    format: (...args) => [
-      formatString(args, checkText(args, 1), {
-        text: (n) => checkText(args, n),
-        number: (n) => checkNumber(args, n),
-        invalid: (message) => hostError(message),
-      }),
-    ],
-  };
-  return libraryTable(functions);
-}
+export { running } from './redis-library.js';
 
 function mathLibrary(): LuaTable {
   const extreme =
@@ -224,83 +84,6 @@ function tableLibrary(): LuaTable {
       return [parts.join(separator)];
     },
   });
-}
-
-function libraryTable(functions: Record<string, LuaFunction>): LuaTable {
-  const table = new LuaTable([], true);
-  for (const [name, f] of Object.entries(functions)) table.set(name, f);
-  return table;
-}
-
-/** `luaPushError`: the `{err=...}` table of a failed command, its text starting with a code. */
-function errorTable(message: string): LuaTable {
-  let line = `ERR ${message}`;
-  if (message.startsWith('-')) {
-    const space = message.indexOf(' ');
-    line = space === -1 ? `ERR ${message.slice(1)}` : message.slice(1);
-  }
-  return fieldTable('err', line.replace(/[\r\n]+$/, ''));
-}
-
-function fieldTable(name: string, value: string): LuaTable {
-  const table = new LuaTable();
-  table.set(name, value);
-  return table;
-}
-
-/** A reply as `redis.call` returns it to Lua. */
-export function luaValueOf(reply: Reply): unknown {
-  switch (reply.kind) {
-    case 'integer':
-      return Number(reply.value);
-    case 'bulk':
-      return reply.value;
-    case 'nil':
-      return false;
-    case 'status':
-      return fieldTable('ok', reply.value);
-    case 'error':
-      return fieldTable('err', reply.value);
-    case 'array':
-      return new LuaTable(reply.value.map(luaValueOf));
-  }
-}
-
-/** A `redis.call` that cannot run: raised, or returned by `redis.pcall`. */
-function failedCall(raise: boolean, message: string): unknown[] {
-  const error = errorTable(message);
-  if (raise) throw hostError(error);
-  return [error];
-}
-
-function redisCall(raise: boolean): LuaFunction {
-  return (...args) => {
-    if (args.length === 0) {
-      return failedCall(raise, 'Please specify at least one argument for this redis lib call');
-    }
-    const argv: string[] = [];
-    for (const arg of args) {
-      if (typeof arg === 'string') argv.push(arg);
-      else if (typeof arg === 'number') argv.push(formatDouble(arg));
-      else return failedCall(raise, 'Lua redis lib command arguments must be strings or integers');
-    }
-    const bridge = running.bridge;
-    if (!bridge) throw new Error('redis.call outside a script run');
-    const reply = bridge(argv);
-    const value = luaValueOf(reply);
-    if (raise && reply.kind === 'error') throw hostError(value);
-    return [value];
-  };
-}
-
-function replyTable(field: 'ok' | 'err'): LuaFunction {
-  return (...args) => {
-    const text = args[0];
-    if (args.length !== 1 || typeof text !== 'string')
-      return [errorTable('wrong number or type of arguments')];
-    if (field === 'ok') return [fieldTable('ok', text)];
-    return [errorTable(text.startsWith('-') ? text : `-${text}`)];
-  };
 }
 
 const ipairsStep: LuaFunction = (...args) => {
@@ -400,12 +183,7 @@ function unsignedInBase(text: string, base: number): number | undefined {
 export function createGlobals(): Map<string, unknown> {
   const string = stringLibrary();
   stringMethods.table = string;
-  const redis = libraryTable({
-    call: redisCall(true),
-    pcall: redisCall(false),
-    error_reply: replyTable('err'),
-    status_reply: replyTable('ok'),
-  });
+  const redis = redisLibrary();
   return new Map<string, unknown>([
     ...Object.entries(baseFunctions()),
     ['string', string],

@@ -69,6 +69,11 @@ export class LuaTable {
   get length(): number {
     return this.array.length;
   }
+
+  /** The string keys (a library's function names). */
+  names(): string[] {
+    return [...(this.#hash?.keys() ?? [])].filter((key): key is string => typeof key === 'string');
+  }
 }
 
 /** Lua's truth: everything but nil and false. */
