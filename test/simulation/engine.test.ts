@@ -10,13 +10,13 @@ import { explorePool } from '../../simulation/pool.js';
 import { runSchedule } from '../../simulation/schedule.js';
 import { FULL_SHAPE, shapeOptions } from '../../simulation/shape.js';
 
-/** Seeds of the drawn mix, and of each focus (see simulation/shape.ts). */
-const SEEDS = Number(process.env.SIM_SEEDS ?? 200);
-const FOCUSED_SEEDS = Number(process.env.SIM_FOCUSED_SEEDS ?? 50);
+/** Seeds of the drawn mix, and of each focus (see simulation/shape.ts): about 60 s. */
+const SEEDS = Number(process.env.SIM_SEEDS ?? 800);
+const FOCUSED_SEEDS = Number(process.env.SIM_FOCUSED_SEEDS ?? 200);
 /** Seeds of the focuses whose schedules are slower (more acquisitions, no faults). */
-const QUIET_SEEDS = Number(process.env.SIM_QUIET_SEEDS ?? 40);
+const QUIET_SEEDS = Number(process.env.SIM_QUIET_SEEDS ?? 160);
 /** Seeds of the late-takes focus: fast (one node), and its bug needs more of them. */
-const LATE_TAKE_SEEDS = Number(process.env.SIM_LATE_TAKE_SEEDS ?? 150);
+const LATE_TAKE_SEEDS = Number(process.env.SIM_LATE_TAKE_SEEDS ?? 600);
 
 describe('the engine on a simulated world', () => {
   it('replays a seed with the same history, bit for bit, under any shape', async () => {
