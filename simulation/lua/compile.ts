@@ -9,6 +9,7 @@
  * The differential test holds both to a real redis-server: test/simulation/differential.test.ts.
  */
 import luaparse from 'luaparse';
+import { oneLine } from '../../src/testing/in-memory/lua/conversions.js';
 import type { CommandBridge } from '../../src/testing/in-memory/lua/redis-library.js';
 import {
   type CompiledScript,
@@ -110,8 +111,6 @@ function replyOf(value: unknown): Reply {
       return value instanceof LuaTable ? tableReply(value) : NIL;
   }
 }
-
-const oneLine = (text: string): string => text.replace(/[\r\n]/g, ' ');
 
 function tableReply(table: LuaTable): Reply {
   const error = table.get('err');

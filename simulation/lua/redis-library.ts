@@ -3,7 +3,7 @@
  * runs the script (its bridge, in {@link running}), with Redis 7.0's conversions both ways;
  * `error_reply` and `status_reply`.
  */
-import type { CommandBridge } from '../../src/testing/in-memory/lua/redis-library.js';
+import { type CommandBridge, errorLine } from '../../src/testing/in-memory/lua/redis-library.js';
 import { formatDouble } from '../../src/testing/in-memory/numbers.js';
 import type { Reply } from '../../src/testing/in-memory/reply.js';
 import { libraryTable } from './library-table.js';
@@ -15,12 +15,7 @@ export const running: { bridge: CommandBridge | undefined } = { bridge: undefine
 
 /** `luaPushError`: the `{err=...}` table of a failed command, its text starting with a code. */
 function errorTable(message: string): LuaTable {
-  let line = `ERR ${message}`;
-  if (message.startsWith('-')) {
-    const space = message.indexOf(' ');
-    line = space === -1 ? `ERR ${message.slice(1)}` : message.slice(1);
-  }
-  return fieldTable('err', line.replace(/[\r\n]+$/, ''));
+  return fieldTable('err', errorLine(message));
 }
 
 function fieldTable(name: string, value: string): LuaTable {

@@ -5,17 +5,17 @@
  * crosses as UTF-8, as a client library sends and decodes it.
  */
 
-/** ASCII: the same as text and as bytes (most of what crosses, so it skips the Buffer). */
-const ASCII = /^[\x00-\x7f]*$/;
+/** Not ASCII (ASCII is the same as text and as bytes: most of what crosses skips the Buffer). */
+const NON_ASCII = /[\u0080-\uffff]/;
 
 /** The UTF-8 bytes of `text`, as a byte string. */
 export function bytesOf(text: string): string {
-  return ASCII.test(text) ? text : Buffer.from(text, 'utf8').toString('latin1');
+  return NON_ASCII.test(text) ? Buffer.from(text, 'utf8').toString('latin1') : text;
 }
 
 /** A byte string read as UTF-8 (invalid sequences become U+FFFD, as a client decodes them). */
 export function textOf(bytes: string): string {
-  return ASCII.test(bytes) ? bytes : Buffer.from(bytes, 'latin1').toString('utf8');
+  return NON_ASCII.test(bytes) ? Buffer.from(bytes, 'latin1').toString('utf8') : bytes;
 }
 
 /** A byte string from raw bytes. */

@@ -20,12 +20,17 @@ export type CommandBridge = (args: string[]) => Reply;
  * unless `message` is `-CODE text`).
  */
 export function pushError(L: LuaState, message: string): void {
+  pushReply(L, { kind: 'error', value: errorLine(message) });
+}
+
+/** The text of {@link pushError}'s `err` field. */
+export function errorLine(message: string): string {
   let line = `ERR ${message}`;
   if (message.startsWith('-')) {
     const space = message.indexOf(' ');
     line = space === -1 ? `ERR ${message.slice(1)}` : message.slice(1);
   }
-  pushReply(L, { kind: 'error', value: line.replace(/[\r\n]+$/, '') });
+  return line.replace(/[\r\n]+$/, '');
 }
 
 /** Raises `{err=...}` (see {@link pushError}) as a Lua error. */
