@@ -35,13 +35,30 @@ export function checkNumber(args: unknown[], n: number): number {
   return value;
 }
 
-/** `luaL_checkinteger`: C's cast, which truncates. */
+const INT64_MIN = -(2 ** 63);
+
+/**
+ * `luaL_checkinteger`: C's cast to a 64-bit integer, which truncates (and on x86-64 gives
+ * -2^63 for NaN, the infinities and what does not fit).
+ */
 export function checkInteger(args: unknown[], n: number): number {
-  return Math.trunc(checkNumber(args, n));
+  const value = checkNumber(args, n);
+  return Number.isNaN(value) || value >= 2 ** 63 || value < INT64_MIN
+    ? INT64_MIN
+    : Math.trunc(value);
 }
 
 export function optionalInteger(args: unknown[], n: number, fallback: number): number {
   return args[n - 1] === undefined ? fallback : checkInteger(args, n);
+}
+
+/** `luaL_checkint`: {@link checkInteger} cut to C's 32-bit `int`. */
+export function checkInt(args: unknown[], n: number): number {
+  return Number(BigInt.asIntN(32, BigInt(checkInteger(args, n))));
+}
+
+export function optionalInt(args: unknown[], n: number, fallback: number): number {
+  return args[n - 1] === undefined ? fallback : checkInt(args, n);
 }
 
 export function checkTable(args: unknown[], n: number): LuaTable {

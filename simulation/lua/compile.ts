@@ -92,6 +92,9 @@ function run(
     return replyOf(chunk(new LuaTable([...keys]), new LuaTable([...args]))[0]);
   } catch (error) {
     if (error instanceof LuaError) return errorReply(sha, error);
+    if (error instanceof RangeError && /call stack/.test(error.message)) {
+      notModelled('a script that recurses deeper than the JS stack');
+    }
     throw error;
   } finally {
     running.bridge = outer;

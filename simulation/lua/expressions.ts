@@ -11,6 +11,7 @@ import {
   type Call,
   type FunctionContext,
   type LibraryNames,
+  lineAt,
   lineOf,
   type Node,
   nextToken,
@@ -30,6 +31,12 @@ const ARITHMETIC: Record<string, string> = {
   '^': 'pow',
 };
 
+/** 5.1's LUAI_MAXVARS: a function with more locals does not compile. */
+const MAX_LOCALS = 200;
+
+/** Tokens read before the value before them is (see `#oneLineIndex`). */
+const USED_AFTER = /^(?:[-+*/%^,)}<>]|\.\.|==|~=|and\b|or\b)/;
+
 export abstract class ExpressionWriter {
   protected readonly source: string;
   protected readonly globals: ReadonlySet<string>;
@@ -43,7 +50,7 @@ export abstract class ExpressionWriter {
     this.source = source;
     this.globals = globals;
     this.libraries = libraries;
-    this.scope = new Scope(undefined, { temps: 0 });
+    this.scope = new Scope(undefined, { temps: 0, locals: 0 });
   }
 
   /** The statements of a block (a function's body is one). */
@@ -76,6 +83,7 @@ export abstract class ExpressionWriter {
   }
 
   protected declare(name: string): string {
+    if (++this.scope.fn.locals > MAX_LOCALS) throw new Unsupported('more locals than 5.1 allows');
     const js = `${name.replace(/[^A-Za-z0-9_]/g, '_')}$${++this.ids}`;
     this.scope.declare(name, js);
     return js;
@@ -95,6 +103,10 @@ export abstract class ExpressionWriter {
         return numberCode(luaStringToNumber(node.raw) ?? Number.NaN);
       case 'StringLiteral':
         if (node.value === null) throw new Unsupported('an undecoded string');
+        // 5.1 reads a line break in a long string as \n, whatever it was.
+        if (node.raw.startsWith('[') && node.raw.includes('\r')) {
+          throw new Unsupported('a long string with a carriage return');
+        }
         return JSON.stringify(node.value);
       case 'VarargLiteral':
         return '$va[0]';
@@ -111,11 +123,15 @@ export abstract class ExpressionWriter {
       case 'MemberExpression': {
         if (node.indexer !== '.') throw new Unsupported('a method');
         const builtin = this.builtinName(node);
+        // Called elsewhere, string.format would skip the check of its format.
+        if (builtin === 'string.format') throw new Unsupported('string.format as a value');
         if (builtin) return builtinCode(builtin);
+        this.#oneLineIndex(node);
         return `$index(${this.expression(node.base)}, ${JSON.stringify(node.identifier.name)}, ${line}, ${JSON.stringify(this.nameOf(node.base))})`;
       }
       case 'IndexExpression':
         if (this.library(node.base)) throw new Unsupported('a library indexed by a value');
+        this.#oneLineIndex(node);
         return `$index(${this.expression(node.base)}, ${this.expression(node.index)}, ${line}, ${JSON.stringify(this.nameOf(node.base))})`;
       case 'LogicalExpression': {
         const temp = this.temp();
@@ -156,7 +172,22 @@ export abstract class ExpressionWriter {
     if (variable) return variable.js;
     if (name === 'KEYS' || name === 'ARGV') return `$${name}`;
     if (!this.globals.has(name)) throw new Unsupported(`the global ${name}`);
+    // A library as a value would show only the functions compiled here.
+    if (this.libraries.has(name)) throw new Unsupported(`the library ${name} as a value`);
     return builtinCode(name);
+  }
+
+  /**
+   * 5.1 reads an indexed value when it is used: after an operator, `,`, `)` or `}` that
+   * follows it has been read, so an error is on that token's line. When that line is not the
+   * expression's own, the script is left to the VM rather than modelled.
+   */
+  #oneLineIndex(node: Lua.Expression): void {
+    const next = nextToken(this.source, (node as Node).range?.[1] ?? 0);
+    const rest = this.source.slice(next, next + 4);
+    if (USED_AFTER.test(rest) && lineAt(this.source, next) !== lineOf(node as Node)) {
+      throw new Unsupported('an index read used on a later line');
+    }
   }
 
   /** `string.match` for a read of a library function, 'ipairs' for a global; else undefined. */
@@ -195,7 +226,7 @@ export abstract class ExpressionWriter {
   }
 
   protected function(node: Lua.FunctionDeclaration): string {
-    const fn: FunctionContext = { temps: 0 };
+    const fn: FunctionContext = { temps: 0, locals: 0 };
     return this.inScope(() => {
       const parameters: string[] = [];
       let vararg = false;
@@ -212,22 +243,24 @@ export abstract class ExpressionWriter {
   #table(node: Lua.TableConstructorExpression): string {
     const fields = node.fields;
     if (fields.every((field) => field.type === 'TableValue')) {
-      return `new $Table(${this.list(
+      // A fresh array: a list of one call is that call's own result array (or `...`).
+      const list = this.list(
         fields.map((field) => field.value),
         undefined,
-      )})`;
+      );
+      return `new $Table(${list.startsWith('[') ? list : `[...${list}]`})`;
     }
     if (fields.some((field) => field.type === 'TableValue'))
       throw new Unsupported('a table of items and fields');
-    const line = lineOf(node as Node);
-    const pairs = fields.map((field) => {
+    // 5.1 stores each field once its value is read: an error is on that value's line.
+    const triples = fields.map((field) => {
       const key =
         field.type === 'TableKeyString'
           ? JSON.stringify(field.key.name)
           : this.expression((field as Lua.TableKey).key);
-      return `${key}, ${this.expression(field.value)}`;
+      return `${key}, ${this.expression(field.value)}, ${lineOf(field.value as Node)}`;
     });
-    return `$keyed([${pairs.join(', ')}], ${line})`;
+    return `$keyed([${triples.join(', ')}])`;
   }
 
   #unary(node: Lua.UnaryExpression): string {
@@ -265,7 +298,8 @@ export abstract class ExpressionWriter {
         return `$ge(${left}, ${right}, ${line})`;
       default: {
         const helper = ARITHMETIC[operator];
-        if (!helper) throw new Unsupported(`the operator ${operator}`);
+        // `^` is C's pow, which JS's does not match to the last bit.
+        if (!helper || operator === '^') throw new Unsupported(`the operator ${operator}`);
         const names = [this.#literalName(node.left), this.#literalName(node.right)].map((n) =>
           JSON.stringify(n),
         );
@@ -316,6 +350,11 @@ export abstract class ExpressionWriter {
     // of its string or table argument.
     const line =
       node.type === 'CallExpression' ? lineOf(base as Node) : startLineOf(args[0] as Node);
+    if (node.type === 'CallExpression') {
+      const open = nextToken(this.source, (base as Node).range?.[1] ?? 0);
+      // 5.1 refuses this ("ambiguous syntax"), luaparse does not.
+      if (lineAt(this.source, open) !== line) throw new Unsupported('a call on a later line');
+    }
     const list = this.#arguments(args, node);
     const builtin = this.builtinName(base);
     if (builtin === 'string.format') this.#checkFormat(args);
@@ -327,13 +366,17 @@ export abstract class ExpressionWriter {
     return `$call(${this.expression(base)}, ${line}, ${JSON.stringify(this.nameOf(base))}${list ? `, ${list}` : ''})`;
   }
 
+  /** A format string.format takes here: a literal of `%d`, `%i`, `%s` and `%%` only. */
   #checkFormat(args: Lua.Expression[]): void {
     const format = args[0];
-    if (format?.type !== 'StringLiteral' || format.value === null)
+    if (format?.type !== 'StringLiteral' || format.value === null) {
       throw new Unsupported('a format that is not a literal');
-    for (const [, conversion] of format.value.matchAll(/%[-+ #0]*\d*(?:\.\d*)?(.)/g)) {
-      if (!FORMAT_CONVERSIONS.has(conversion as string))
-        throw new Unsupported(`string.format %${conversion}`);
+    }
+    const text = format.value;
+    for (let i = text.indexOf('%'); i !== -1; i = text.indexOf('%', i + 2)) {
+      if (!FORMAT_CONVERSIONS.has(text[i + 1] ?? '')) {
+        throw new Unsupported(`string.format ${text.slice(i, i + 2)}`);
+      }
     }
   }
 

@@ -10,7 +10,15 @@
  */
 import type * as Lua from 'luaparse';
 import { ExpressionWriter } from './expressions.js';
-import { type Call, lineOf, type Node, Unsupported } from './source.js';
+import {
+  type Call,
+  lineAt,
+  lineOf,
+  mentions,
+  type Node,
+  nextToken,
+  Unsupported,
+} from './source.js';
 
 export { builtinCode, type LibraryNames, Unsupported } from './source.js';
 
@@ -101,7 +109,8 @@ export class Generator extends ExpressionWriter {
     }
     const temp = this.id('$v');
     const setup = targets.map((target) => target.setup).join('');
-    const assigns = targets.map((target, i) => `${target.assign(`${temp}[${i}]`)};`);
+    // 5.1 stores the values last target first.
+    const assigns = targets.map((target, i) => `${target.assign(`${temp}[${i}]`)};`).reverse();
     return `${setup}const ${temp} = ${this.list(node.init, undefined)};\n${assigns.join('\n')}`;
   }
 
@@ -133,6 +142,8 @@ export class Generator extends ExpressionWriter {
   #functionStatement(node: Lua.FunctionDeclaration): string {
     const identifier = node.identifier;
     if (node.isLocal && identifier?.type === 'Identifier') {
+      // JS has neither Lua's proper tail calls nor its depth limit (LUAI_MAXCALLS).
+      if (mentions(node.body, identifier.name)) throw new Unsupported('a recursive function');
       const name = this.declare(identifier.name);
       return `let ${name};\n${name} = ${this.function(node)};`;
     }
@@ -144,7 +155,9 @@ export class Generator extends ExpressionWriter {
   }
 
   #numericFor(node: Lua.ForNumericStatement): string {
-    const line = lineOf(node as Node);
+    // 5.1 checks the three values where it reads `do`.
+    const last = (node.step ?? node.end) as Node;
+    const line = lineAt(this.source, nextToken(this.source, last.range?.[1] ?? 0));
     const [start, limit, step, index] = [
       this.id('$i'),
       this.id('$l'),

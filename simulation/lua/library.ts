@@ -1,6 +1,6 @@
 /**
  * The globals compiled scripts may use, as Redis 7.0's Lua 5.1 has them: the part of the base,
- * string, math and table libraries that distlock's scripts call (and a few neighbours), and
+ * string and math libraries that distlock's scripts call (and a few neighbours), and
  * `redis.call`, `redis.pcall`, `redis.error_reply` and `redis.status_reply`. A script that
  * names anything else is left to the interpreter (see compile.ts), so nothing here needs to
  * stand in for what it does not model. Errors are 5.1's words (`luaL_argerror`).
@@ -9,25 +9,17 @@
 import {
   badArgument,
   checkAny,
-  checkInteger,
+  checkInt,
   checkNumber,
   checkTable,
   checkText,
-  optionalInteger,
+  optionalInt,
 } from './arguments.js';
 import { libraryTable } from './library-table.js';
-import { call, hostError, LuaError, stringMethods, where } from './operations.js';
+import { call, hostError, LuaError, where } from './operations.js';
 import { redisLibrary } from './redis-library.js';
 import { stringLibrary } from './string-library.js';
-import {
-  type LuaFunction,
-  LuaTable,
-  NONE,
-  toDisplay,
-  toNumber,
-  toText,
-  typeName,
-} from './values.js';
+import { type LuaFunction, LuaTable, NONE, toDisplay, toNumber, typeName } from './values.js';
 
 export { running } from './redis-library.js';
 
@@ -51,50 +43,15 @@ function mathLibrary(): LuaTable {
   });
 }
 
-function tableLibrary(): LuaTable {
-  return libraryTable({
-    getn: (...args) => [checkTable(args, 1).length],
-    insert: (...args) => {
-      const table = checkTable(args, 1);
-      let end = table.length + 1;
-      let position = end;
-      if (args.length === 3) {
-        position = checkInteger(args, 2);
-        if (position > end) end = position;
-        for (let i = end; i > position; i--) table.set(i, table.get(i - 1));
-      } else if (args.length !== 2) {
-        throw hostError("wrong number of arguments to 'insert'");
-      }
-      table.set(position, args[args.length - 1]);
-      return NONE;
-    },
-    concat: (...args) => {
-      const table = checkTable(args, 1);
-      const separator = args[1] === undefined ? '' : checkText(args, 2);
-      const first = optionalInteger(args, 3, 1);
-      const last = optionalInteger(args, 4, table.length);
-      const parts: string[] = [];
-      for (let i = first; i <= last; i++) {
-        const text = toText(table.get(i));
-        if (text === undefined) {
-          throw hostError(`invalid value (at index ${i}) in table for 'concat'`);
-        }
-        parts.push(text);
-      }
-      return [parts.join(separator)];
-    },
-  });
-}
-
 const ipairsStep: LuaFunction = (...args) => {
-  const i = checkInteger(args, 2) + 1;
+  const i = checkInt(args, 2) + 1;
   const value = checkTable(args, 1).get(i);
   return value === undefined ? NONE : [i, value];
 };
 
 /** Redis 7.0's `pcall`: Lua's, but a failed `redis.call` comes back as its `err` text. */
 const pcall: LuaFunction = (...args) => {
-  checkAny(args, 1);
+  if (args.length === 0) return [undefined]; // Redis's pcall does not check for a function
   const [f, ...rest] = args;
   if (typeof f !== 'function') return [false, `attempt to call a ${typeName(f)} value`];
   const line = where.line;
@@ -119,7 +76,7 @@ const MAX_RESULTS = 8000;
 function baseFunctions(): Record<string, LuaFunction> {
   return {
     tonumber: (...args) => {
-      const base = optionalInteger(args, 2, 10);
+      const base = optionalInt(args, 2, 10);
       if (base === 10) {
         checkAny(args, 1);
         return [toNumber(args[0])];
@@ -138,8 +95,8 @@ function baseFunctions(): Record<string, LuaFunction> {
     },
     unpack: (...args) => {
       const table = checkTable(args, 1);
-      const first = optionalInteger(args, 2, 1);
-      const last = optionalInteger(args, 3, table.length);
+      const first = optionalInt(args, 2, 1);
+      const last = args[2] === undefined ? table.length : checkInt(args, 3);
       if (first > last) return NONE;
       const count = last - first + 1;
       if (count <= 0 || args.length + count > MAX_RESULTS)
@@ -182,13 +139,11 @@ function unsignedInBase(text: string, base: number): number | undefined {
  */
 export function createGlobals(): Map<string, unknown> {
   const string = stringLibrary();
-  stringMethods.table = string;
   const redis = redisLibrary();
   return new Map<string, unknown>([
     ...Object.entries(baseFunctions()),
     ['string', string],
     ['math', mathLibrary()],
-    ['table', tableLibrary()],
     ['redis', redis],
   ]);
 }

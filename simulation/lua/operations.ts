@@ -5,6 +5,7 @@
  * them (`local 'x'`, `global 'x'`, `field 'x'`, `upvalue 'x'`, `method 'x'`, or '' for a
  * value with no name), worked out by the compiler as 5.1's `getobjname` does.
  */
+import { notModelled } from '../../src/testing/in-memory/reply.js';
 import { type LuaFunction, LuaTable, toNumber, toText, typeName } from './values.js';
 
 /**
@@ -136,13 +137,23 @@ export function lessOrEqual(a: unknown, b: unknown, line: number): boolean {
   throw orderError(a, b, line);
 }
 
-/** The string library, which strings index (`s:sub(1, 2)`). */
-export const stringMethods = { table: new LuaTable() };
+/** Lua 5.1's string library, which a string indexes (`s:sub(1, 2)`, `s.len`). */
+const STRING_FUNCTIONS = new Set(
+  'byte char dump find format gfind gmatch gsub len lower match rep reverse sub upper'.split(' '),
+);
 
-/** `base[key]`. */
+/**
+ * `base[key]`. A string's library function read from a string is not modelled (only the
+ * direct calls compiled as `string.x(...)` are): anything else a string is indexed by is nil.
+ */
 export function index(base: unknown, key: unknown, line: number, name: string): unknown {
   if (base instanceof LuaTable) return base.get(key);
-  if (typeof base === 'string') return stringMethods.table.get(key);
+  if (typeof base === 'string') {
+    if (typeof key === 'string' && STRING_FUNCTIONS.has(key)) {
+      notModelled(`string.${key} read from a string`);
+    }
+    return undefined;
+  }
   throw typeError(base, 'index', name, line);
 }
 

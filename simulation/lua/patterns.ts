@@ -278,6 +278,8 @@ export class Matcher {
       throw new PatternError('invalid capture index');
     }
     const { init, len } = capture;
+    // A position capture's length is negative: as a size_t, more than any string has.
+    if (len < 0) return -1;
     if (this.#src.length - s >= len && this.#src.substr(init, len) === this.#src.substr(s, len)) {
       return s + len;
     }

@@ -70,9 +70,12 @@ export const RUNTIME = {
   le: (a: unknown, b: unknown, line: number) => lessOrEqual(a, b, line),
   gt: (a: unknown, b: unknown, line: number) => lessThan(b, a, line),
   ge: (a: unknown, b: unknown, line: number) => lessOrEqual(b, a, line),
-  keyed: (pairs: unknown[], line: number) => {
+  /** `{k1 = v1, [k2] = v2}` from `[k1, v1, line1, k2, v2, line2...]`. */
+  keyed: (fields: unknown[]) => {
     const table = new LuaTable();
-    for (let i = 0; i < pairs.length; i += 2) setIndex(table, pairs[i], pairs[i + 1], line, '');
+    for (let i = 0; i < fields.length; i += 3) {
+      setIndex(table, fields[i], fields[i + 1], fields[i + 2] as number, '');
+    }
     return table;
   },
 };

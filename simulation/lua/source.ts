@@ -15,6 +15,8 @@ export interface Variable {
 
 export interface FunctionContext {
   temps: number;
+  /** Locals declared in it (5.1 refuses more than 200 at once; this counts them all). */
+  locals: number;
 }
 
 export class Scope {
@@ -79,4 +81,20 @@ export function numberCode(value: number): string {
 /** The JS name a builtin is bound to in the compiled code (`string.match` → `$B_string_match`). */
 export function builtinCode(name: string): string {
   return `$B_${name.replace('.', '_')}`;
+}
+
+/** The line (from 1) of position `at` of `source`. */
+export function lineAt(source: string, at: number): number {
+  let line = 1;
+  for (let i = source.indexOf('\n'); i !== -1 && i < at; i = source.indexOf('\n', i + 1)) line++;
+  return line;
+}
+
+/** Whether `name` appears as an identifier anywhere in `node` (scopes not told apart). */
+export function mentions(node: unknown, name: string): boolean {
+  if (Array.isArray(node)) return node.some((item) => mentions(item, name));
+  if (typeof node !== 'object' || node === null) return false;
+  const record = node as Record<string, unknown>;
+  if (record.type === 'Identifier' && record.name === name) return true;
+  return Object.entries(record).some(([key, value]) => key !== 'loc' && mentions(value, name));
 }

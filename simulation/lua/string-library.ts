@@ -2,7 +2,14 @@
  * The `string` library of compiled scripts: `sub`, `len`, `lower`, `upper`, `rep`, `find`,
  * `match`, `gmatch` (5.1's pattern matcher, patterns.ts) and `format` (string-format.ts).
  */
-import { checkInteger, checkNumber, checkText, optionalInteger } from './arguments.js';
+import {
+  badArgument,
+  checkInt,
+  checkInteger,
+  checkNumber,
+  checkText,
+  optionalInteger,
+} from './arguments.js';
 import { libraryTable } from './library-table.js';
 import { hostError } from './operations.js';
 import { Matcher, PatternError } from './patterns.js';
@@ -35,7 +42,10 @@ function find(isFind: boolean): LuaFunction {
     let init = relative(optionalInteger(args, 3, 1), source.length) - 1;
     if (init < 0) init = 0;
     else if (init > source.length) init = source.length;
-    if (isFind && ((args[3] !== undefined && args[3] !== false) || !SPECIALS.test(pattern))) {
+    // C's strpbrk looks for the special characters up to the first NUL only.
+    const plain =
+      (args[3] !== undefined && args[3] !== false) || !SPECIALS.test(pattern.split('\0')[0] ?? '');
+    if (isFind && plain) {
       const at = source.indexOf(pattern, init);
       return at === -1 ? [undefined] : [at + 1, at + pattern.length];
     }
@@ -92,17 +102,18 @@ export function stringLibrary(): LuaTable {
     upper: (...args) => [checkText(args, 1).replace(/[a-z]+/g, (s) => s.toUpperCase())],
     rep: (...args) => {
       const text = checkText(args, 1);
-      const count = checkInteger(args, 2);
+      const count = checkInt(args, 2);
       return [count > 0 ? text.repeat(count) : ''];
     },
     find: find(true),
     match: find(false),
     gmatch,
     format: (...args) => [
-      formatString(args, checkText(args, 1), {
+      formatString(checkText(args, 1), {
+        count: args.length,
         text: (n) => checkText(args, n),
         number: (n) => checkNumber(args, n),
-        invalid: (message) => hostError(message),
+        missing: (n) => badArgument(n, 'no value'),
       }),
     ],
   };

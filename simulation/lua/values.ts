@@ -5,27 +5,35 @@
  * JS arguments and return their results as an array, and tables are {@link LuaTable}s.
  */
 import { formatG, luaStringToNumber } from '../../src/testing/in-memory/numbers.js';
+import { notModelled } from '../../src/testing/in-memory/reply.js';
 
 /** A function as compiled code calls it: any arguments, every result in an array. */
 export type LuaFunction = (...args: unknown[]) => unknown[];
 
-/** No results (shared: nothing writes into a result array). */
-export const NONE: unknown[] = [];
+/** No results (shared, and frozen: nothing may write into a result array). */
+export const NONE: unknown[] = Object.freeze([]) as unknown as unknown[];
 
 /**
  * A Lua table: an array part for the keys 1..n (kept without a trailing nil) and a map for the
- * rest. `#t` is the array part's length, a border as Lua's is for tables without holes.
+ * rest. `#t` is the array part's length, the border Lua's gives a table without holes. Which
+ * border 5.1 gives a table with holes depends on how its parts were sized as it grew, which
+ * this does not model: `#t` of one says so rather than answer differently (distlock's
+ * scripts make none).
  */
 export class LuaTable {
   readonly array: unknown[];
   #hash: Map<unknown, unknown> | undefined;
   /** A library table: writes raise, as Redis 7.0's read-only tables do. */
   readonly readonly: boolean;
+  /** Whether a nil was ever between values, or a whole key beyond the array part. */
+  #holes = false;
 
+  /** Takes `array` as its array part (the caller hands over a fresh one). */
   constructor(array: unknown[] = [], readonly = false) {
     this.array = array;
     this.readonly = readonly;
     while (array.length > 0 && array[array.length - 1] === undefined) array.pop();
+    this.#holes = array.includes(undefined);
   }
 
   get(key: unknown): unknown {
@@ -42,6 +50,7 @@ export class LuaTable {
     if (typeof key === 'number' && Number.isInteger(key) && key >= 1 && key <= array.length + 1) {
       if (key <= array.length) {
         array[key - 1] = value;
+        if (value === undefined && key < array.length) this.#holes = true;
         while (array.length > 0 && array[array.length - 1] === undefined) array.pop();
         return;
       }
@@ -62,11 +71,14 @@ export class LuaTable {
       this.#hash?.delete(key);
       return;
     }
+    if (typeof key === 'number' && Number.isInteger(key) && key >= 1) this.#holes = true;
     this.#hash ??= new Map();
     this.#hash.set(key, value);
   }
 
+  /** `#t`. */
   get length(): number {
+    if (this.#holes) notModelled('the length of a Lua table with holes');
     return this.array.length;
   }
 

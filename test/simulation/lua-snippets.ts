@@ -178,7 +178,11 @@ const SNIPPETS: [string, number, (r: Random) => string[]][] = [
     0,
     (r) => [r.pick(INTEGERS)],
   ],
-  ['local t = {}\nt[tonumber(ARGV[1])] = 1\nreturn #t', 0, (r) => [r.pick([...NUMBERS, 'nan'])]],
+  [
+    'local t = {}\nt[tonumber(ARGV[1])] = 1\nreturn {t[1], t[tonumber(ARGV[1])]}',
+    0,
+    (r) => [r.pick([...NUMBERS, 'nan'])],
+  ],
   [
     'return {string.sub(ARGV[1], tonumber(ARGV[2]) or 1, -2), string.rep(ARGV[1], 3)}',
     0,
@@ -202,6 +206,33 @@ const SNIPPETS: [string, number, (r: Random) => string[]][] = [
     0,
     () => [],
   ],
+  // Found in review: a result array shared with a table, the order of several stores, lines.
+  [
+    "local function f() end\nlocal t = {f()}\nt[1] = 'x'\nlocal u = {f()}\nreturn {#u, t[1]}",
+    0,
+    () => [],
+  ],
+  [
+    "local function f(...)\n  local t = {...}\n  t[1] = 'z'\n  return ...\nend\nreturn f('a')",
+    0,
+    () => [],
+  ],
+  ['local t = {}\nt[1], t[1] = 1, 2\nreturn t[1]', 0, () => []],
+  ['for i = 1, nil do\n  local y = 1\nend', 0, () => []],
+  ['local k\nreturn {\n  [k] = 1,\n  a = 2,\n}', 0, () => []],
+  ['return redis.error_reply(ARGV[1])', 0, (r) => [r.pick(['\nfoo', '-CODE \r\nbar\n', 'x\r'])]],
+  ["return string.format('%d %s', 1)", 0, () => []],
+  // fengari (the VM) takes a back reference to a position capture as a match; C Lua does not.
+  [`${VM_DIFFERS}return {string.find('xxabc', '()ab%1')}`, 0, () => []],
+  // 5.3 (the VM) refuses what 5.1 casts: huge positions, infinite ones; and pcall() with nothing.
+  [
+    `${VM_DIFFERS}return {string.sub('hello', 1e300), string.sub('hello', 1, 1/0), string.rep('x', 4294967297)}`,
+    0,
+    () => [],
+  ],
+  [`${VM_DIFFERS}return pcall()`, 0, () => []],
+  // 5.3 (the VM) reads a pattern past a NUL; 5.1 stops there.
+  [`${VM_DIFFERS}return {string.find('a\0.', 'a\0.'), string.find('', '\0+')}`, 0, () => []],
 ];
 
 /**

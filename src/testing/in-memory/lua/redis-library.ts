@@ -23,14 +23,21 @@ export function pushError(L: LuaState, message: string): void {
   pushReply(L, { kind: 'error', value: errorLine(message) });
 }
 
-/** The text of {@link pushError}'s `err` field. */
+/**
+ * The text of {@link pushError}'s `err` field (Redis's `luaPushErrorBuff`): the code (after a
+ * leading `-` up to the first space, else `ERR`), a space, and the message with line breaks
+ * trimmed from both ends.
+ */
 export function errorLine(message: string): string {
-  let line = `ERR ${message}`;
+  let [code, text] = ['ERR', message];
   if (message.startsWith('-')) {
     const space = message.indexOf(' ');
-    line = space === -1 ? `ERR ${message.slice(1)}` : message.slice(1);
+    [code, text] =
+      space === -1
+        ? ['ERR', message.slice(1)]
+        : [message.slice(1, space), message.slice(space + 1)];
   }
-  return line.replace(/[\r\n]+$/, '');
+  return `${code} ${text.replace(/^[\r\n]+|[\r\n]+$/g, '')}`;
 }
 
 /** Raises `{err=...}` (see {@link pushError}) as a Lua error. */
