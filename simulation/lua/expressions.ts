@@ -28,7 +28,6 @@ const ARITHMETIC: Record<string, string> = {
   '*': 'mul',
   '/': 'div',
   '%': 'mod',
-  '^': 'pow',
 };
 
 /** 5.1's LUAI_MAXVARS: a function with more locals does not compile. */
@@ -298,8 +297,8 @@ export abstract class ExpressionWriter {
         return `$ge(${left}, ${right}, ${line})`;
       default: {
         const helper = ARITHMETIC[operator];
-        // `^` is C's pow, which JS's does not match to the last bit.
-        if (!helper || operator === '^') throw new Unsupported(`the operator ${operator}`);
+        // Not `^`: C's pow, which JS's does not match to the last bit.
+        if (!helper) throw new Unsupported(`the operator ${operator}`);
         const names = [this.#literalName(node.left), this.#literalName(node.right)].map((n) =>
           JSON.stringify(n),
         );

@@ -56,7 +56,7 @@ function typeError(value: unknown, operation: string, name: string, line: number
   );
 }
 
-export type ArithmeticOperator = '+' | '-' | '*' | '/' | '%' | '^';
+export type ArithmeticOperator = '+' | '-' | '*' | '/' | '%';
 
 /** 5.1's arithmetic, numbers or strings that read as numbers. */
 export function arithmetic(
@@ -84,10 +84,8 @@ export function arithmetic(
       return x * y;
     case '/':
       return x / y;
-    case '%':
-      return x - Math.floor(x / y) * y;
     default:
-      return x ** y;
+      return x - Math.floor(x / y) * y;
   }
 }
 

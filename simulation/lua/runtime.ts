@@ -52,8 +52,6 @@ export const RUNTIME = {
     typeof a === 'number' && typeof b === 'number' ? a / b : arithmetic('/', a, b, line, na, nb),
   mod: (a: unknown, b: unknown, line: number, na: string, nb: string) =>
     arithmetic('%', a, b, line, na, nb),
-  pow: (a: unknown, b: unknown, line: number, na: string, nb: string) =>
-    arithmetic('^', a, b, line, na, nb),
   neg: (a: unknown, line: number, name: string) =>
     typeof a === 'number' ? -a : negate(a, line, name),
   len: (a: unknown, line: number, name: string) => {
