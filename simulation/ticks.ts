@@ -25,6 +25,11 @@ export interface TickRun {
   /** When the job started and ended (virtual ms since the epoch); no end while it runs. */
   readonly startedAt?: number;
   endedAt?: number;
+  /**
+   * When `onTick` reported the outcome: the schedule's handling of the tick (taking the lock,
+   * the job, letting the lock go) ended then, and a fire before it was skipped.
+   */
+  reportedAt?: number;
 }
 
 /** How the clients' schedules lock each tick, and how long the job runs. */
@@ -65,7 +70,10 @@ export function scheduleTicks(
         lockAtLeastFor,
         onTick: (outcome, scheduledAt, error) => {
           const run = mine.get(scheduledAt.getTime());
-          if (run) run.outcome = outcome;
+          if (run) {
+            run.outcome = outcome;
+            run.reportedAt = Date.now();
+          }
           const why = error ? ` ${(error as Error).name}: ${(error as Error).message}` : '';
           note(`c${client.id} ${JOB} tick ${scheduledAt.toISOString()} ${outcome}${why}`);
         },
@@ -93,8 +101,9 @@ export function scheduleTicks(
 /**
  * What is wrong with `runs`: a tick run twice with neither run lost, and a tick in
  * `[mustRunFrom, mustRunTo)` (virtual ms since the epoch) that ran nowhere, unless every
- * client open then (`openAt`, their ids) was still running an earlier tick's job: a schedule
- * skips a fire while its own previous run goes on (croner's `protect`), as documented.
+ * client open then (`openAt`, their ids) was still handling an earlier tick, from its fire to
+ * its reported outcome (the job, and letting a lost lock go after it): a schedule skips a
+ * fire while its own previous one goes on (croner's `protect`), as documented.
  */
 export function tickViolations(
   runs: readonly TickRun[],
@@ -122,9 +131,8 @@ export function tickViolations(
     runs.some(
       (run) =>
         run.client === client &&
-        run.startedAt !== undefined &&
-        run.startedAt <= tick &&
-        (run.endedAt ?? Number.POSITIVE_INFINITY) > tick,
+        run.scheduledAt < tick &&
+        (run.reportedAt ?? Number.POSITIVE_INFINITY) > tick,
     );
   const skipped = (tick: number) => {
     const open = openAt?.(tick) ?? [];

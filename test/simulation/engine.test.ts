@@ -75,6 +75,7 @@ describe('the engine on a simulated world', () => {
     [28, 'a request lost on a connection that stays open no longer stalls its node for ever'],
     [46, 'a fenced write whose reply is lost gives up instead of holding its client for ever'],
     [876611550, "a late take of a campaign's earlier attempt does not pass for its leadership"],
+    [862185860, 'a fire skipped while the last tick still let its lost lock go is not missed'],
   ])('regression, seed %i: %s', async (seed) => {
     const result = await runSchedule(seed);
     expect(result.violations).toEqual([]);
