@@ -42,6 +42,7 @@ const libraries: LibraryNames = new Map(
 );
 
 const PROLOGUE = prologue(globals, libraries);
+const GLOBAL_NAMES: ReadonlySet<string> = new Set(globals.keys());
 
 /** The JS source of `body` compiled, or undefined when the interpreter must run it. */
 export function compileToSource(body: string): string | undefined {
@@ -58,9 +59,8 @@ export function compileToSource(body: string): string | undefined {
   } catch {
     return undefined;
   }
-  const names = new Set([...globals.keys()]);
   try {
-    return new Generator(body, names, libraries).chunk(ast);
+    return new Generator(body, GLOBAL_NAMES, libraries).chunk(ast);
   } catch (error) {
     if (error instanceof Unsupported) return undefined;
     throw error;

@@ -111,11 +111,9 @@ export function typeName(value: unknown): string {
   }
 }
 
-/** `%.14g`, how Lua 5.1 writes a number (`tostring`, `..`); integers below 1e14 directly. */
+/** `%.14g`, how Lua 5.1 writes a number (`tostring`, `..`). */
 export function numberText(value: number): string {
-  return Number.isInteger(value) && Math.abs(value) < 1e14 && !Object.is(value, -0)
-    ? String(value)
-    : formatG(value, 14);
+  return formatG(value, 14);
 }
 
 /** A string or number as a number (5.1's `luaV_tonumber`), or undefined. */
