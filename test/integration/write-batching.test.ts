@@ -28,7 +28,7 @@ function watchWrites(client: IORedisLike): number[] {
   return writes;
 }
 
-describe('commands sent in one tick leave in one write', () => {
+describe('commands sent in one tick leave in few writes', () => {
   const clients: [string, (url: string) => IORedisLike][] = [
     ['ioredis 5', (url) => new IORedis5(url)],
     ['ioredis 6', (url) => new IORedis6(url) as unknown as IORedisLike],
@@ -53,6 +53,13 @@ describe('commands sent in one tick leave in one write', () => {
       expect(stream.writableCorked).toBe(0);
       expect(await reply).toBe('7');
       expect(writes).toEqual([1, 19, 1]);
+      // A long batch leaves every 32 commands, the rest at the end of the tick.
+      writes.length = 0;
+      const many = await Promise.all(
+        Array.from({ length: 80 }, (_, i) => node.send('GET', [`batch:${i % 20}`], 1_000)),
+      );
+      expect(many).toEqual(Array.from({ length: 80 }, (_, i) => String(i % 20)));
+      expect(writes).toEqual([1, 32, 32, 15]);
       client.disconnect();
     });
   }
