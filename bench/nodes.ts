@@ -5,7 +5,7 @@
  */
 import type { RedisNodes } from '../src/testing/index.js';
 import { contender } from './contenders.js';
-import { median, percentile, round } from './stats.js';
+import { median, round } from './stats.js';
 import { cycles } from './uncontended.js';
 
 export interface NodesRow {
@@ -40,7 +40,7 @@ export async function nodes(
           nodes: count,
           concurrency,
           cyclesPerSec: round(cyclesPerSec, 0),
-          p50Ms: round(median(runs.map((r) => percentile(r.latencies, 50))), 3),
+          p50Ms: round(median(runs.map((r) => r.p50Ms)), 3),
           vsOneNode: round(cyclesPerSec / oneNode, 2),
         });
       }

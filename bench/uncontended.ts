@@ -3,10 +3,10 @@
  * latency of one cycle, at concurrency 1 and 64, on 1 node and on 5 nodes.
  */
 import type { RedisNodes } from '../src/testing/index.js';
-import { closeClients, openClients } from './clients.js';
+import { awaitMessage, forkWorkers } from './child-workers.js';
 import { CONTENDERS, type ContenderSpec } from './contenders.js';
-import { ServerStats, type ServerWork, workBetween } from './server-stats.js';
-import { median, nowMs, percentile, round } from './stats.js';
+import type { ServerWork } from './server-stats.js';
+import { median, round } from './stats.js';
 
 export interface UncontendedRow {
   readonly contender: string;
@@ -29,7 +29,6 @@ export interface UncontendedRow {
   readonly p99Ms: number;
 }
 
-const TTL_MS = 10_000;
 /**
  * Seconds of cycles before the measured ones, by default. A new instance of a library is
  * slow for its first few thousand cycles while V8 optimizes its code (distlock took about
@@ -38,9 +37,32 @@ const TTL_MS = 10_000;
  */
 export const WARM_UP_SECONDS = 1;
 
+/** What one run of a cell measured (see `rate-worker.ts`). */
+export interface CellRun {
+  readonly cyclesPerSec: number;
+  readonly cpuUsPerCycle: number;
+  readonly server: ServerWork;
+  readonly cycles: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+}
+
+/** A cell to run: the contender, its nodes, how many cycles at once, for how long. */
+export interface CellSetup {
+  readonly type: 'setup';
+  readonly contender: string;
+  readonly urls: readonly string[];
+  readonly clientUrls: readonly string[];
+  readonly concurrency: number;
+  readonly seconds: number;
+  readonly warmUpSeconds: number;
+}
+
 /**
  * Cycles of `spec` on `urls` for `seconds`, `concurrency` at once, after `warmUpSeconds` of
- * the same: cycles/s and latencies.
+ * the same, in a child process of its own: a lock library runs alone in its users'
+ * processes, while in the bench's process it would run beside the code and the garbage of
+ * every contender measured before it (see bench/README.md, "Each run alone").
  */
 export async function cycles(
   spec: ContenderSpec,
@@ -49,57 +71,35 @@ export async function cycles(
   seconds: number,
   warmUpSeconds = WARM_UP_SECONDS,
   clientUrls: readonly string[] = urls,
-): Promise<{
-  cyclesPerSec: number;
-  cpuUsPerCycle: number;
-  server: ServerWork;
-  latencies: number[];
-}> {
-  const clients = await openClients(clientUrls);
-  const serverStats = await ServerStats.open(urls);
-  const lib = spec.make(clients, 'defaults');
-  const latencies: number[] = [];
-  const tag = `${spec.name.replace(/\W+/g, '')}:${Math.random().toString(36).slice(2, 8)}`;
-  // Warm-up: load scripts, settle connections, let V8 optimize.
-  for (let i = 0; i < 20; i++)
-    await (await lib.acquire(`bench:warm:${tag}:${i}`, TTL_MS)).release();
-  let failures = 0;
-  const run = (until: number, keys: string, record: number[]) =>
-    Promise.all(
-      Array.from({ length: concurrency }, async (_, worker) => {
-        const key = `${keys}:${worker}`;
-        while (nowMs() < until) {
-          const t0 = nowMs();
-          try {
-            const held = await lib.acquire(key, TTL_MS);
-            await held.release();
-            record.push(nowMs() - t0);
-          } catch {
-            failures++; // a library that gave up (its own acquire timeout): no cycle
-          }
-        }
-      }),
-    );
-  await run(nowMs() + warmUpSeconds * 1_000, `bench:warm:${tag}`, []);
-  const serverAtStart = await serverStats.read();
-  const started = nowMs();
-  const cpuAtStart = process.cpuUsage();
-  await run(started + seconds * 1_000, `bench:u:${tag}`, latencies);
-  const elapsed = (nowMs() - started) / 1_000;
-  const cpu = process.cpuUsage(cpuAtStart);
-  const server = workBetween(serverAtStart, await serverStats.read());
-  serverStats.close();
-  await lib.close();
-  closeClients(clients);
-  const cpuUsPerCycle = (cpu.user + cpu.system) / latencies.length;
-  if (failures > 0) {
-    process.stderr.write(`  ${spec.name}: ${failures} acquire+release cycle(s) failed\n`);
-  }
-  return { cyclesPerSec: latencies.length / elapsed, cpuUsPerCycle, server, latencies };
+): Promise<CellRun> {
+  const [child] = forkWorkers(new URL('./rate-worker.ts', import.meta.url), 1);
+  if (!child) throw new Error('could not start a worker');
+  const setup: CellSetup = {
+    type: 'setup',
+    contender: spec.name,
+    urls,
+    clientUrls,
+    concurrency,
+    seconds,
+    warmUpSeconds,
+  };
+  child.send(setup);
+  // Loading tsx and the libraries, then the warm-up and the run, then the report.
+  const limitMs = (warmUpSeconds + seconds) * 1_000 + 60_000;
+  const report = await awaitMessage<CellReport>(child, 'cell', limitMs);
+  if (child.exitCode === null) child.kill();
+  if (!report) throw new Error(`${spec.name}: the worker ended without a report`);
+  return report.run;
 }
 
-function perCycle(run: { latencies: readonly number[] }, total: number): number {
-  return run.latencies.length === 0 ? 0 : total / run.latencies.length;
+/** The worker's report of its run. */
+export interface CellReport {
+  readonly type: 'cell';
+  readonly run: CellRun;
+}
+
+function perCycle(run: CellRun, total: number): number {
+  return run.cycles === 0 ? 0 : total / run.cycles;
 }
 
 /** Runs every cell; contenders alternate within each repetition so drift hits all alike. */
@@ -125,7 +125,7 @@ export async function uncontended(
           !s.contentionOnly &&
           (options.only?.(s) ?? true),
       );
-      const runs = new Map(specs.map((s) => [s.name, [] as Awaited<ReturnType<typeof cycles>>[]]));
+      const runs = new Map(specs.map((s) => [s.name, [] as CellRun[]]));
       for (let rep = 0; rep < options.reps; rep++) {
         for (const spec of specs) {
           runs
@@ -153,8 +153,8 @@ export async function uncontended(
           serverUsPerCycle: round(median(results.map((r) => perCycle(r, r.server.usec))), 1),
           serverCallsPerCycle: round(median(results.map((r) => perCycle(r, r.server.calls))), 2),
           serverCpuUsPerCycle: round(median(results.map((r) => perCycle(r, r.server.cpuUs))), 1),
-          p50Ms: round(median(results.map((r) => percentile(r.latencies, 50))), 3),
-          p99Ms: round(median(results.map((r) => percentile(r.latencies, 99))), 3),
+          p50Ms: round(median(results.map((r) => r.p50Ms)), 3),
+          p99Ms: round(median(results.map((r) => r.p99Ms)), 3),
         });
       }
       process.stderr.write(`  uncontended: ${nodes} node(s), concurrency ${concurrency} done\n`);
