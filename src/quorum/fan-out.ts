@@ -2,6 +2,7 @@ import { asError, withoutTokens } from '../caught-errors.js';
 import type { Clock } from '../clock.js';
 import type { RedisConnection } from '../driver/connection.js';
 import type { NodeResult } from '../node-result.js';
+import { awaitDeadline, type DeadlineWait, type Expiring, roundEnded } from './deadlines.js';
 import { verdictOf } from './tally.js';
 
 /** How one node's reply counts: a yes vote, or a refusal (with the holder's PTTL if known). */
@@ -45,7 +46,7 @@ export interface FanOutOptions<Node extends RedisConnection, T> {
   /**
    * Settles before `timeoutMs` when it may: `afterMs` into the fan-out, with the verdict
    * known, the nodes still silent count as timed out (after `afterMs`) if `accept` takes the
-   * results so far. Otherwise they keep the full `timeoutMs`. The same one timer serves both.
+   * results so far. Otherwise they keep the full `timeoutMs`.
    */
   readonly settleEarly?:
     | {
@@ -56,8 +57,8 @@ export interface FanOutOptions<Node extends RedisConnection, T> {
 }
 
 /**
- * Sends `run` to every node in parallel. Each node gets at most `timeoutMs` (one timer for
- * the whole fan-out); a node that has not answered by then counts as `timeout`, and its late
+ * Sends `run` to every node in parallel. Each node gets at most `timeoutMs` (one deadline for
+ * the whole fan-out, on a timer fan-outs share); a node that has not answered by then counts as `timeout`, and its late
  * reply is ignored. Never rejects: a failure is a node's vote.
  */
 export function fanOut<Node extends RedisConnection, T>(
@@ -69,10 +70,10 @@ export function fanOut<Node extends RedisConnection, T>(
 
 /**
  * One fan-out's state as plain fields: every operation on N nodes makes one, so it costs one
- * object, one promise, one timer and a reply handler per node, and nothing more unless a
- * caller asks for {@link NodeRound.settled}.
+ * object, one promise, a place on a shared timer's line and a reply handler per node, and
+ * nothing more unless a caller asks for {@link NodeRound.settled}.
  */
-class NodeRound<Node extends RedisConnection, T> implements FanOut {
+class NodeRound<Node extends RedisConnection, T> implements FanOut, Expiring {
   readonly decided: Promise<Decision>;
   readonly #nodes: readonly Node[];
   readonly #options: FanOutOptions<Node, T>;
@@ -83,8 +84,11 @@ class NodeRound<Node extends RedisConnection, T> implements FanOut {
   #pending: number;
   #decision: Decision | undefined;
   #onDecided!: (decision: Decision) => void;
-  #timer: NodeJS.Timeout | undefined;
-  /** Whether the timer of `settleEarly.afterMs` fired (the full timeout's runs next). */
+  /** When the next timeout (`settleEarly.afterMs`, or the full one) is reached. */
+  deadline = 0;
+  /** What watches the deadline (see `awaitDeadline`). */
+  #wait: DeadlineWait | undefined;
+  /** Whether `settleEarly.afterMs` passed (the full timeout's deadline is awaited next). */
   #pastEarly = false;
   #all: readonly NodeResult[] | undefined;
   #settled: Promise<readonly NodeResult[]> | undefined;
@@ -121,9 +125,19 @@ class NodeRound<Node extends RedisConnection, T> implements FanOut {
       this.#settle([]);
     } else if (this.#pending > 0) {
       const early = settleEarly && settleEarly.afterMs < timeoutMs;
-      this.#timer = setTimeout(timerFired, early ? settleEarly.afterMs : timeoutMs, this);
-      this.#timer.unref();
+      this.#await(early ? settleEarly.afterMs : timeoutMs);
     }
+  }
+
+  /** Whether every node answered or timed out: no deadline concerns the round any more. */
+  get ended(): boolean {
+    return this.#pending === 0;
+  }
+
+  /** Waits `afterMs` from the round's start for the nodes still silent. */
+  #await(afterMs: number): void {
+    this.deadline = this.#startedAt + afterMs;
+    this.#wait = awaitDeadline(this, afterMs, this.#options.clock);
   }
 
   /** Resolves when every node answered or timed out (made only when asked for). */
@@ -136,16 +150,13 @@ class NodeRound<Node extends RedisConnection, T> implements FanOut {
     return this.#settled;
   }
 
-  /** The timer: past `settleEarly.afterMs` (then the rest of the timeout), or past the timeout. */
-  timerFired(): void {
+  /** The deadline: past `settleEarly.afterMs` (then the rest of the timeout), or past the timeout. */
+  expire(): void {
     const { settleEarly, timeoutMs } = this.#options;
     if (settleEarly && !this.#pastEarly && settleEarly.afterMs < timeoutMs) {
       this.#pastEarly = true;
       this.#settleIfEarlyEnough();
-      // The rest of the timeout counts from the start, not from when this timer ran.
-      const leftMs = this.#startedAt + timeoutMs - this.#options.clock.now();
-      this.#timer = setTimeout(timerFired, Math.max(0, leftMs), this);
-      this.#timer.unref();
+      this.#await(timeoutMs); // the rest of the timeout, which counts from the start
       return;
     }
     const { onTimeout } = this.#options;
@@ -183,7 +194,7 @@ class NodeRound<Node extends RedisConnection, T> implements FanOut {
     this.#pending--;
     if (!this.#decision && (this.#pending === 0 || this.#verdict() !== 'open')) this.#decide();
     if (this.#pending === 0) {
-      clearTimeout(this.#timer);
+      if (this.#wait !== undefined) roundEnded(this.#wait);
       this.#settle(this.#results as NodeResult[]);
     }
   }
@@ -220,11 +231,6 @@ class NodeRound<Node extends RedisConnection, T> implements FanOut {
     this.#all = all;
     this.#onSettled?.(all);
   }
-}
-
-/** A fan-out's timer: a plain function given the round, so that arming it makes no closure. */
-function timerFired(round: { timerFired(): void }): void {
-  round.timerFired();
 }
 
 /** A node's vote as its result (built without spreads: one object per reply). */
