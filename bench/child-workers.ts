@@ -5,10 +5,18 @@
  */
 import { type ChildProcess, fork } from 'node:child_process';
 
-/** Forks `count` worker processes running `file` (TypeScript, through tsx). */
-export function forkWorkers(file: URL, count: number): ChildProcess[] {
+/**
+ * Forks `count` worker processes running `file` (TypeScript, through tsx), with `nodeFlags`
+ * (`--no-opt`, say) given to Node.
+ */
+export function forkWorkers(
+  file: URL,
+  count: number,
+  nodeFlags: readonly string[] = [],
+): ChildProcess[] {
+  const execArgv = ['--import', 'tsx', ...nodeFlags];
   return Array.from({ length: count }, () =>
-    fork(file, { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
+    fork(file, { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
   );
 }
 
