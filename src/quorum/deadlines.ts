@@ -22,17 +22,22 @@ const EARLY_MS = 1;
 export type DeadlineWait = DeadlineLine | ReturnType<typeof setTimeout>;
 
 /**
- * Calls `round.expire()` once `round.deadline` has passed, unless it ended by then; tell
- * {@link roundEnded} when it ends, so that it is let go. On the process's own clock and
- * timers, rounds share one timer per timeout: a timer per round cost every operation a Node
- * timer to arm, unref and clear, about 3.5 µs of an acquire + release before V8 optimizes
- * distlock's code (which at a few locks a second it never does) and 0.35 µs after. Under
- * fake timers (a user's tests, the simulation) or another clock, each round has a timer of
- * its own, as the timers' owner expects.
+ * Calls `round.expire()` once `round.deadline` (`delayMs` from now) has passed, unless it
+ * ended by then; tell {@link roundEnded} when it ends, so that it is let go. On the process's
+ * own clock and timers, rounds share one timer per timeout: a timer per round cost every
+ * operation a Node timer to arm, unref and clear, about 3.5 µs of an acquire + release
+ * before V8 optimizes distlock's code (which at a few locks a second it never does) and
+ * 0.35 µs after. Under fake timers (a user's tests, the simulation) or another clock, each
+ * round has a timer of its own, as the timers' owner expects.
  */
-export function awaitDeadline(round: Expiring, timeoutMs: number, clock: Clock): DeadlineWait {
+export function awaitDeadline(
+  round: Expiring,
+  timeoutMs: number,
+  clock: Clock,
+  delayMs: number,
+): DeadlineWait {
   if (clock !== monotonicClock || !realTimers()) {
-    const timer = setTimeout(expire, Math.max(0, round.deadline - clock.now()), round);
+    const timer = setTimeout(expire, delayMs, round);
     timer.unref?.();
     return timer;
   }
@@ -61,11 +66,16 @@ let lastTimeoutMs = -1;
 let lastLine: DeadlineLine | undefined;
 /** Lines by timeout (on the monotonic clock and Node's own timers). */
 const lines = new Map<number, DeadlineLine>();
+/** Lines kept beyond which the empty ones are let go (timeouts follow TTLs, which vary). */
+const LINES_KEPT = 32;
 
 function lineFor(timeoutMs: number, clock: Clock): DeadlineLine {
   if (timeoutMs === lastTimeoutMs && lastLine) return lastLine;
   let line = lines.get(timeoutMs);
   if (!line) {
+    if (lines.size >= LINES_KEPT) {
+      for (const [timeout, kept] of lines) if (kept.empty) lines.delete(timeout);
+    }
     line = new DeadlineLine(clock);
     lines.set(timeoutMs, line);
   }
@@ -89,6 +99,11 @@ class DeadlineLine {
 
   constructor(clock: Clock) {
     this.#clock = clock;
+  }
+
+  /** Whether no round waits on the line (its timer, if armed, will find nothing to do). */
+  get empty(): boolean {
+    return this.#first === this.#rounds.length;
   }
 
   add(round: Expiring): void {
@@ -144,7 +159,7 @@ class DeadlineLine {
   #arm(at: number): void {
     if (this.#timer !== undefined) clearTimeout(this.#timer); // armed for later: one timer only
     this.#armedFor = at;
-    const timer = setTimeout(fire, Math.max(0, at - this.#clock.now()), this);
+    const timer = setTimeout(fire, Math.max(0, Math.ceil(at - this.#clock.now())), this);
     timer.unref();
     this.#timer = timer;
   }

@@ -58,8 +58,8 @@ export interface FanOutOptions<Node extends RedisConnection, T> {
 
 /**
  * Sends `run` to every node in parallel. Each node gets at most `timeoutMs` (one deadline for
- * the whole fan-out, on a timer fan-outs share); a node that has not answered by then counts as `timeout`, and its late
- * reply is ignored. Never rejects: a failure is a node's vote.
+ * the whole fan-out, on a timer fan-outs share); a node that has not answered by then counts
+ * as `timeout`, and its late reply is ignored. Never rejects: a failure is a node's vote.
  */
 export function fanOut<Node extends RedisConnection, T>(
   nodes: readonly Node[],
@@ -124,8 +124,9 @@ class NodeRound<Node extends RedisConnection, T> implements FanOut, Expiring {
       this.#decide();
       this.#settle([]);
     } else if (this.#pending > 0) {
-      const early = settleEarly && settleEarly.afterMs < timeoutMs;
-      this.#await(early ? settleEarly.afterMs : timeoutMs);
+      const afterMs =
+        settleEarly && settleEarly.afterMs < timeoutMs ? settleEarly.afterMs : timeoutMs;
+      this.#await(afterMs, afterMs);
     }
   }
 
@@ -134,10 +135,10 @@ class NodeRound<Node extends RedisConnection, T> implements FanOut, Expiring {
     return this.#pending === 0;
   }
 
-  /** Waits `afterMs` from the round's start for the nodes still silent. */
-  #await(afterMs: number): void {
+  /** Waits for the nodes still silent until `afterMs` from the start (`delayMs` from now). */
+  #await(afterMs: number, delayMs: number): void {
     this.deadline = this.#startedAt + afterMs;
-    this.#wait = awaitDeadline(this, afterMs, this.#options.clock);
+    this.#wait = awaitDeadline(this, afterMs, this.#options.clock, delayMs);
   }
 
   /** Resolves when every node answered or timed out (made only when asked for). */
@@ -150,13 +151,15 @@ class NodeRound<Node extends RedisConnection, T> implements FanOut, Expiring {
     return this.#settled;
   }
 
-  /** The deadline: past `settleEarly.afterMs` (then the rest of the timeout), or past the timeout. */
+  /** The deadline passed: `settleEarly.afterMs` (the rest of the timeout follows), or all. */
   expire(): void {
     const { settleEarly, timeoutMs } = this.#options;
     if (settleEarly && !this.#pastEarly && settleEarly.afterMs < timeoutMs) {
       this.#pastEarly = true;
       this.#settleIfEarlyEnough();
-      this.#await(timeoutMs); // the rest of the timeout, which counts from the start
+      // The rest of the timeout counts from the start, not from when this deadline passed.
+      const leftMs = this.#startedAt + timeoutMs - this.#options.clock.now();
+      this.#await(timeoutMs, Math.max(0, leftMs));
       return;
     }
     const { onTimeout } = this.#options;

@@ -45,7 +45,7 @@ describe('awaitDeadline', () => {
   it('expires each round that did not end, at its deadline, and lets ended ones go', async () => {
     const timeoutMs = 30;
     const rounds = Array.from({ length: 6 }, () => round(timeoutMs));
-    const waits = rounds.map((r) => awaitDeadline(r, timeoutMs, monotonicClock));
+    const waits = rounds.map((r) => awaitDeadline(r, timeoutMs, monotonicClock, timeoutMs));
     for (const [i, r] of rounds.entries()) {
       if (i % 2 === 0) {
         r.end();
@@ -66,7 +66,7 @@ describe('awaitDeadline', () => {
       for (let i = 0; i < 100; i++) {
         const r = round(timeoutMs);
         rounds.push(r);
-        const wait = awaitDeadline(r, timeoutMs, monotonicClock);
+        const wait = awaitDeadline(r, timeoutMs, monotonicClock, timeoutMs);
         r.end(); // answered at once, as an uncontended request is
         roundEnded(wait);
       }
@@ -78,9 +78,9 @@ describe('awaitDeadline', () => {
 
   it('expires a round put back with an earlier deadline before the later ones', async () => {
     const later = round(200);
-    awaitDeadline(later, 60, monotonicClock); // its line's timeout; its own deadline is later
+    awaitDeadline(later, 60, monotonicClock, 200); // its line's timeout; its own deadline is later
     const sooner = round(20);
-    awaitDeadline(sooner, 60, monotonicClock);
+    awaitDeadline(sooner, 60, monotonicClock, 20);
     await delay(100);
     expect(sooner.expiredAt).toBeGreaterThanOrEqual(sooner.deadline - 1);
     expect(later.expiredAt).toBeUndefined();
@@ -91,7 +91,7 @@ describe('awaitDeadline', () => {
   it('gives each round a timer of its own under fake timers, which then fire it', async () => {
     vi.useFakeTimers();
     const r = round(1_000);
-    awaitDeadline(r, 1_000, monotonicClock);
+    awaitDeadline(r, 1_000, monotonicClock, 1_000);
     vi.advanceTimersByTime(999);
     expect(r.expiredAt).toBeUndefined();
     vi.advanceTimersByTime(1);
