@@ -247,7 +247,8 @@ export class Lock implements AsyncDisposable {
 
   /** Releases now, or lets the key expire in `keepMs` (never before `minHoldMs` passed). */
   #end(keepMs: number | undefined): Promise<ReleaseResult> {
-    if (this.#lease.status === 'held' && this.#context.clock.now() >= this.#lease.deadline) {
+    const now = this.#context.clock.now();
+    if (this.#lease.status === 'held' && now >= this.#lease.deadline) {
       // Released after its validity ran out, before its deadline timer could run (a busy
       // event loop), or with none armed: the work went on unprotected, so it is a loss.
       this.#lost(validityRanOut(this.resource));
@@ -256,7 +257,7 @@ export class Lock implements AsyncDisposable {
     this.#watchdog?.stop();
     this.#loss.stop();
     this.#context.wakeUps.releasing();
-    const floorMs = Math.ceil(this.#lease.keepUntil - this.#context.clock.now());
+    const floorMs = Math.ceil(this.#lease.keepUntil - now);
     const keep = Math.max(keepMs ?? 0, floorMs);
     const releasing = () => releaseLease(this.#context, this.#lease, keep > 0 ? keep : undefined);
     const { telemetry } = this.#context.settings;
@@ -288,8 +289,12 @@ export class Lock implements AsyncDisposable {
       shutdown.begin(); // before the release's own end: the count never drops to 0 between
       everyNode.then(() => shutdown.end());
     }
-    const heldMs = this.#heldMs();
-    events.report('released', () => ({ resource: this.resource, result, heldMs, nodes }));
+    events.report('released', () => ({
+      resource: this.resource,
+      result,
+      heldMs: this.#heldMs(),
+      nodes,
+    }));
     if (refused) throw refused;
     return result;
   }

@@ -180,7 +180,8 @@ class NodeRound<Node extends RedisConnection, T> implements FanOut, Expiring {
       return;
     }
     const name = (this.#nodes[index] as Node).name;
-    this.#record(index, resultOf(name, judgement, this.#options.clock.now() - this.#startedAt));
+    const now = this.#options.clock.now();
+    this.#record(index, resultOf(name, judgement, now - this.#startedAt), now);
   }
 
   #failed(index: number, error: unknown): void {
@@ -189,13 +190,14 @@ class NodeRound<Node extends RedisConnection, T> implements FanOut, Expiring {
     this.#record(index, { node, outcome: 'error', error: withoutTokens(asError(error)) });
   }
 
-  #record(index: number, result: NodeResult): void {
+  /** Counts node `index`'s result; `now`, when the caller read the clock already. */
+  #record(index: number, result: NodeResult, now?: number): void {
     if (this.#results[index] !== undefined) return; // already counted as timed out
     this.#results[index] = result;
     if (result.outcome === 'yes') this.#yes++;
     else this.#against++;
     this.#pending--;
-    if (!this.#decision && (this.#pending === 0 || this.#verdict() !== 'open')) this.#decide();
+    if (!this.#decision && (this.#pending === 0 || this.#verdict() !== 'open')) this.#decide(now);
     if (this.#pending === 0) {
       if (this.#wait !== undefined) roundEnded(this.#wait);
       this.#settle(this.#results as NodeResult[]);
@@ -206,9 +208,8 @@ class NodeRound<Node extends RedisConnection, T> implements FanOut, Expiring {
     return verdictOf(this.#yes, this.#against, this.#nodes.length, this.#options.quorum);
   }
 
-  #decide(): void {
-    const { clock } = this.#options;
-    const decidedAt = clock.now();
+  #decide(now?: number): void {
+    const decidedAt = now ?? this.#options.clock.now();
     this.#decision = { quorum: this.#verdict() === 'quorum', decidedAt, results: this.#results };
     this.#onDecided(this.#decision);
     this.#settleIfEarlyEnough();
