@@ -107,7 +107,7 @@ function uncontendedTable(rows: readonly UncontendedRow[], replyDelayMs?: number
       ]);
     }
     const ours = inCell.find((r) => r.contender === 'distlock');
-    const bestPeerRow = inCell.find((r) => r.cyclesPerSec === bestPeer && !isOurs(r.contender));
+    const bestPeerRow = inCell.find((r) => r.cyclesPerSec === bestPeer && isPeer(r.contender));
     if (ours) verdicts.push(uncontendedVerdict(ours, bestPeerRow, floorRow));
   }
   const headings = ['nodes', 'conc.', 'library', 'cycles/s', 'vs floor', 'vs best peer'];
@@ -172,14 +172,17 @@ function name(contender: string): string {
 }
 
 /** The best figure among the peers (neither the floor nor distlock); undefined if none ran. */
+/** Another library: not distlock, nor a floor (a reference row). */
+function isPeer(contender: string): boolean {
+  return contender !== FLOOR && contender !== HANDOFF_FLOOR && !isOurs(contender);
+}
+
 function best<T extends { contender: string }>(
   rows: readonly T[],
   figure: (row: T) => number,
   better: 'max' | 'min',
 ): number | undefined {
-  const peers = rows
-    .filter((r) => r.contender !== FLOOR && r.contender !== HANDOFF_FLOOR && !isOurs(r.contender))
-    .map(figure);
+  const peers = rows.filter((r) => isPeer(r.contender)).map(figure);
   if (peers.length === 0) return undefined;
   return better === 'max' ? Math.max(...peers) : Math.min(...peers);
 }
