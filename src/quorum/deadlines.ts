@@ -6,10 +6,21 @@ import { type Clock, monotonicClock } from '../clock.js';
 export interface Expiring {
   /** When it times out, by the clock it was given. */
   readonly deadline: number;
-  /** Whether it ended (every node answered), so that no deadline concerns it any more. */
-  readonly ended: boolean;
   /** Its deadline passed before it ended. */
   expire(): void;
+}
+
+/**
+ * A round's place on a line: only this small object stays on the line after the round
+ * ended, until the rounds before it have ended too (a round that waits for a slow node
+ * does not keep the ones behind it, and their results, alive).
+ */
+class Place {
+  constructor(
+    readonly line: DeadlineLine,
+    readonly deadline: number,
+    public round: Expiring | undefined,
+  ) {}
 }
 
 /**
@@ -18,8 +29,8 @@ export interface Expiring {
  */
 const EARLY_MS = 1;
 
-/** A round's wait for its deadline: a shared timer's line, or a timer of its own. */
-export type DeadlineWait = DeadlineLine | ReturnType<typeof setTimeout>;
+/** A round's wait for its deadline: its place on a shared timer's line, or a timer of its own. */
+export type DeadlineWait = Place | ReturnType<typeof setTimeout>;
 
 /**
  * Calls `round.expire()` once `round.deadline` (`delayMs` from now) has passed, unless it
@@ -42,14 +53,17 @@ export function awaitDeadline(
     return timer;
   }
   const line = lineFor(timeoutMs, clock);
-  line.add(round);
-  return line;
+  const place = new Place(line, round.deadline, round);
+  line.add(place);
+  return place;
 }
 
-/** `round`, awaited by `wait`, ended: it (and the ended rounds behind it) leave the line. */
+/** The round awaited by `wait` ended: its place, and the ended ones behind it, leave the line. */
 export function roundEnded(wait: DeadlineWait): void {
-  if (wait instanceof DeadlineLine) wait.dropEnded();
-  else clearTimeout(wait);
+  if (wait instanceof Place) {
+    wait.round = undefined;
+    wait.line.dropEnded();
+  } else clearTimeout(wait);
 }
 
 /** Whether `setTimeout` and `performance` are Node's own, not fakes. */
@@ -75,6 +89,7 @@ function lineFor(timeoutMs: number, clock: Clock): DeadlineLine {
   if (!line) {
     if (lines.size >= LINES_KEPT) {
       for (const [timeout, kept] of lines) if (kept.empty) lines.delete(timeout);
+      lastLine = undefined;
     }
     line = new DeadlineLine(clock);
     lines.set(timeoutMs, line);
@@ -90,8 +105,8 @@ function lineFor(timeoutMs: number, clock: Clock): DeadlineLine {
  */
 class DeadlineLine {
   readonly #clock: Clock;
-  /** Rounds by deadline, from `#first` on (the slots before it are emptied). */
-  #rounds: (Expiring | undefined)[] = [];
+  /** Places by deadline, from `#first` on (the slots before it are emptied). */
+  #places: (Place | undefined)[] = [];
   #first = 0;
   /** The one timer armed, and when it fires (infinite while none is). */
   #timer: ReturnType<typeof setTimeout> | undefined;
@@ -103,23 +118,25 @@ class DeadlineLine {
 
   /** Whether no round waits on the line (its timer, if armed, will find nothing to do). */
   get empty(): boolean {
-    return this.#first === this.#rounds.length;
+    return this.#first === this.#places.length;
   }
 
-  add(round: Expiring): void {
-    const rounds = this.#rounds;
-    let at = rounds.length;
+  add(place: Place): void {
+    const places = this.#places;
+    let at = places.length;
     // Only a round put back for the rest of a longer timeout can have a deadline before others'.
-    while (at > this.#first && (rounds[at - 1] as Expiring).deadline > round.deadline) at--;
-    if (at === rounds.length) rounds.push(round);
-    else rounds.splice(at, 0, round);
-    if (round.deadline < this.#armedFor) this.#arm(round.deadline);
+    while (at > this.#first && (places[at - 1] as Place).deadline > place.deadline) at--;
+    if (at === places.length) places.push(place);
+    else places.splice(at, 0, place);
+    if (place.deadline < this.#armedFor) this.#arm(place.deadline);
   }
 
   dropEnded(): void {
-    const rounds = this.#rounds;
+    const places = this.#places;
     let first = this.#first;
-    while (first < rounds.length && (rounds[first] as Expiring).ended) rounds[first++] = undefined;
+    while (first < places.length && (places[first] as Place).round === undefined) {
+      places[first++] = undefined;
+    }
     this.#settle(first);
   }
 
@@ -127,18 +144,18 @@ class DeadlineLine {
   fire(): void {
     this.#timer = undefined;
     this.#armedFor = Number.POSITIVE_INFINITY;
-    const rounds = this.#rounds;
+    const places = this.#places;
     const due = this.#clock.now() + EARLY_MS;
     let first = this.#first;
     const expired: Expiring[] = [];
-    for (; first < rounds.length; first++) {
-      const round = rounds[first] as Expiring;
-      if (!round.ended && round.deadline > due) break;
-      rounds[first] = undefined;
-      if (!round.ended) expired.push(round);
+    for (; first < places.length; first++) {
+      const place = places[first] as Place;
+      if (place.round !== undefined && place.deadline > due) break;
+      places[first] = undefined;
+      if (place.round !== undefined) expired.push(place.round);
     }
     this.#settle(first);
-    const next = this.#rounds[this.#first];
+    const next = this.#places[this.#first];
     if (next) this.#arm(next.deadline);
     // Last: an expiry may add rounds (a release's rest of its timeout) to this very line.
     for (const round of expired) round.expire();
@@ -146,12 +163,12 @@ class DeadlineLine {
 
   /** Moves the front to `first`, and lets go of the emptied slots once they are many. */
   #settle(first: number): void {
-    const rounds = this.#rounds;
-    if (first === rounds.length) {
-      rounds.length = 0;
+    const places = this.#places;
+    if (first === places.length) {
+      places.length = 0;
       this.#first = 0;
-    } else if (first > 64 && first * 2 > rounds.length) {
-      this.#rounds = rounds.slice(first);
+    } else if (first > 64 && first * 2 > places.length) {
+      this.#places = places.slice(first);
       this.#first = 0;
     } else this.#first = first;
   }

@@ -130,11 +130,6 @@ class NodeRound<Node extends RedisConnection, T> implements FanOut, Expiring {
     }
   }
 
-  /** Whether every node answered or timed out: no deadline concerns the round any more. */
-  get ended(): boolean {
-    return this.#pending === 0;
-  }
-
   /** Waits for the nodes still silent until `afterMs` from the start (`delayMs` from now). */
   #await(afterMs: number, delayMs: number): void {
     this.deadline = this.#startedAt + afterMs;
