@@ -22,9 +22,6 @@ export interface TickRun {
   readonly scheduledAt: number;
   /** What `onTick` said of it; absent until then. */
   outcome?: TickOutcome;
-  /** When the job started and ended (virtual ms since the epoch); no end while it runs. */
-  readonly startedAt?: number;
-  endedAt?: number;
   /**
    * When `onTick` reported the outcome: the schedule's handling of the tick (taking the lock,
    * the job, letting the lock go) ended then, and a fire before it was skipped.
@@ -79,15 +76,10 @@ export function scheduleTicks(
         },
       },
       async ({ scheduledAt }) => {
-        const run: TickRun = {
-          client: client.id,
-          scheduledAt: scheduledAt.getTime(),
-          startedAt: Date.now(),
-        };
+        const run: TickRun = { client: client.id, scheduledAt: scheduledAt.getTime() };
         mine.set(run.scheduledAt, run);
         runs.push(run);
         await pause(own.next() * longestJobMs);
-        run.endedAt = Date.now();
       },
     );
   });
@@ -101,9 +93,11 @@ export function scheduleTicks(
 /**
  * What is wrong with `runs`: a tick run twice with neither run lost, and a tick in
  * `[mustRunFrom, mustRunTo)` (virtual ms since the epoch) that ran nowhere, unless every
- * client open then (`openAt`, their ids) was still handling an earlier tick, from its fire to
- * its reported outcome (the job, and letting a lost lock go after it): a schedule skips a
- * fire while its own previous one goes on (croner's `protect`), as documented.
+ * client open then (`openAt`, their ids) was still handling an earlier tick whose job it ran,
+ * from its fire to its reported outcome (the job, and letting a lost lock go after it): a
+ * schedule skips a fire while its own previous one goes on (croner's `protect`), as
+ * documented. A fire whose take failed leaves no record: `schedule()` gives a take up within
+ * half of `lockAtLeastFor`, less than the second between fires, so it never holds one back.
  */
 export function tickViolations(
   runs: readonly TickRun[],

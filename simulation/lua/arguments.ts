@@ -14,7 +14,7 @@ export function badArgument(n: number, message: string): LuaError {
   return hostError(`bad argument #${n} to '${where.callee}' (${message})`);
 }
 
-export function expected(args: unknown[], n: number, type: string): LuaError {
+function expected(args: unknown[], n: number, type: string): LuaError {
   const got = n <= args.length ? typeName(args[n - 1]) : 'no value';
   return badArgument(n, `${type} expected, got ${got}`);
 }

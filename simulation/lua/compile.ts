@@ -26,10 +26,12 @@ import {
   type Reply,
   status,
 } from '../../src/testing/in-memory/reply.js';
-import { Generator, type LibraryNames, Unsupported } from './generate.js';
-import { createGlobals, running } from './library.js';
+import { Generator } from './generate.js';
+import { createGlobals } from './library.js';
 import { LuaError, where } from './operations.js';
+import { running } from './redis-library.js';
 import { prologue, RUNTIME } from './runtime.js';
+import { type LibraryNames, Unsupported } from './source.js';
 import { LuaTable, numberText, toDisplay } from './values.js';
 
 type Chunk = (keys: LuaTable, args: LuaTable) => unknown[];

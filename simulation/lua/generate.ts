@@ -20,8 +20,6 @@ import {
   Unsupported,
 } from './source.js';
 
-export { builtinCode, type LibraryNames, Unsupported } from './source.js';
-
 /** Writes one chunk (see {@link Generator.chunk}); a generator serves one script. */
 export class Generator extends ExpressionWriter {
   /** The body of `function ($rt, $G) { ... }` that returns the chunk `($KEYS, $ARGV) => results`. */

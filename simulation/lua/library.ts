@@ -21,8 +21,6 @@ import { redisLibrary } from './redis-library.js';
 import { stringLibrary } from './string-library.js';
 import { type LuaFunction, LuaTable, NONE, toDisplay, toNumber, typeName } from './values.js';
 
-export { running } from './redis-library.js';
-
 function mathLibrary(): LuaTable {
   const extreme =
     (better: (a: number, b: number) => boolean): LuaFunction =>

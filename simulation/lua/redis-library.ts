@@ -25,7 +25,7 @@ function fieldTable(name: string, value: string): LuaTable {
 }
 
 /** A reply as `redis.call` returns it to Lua. */
-export function luaValueOf(reply: Reply): unknown {
+function luaValueOf(reply: Reply): unknown {
   switch (reply.kind) {
     case 'integer':
       return Number(reply.value);

@@ -2,7 +2,7 @@
  * What compiled code runs on: the operations of operations.ts, with the fast path of each
  * (numbers, strings) inline, and the builtins bound by name (see {@link prologue}).
  */
-import { builtinCode, type LibraryNames } from './generate.js';
+
 import {
   arithmetic,
   call,
@@ -16,6 +16,7 @@ import {
   setIndex,
   where,
 } from './operations.js';
+import { builtinCode, type LibraryNames } from './source.js';
 import { LuaTable, NONE, truthy, typeName } from './values.js';
 
 /** What compiled code binds: the operations, with their fast paths inline. */

@@ -7,7 +7,7 @@ import type * as Lua from 'luaparse';
 /** Something the compiler does not translate: the interpreter runs the script. */
 export class Unsupported extends Error {}
 
-export interface Variable {
+interface Variable {
   readonly js: string;
   readonly name: string;
   readonly fn: FunctionContext;

@@ -204,7 +204,8 @@ describe('the simulated Redis node against redis-server 7.0', () => {
   }, 120_000);
 
   it("runs distlock's scripts alike on the VM and compiled, over many more calls", async () => {
-    // No server here: the two nodes against each other, at ten times the differential's pace.
+    // The two nodes against each other, without the server: 30,000 calls, three times the
+    // differential's, on the VM node and the compiled one.
     for (let seed = 5000; seed < 5020; seed++) {
       const r = new Random(seed);
       let clockUs = now;

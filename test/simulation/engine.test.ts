@@ -10,7 +10,7 @@ import { explorePool } from '../../simulation/pool.js';
 import { runSchedule } from '../../simulation/schedule.js';
 import { FULL_SHAPE, shapeOptions } from '../../simulation/shape.js';
 
-/** Seeds of the drawn mix, and of each focus (see simulation/shape.ts): about 60 s. */
+/** Seeds of the drawn mix, and of each focus (see simulation/shape.ts): about 50 s. */
 const SEEDS = Number(process.env.SIM_SEEDS ?? 800);
 const FOCUSED_SEEDS = Number(process.env.SIM_FOCUSED_SEEDS ?? 200);
 /** Seeds of the focuses whose schedules are slower (more acquisitions, no faults). */
