@@ -52,7 +52,7 @@ export function awaitDeadline(
     timer.unref?.();
     return timer;
   }
-  const line = lineFor(timeoutMs, clock);
+  const line = lineFor(timeoutMs);
   const place = new Place(line, round.deadline, round);
   line.add(place);
   return place;
@@ -83,7 +83,7 @@ const lines = new Map<number, DeadlineLine>();
 /** Lines kept beyond which the empty ones are let go (timeouts follow TTLs, which vary). */
 const LINES_KEPT = 32;
 
-function lineFor(timeoutMs: number, clock: Clock): DeadlineLine {
+function lineFor(timeoutMs: number): DeadlineLine {
   if (timeoutMs === lastTimeoutMs && lastLine) return lastLine;
   let line = lines.get(timeoutMs);
   if (!line) {
@@ -91,7 +91,7 @@ function lineFor(timeoutMs: number, clock: Clock): DeadlineLine {
       for (const [timeout, kept] of lines) if (kept.empty) lines.delete(timeout);
       lastLine = undefined;
     }
-    line = new DeadlineLine(clock);
+    line = new DeadlineLine();
     lines.set(timeoutMs, line);
   }
   lastTimeoutMs = timeoutMs;
@@ -101,20 +101,16 @@ function lineFor(timeoutMs: number, clock: Clock): DeadlineLine {
 
 /**
  * The rounds awaiting one timeout, by deadline (those with one timeout begin, and so end, in
- * order), and one unref'ed timer armed for the first of them.
+ * order), and one unref'ed timer armed for the first of them. On the monotonic clock: a line
+ * serves only rounds on it (see `awaitDeadline`).
  */
 class DeadlineLine {
-  readonly #clock: Clock;
   /** Places by deadline, from `#first` on (the slots before it are emptied). */
   #places: (Place | undefined)[] = [];
   #first = 0;
   /** The one timer armed, and when it fires (infinite while none is). */
   #timer: ReturnType<typeof setTimeout> | undefined;
   #armedFor = Number.POSITIVE_INFINITY;
-
-  constructor(clock: Clock) {
-    this.#clock = clock;
-  }
 
   /** Whether no round waits on the line (its timer, if armed, will find nothing to do). */
   get empty(): boolean {
@@ -145,7 +141,7 @@ class DeadlineLine {
     this.#timer = undefined;
     this.#armedFor = Number.POSITIVE_INFINITY;
     const places = this.#places;
-    const due = this.#clock.now() + EARLY_MS;
+    const due = monotonicClock.now() + EARLY_MS;
     let first = this.#first;
     const expired: Expiring[] = [];
     for (; first < places.length; first++) {
@@ -176,7 +172,7 @@ class DeadlineLine {
   #arm(at: number): void {
     if (this.#timer !== undefined) clearTimeout(this.#timer); // armed for later: one timer only
     this.#armedFor = at;
-    const timer = setTimeout(fire, Math.max(0, Math.ceil(at - this.#clock.now())), this);
+    const timer = setTimeout(fire, Math.max(0, Math.ceil(at - monotonicClock.now())), this);
     timer.unref();
     this.#timer = timer;
   }

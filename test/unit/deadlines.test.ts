@@ -82,9 +82,13 @@ describe('awaitDeadline', () => {
     vi.useFakeTimers();
     const r = round(1_000);
     awaitDeadline(r, 1_000, monotonicClock, 1_000);
+    const next = round(1_000);
+    awaitDeadline(next, 1_000, monotonicClock, 1_000);
+    expect(vi.getTimerCount()).toBe(2); // a shared line would arm one, for the first
     vi.advanceTimersByTime(999);
     expect(r.expiredAt).toBeUndefined();
     vi.advanceTimersByTime(1);
     expect(r.expiredAt).toBeDefined();
+    expect(next.expiredAt).toBeDefined();
   });
 });
