@@ -171,9 +171,10 @@ export class Locker {
   }
 
   /**
-   * Acquires every one of `resources`, or none: a lock per resource, taken in sorted order,
-   * giving back what it took and waiting (holding nothing) whenever one is busy, so that two
-   * callers never wait for each other (no deadlock). Works across Redis Cluster slots.
+   * Acquires every one of `resources`, or none: a lock per resource, taken in sorted order.
+   * When one is busy it gives back what it took and waits holding nothing; from its second
+   * round it may instead wait for a resource that sorts after all it holds. So two callers
+   * never wait for each other (no deadlock). Works across Redis Cluster slots.
    * Rejects as `acquire` does, naming the resource that stayed busy.
    *
    * @example

@@ -60,6 +60,45 @@ describe('acquireAll', () => {
     expect(await both.release()).toBe('released');
   });
 
+  it('from its second round, waits for a later resource holding the earlier ones', async () => {
+    const { urls } = fixture().redis;
+    const holderOfA = await locker().acquire('a', { ttlMs: 10_000 });
+    const holderOfB = await locker().acquire('b', { ttlMs: 10_000 });
+    const waiting = locker({ retryDelayMs: 2_000 }).acquireAll(['a', 'b'], {
+      ttlMs: 10_000,
+      waitMs: 8_000,
+    });
+    await delay(200); // in a's line, holding nothing
+    await holderOfA.release(); // 'a' is handed over: the second round begins with it
+    await delay(200);
+    // It waits in b's line and keeps 'a': giving it back would let callers that keep handing
+    // each other the two resources (fair lines) go round for ever.
+    expect(await locker({ nodes: urls }).tryAcquire('a', { ttlMs: 1_000 })).toBeNull();
+    const releasedAt = performance.now();
+    await holderOfB.release();
+    const both = await waiting;
+    expect(performance.now() - releasedAt).toBeLessThan(1_000); // handed over, no new round
+    expect(await both.release()).toBe('released');
+  });
+
+  it('never waits for an earlier resource while it holds a later one', async () => {
+    const { urls } = fixture().redis;
+    const holderOfB = await locker().acquire('b', { ttlMs: 10_000 });
+    const waiting = locker({ retryDelayMs: 100 }).acquireAll(['a', 'b'], {
+      ttlMs: 10_000,
+      waitMs: 8_000,
+    });
+    await delay(200); // in b's line, holding nothing
+    const holderOfA = await locker().acquire('a', { ttlMs: 10_000 });
+    await holderOfB.release(); // 'b' is handed over; 'a' is busy: it gives 'b' back
+    await delay(300);
+    const b = await locker({ nodes: urls }).tryAcquire('b', { ttlMs: 1_000 });
+    expect(b).not.toBeNull();
+    await b?.release();
+    await holderOfA.release();
+    expect(await (await waiting).release()).toBe('released');
+  });
+
   it('never deadlocks: two callers asking in opposite orders both finish, never at once', async () => {
     const l1 = locker({ retryDelayMs: 10 });
     const l2 = locker({ retryDelayMs: 10 });

@@ -7,19 +7,25 @@ import { AcquireTimeoutError, LockBusyError, NoQuorumError } from '../../errors.
 import { MultiLock } from './multi-lock.js';
 import { lockTarget } from './mutex-kind.js';
 
-/** A resource that could not be taken without waiting, and why. */
-type Blocked = LockBusyError | NoQuorumError;
+/** A resource that could not be taken (without waiting, or in a round's bounded wait), and why. */
+type Blocked = LockBusyError | NoQuorumError | AcquireTimeoutError;
 
 /**
- * Acquires every one of `resources` (sorted, distinct), or none. Each round takes them one
- * by one in sorted order, without waiting: when one is busy (or its nodes failed), it gives
- * back what it took, then waits in that resource's line holding nothing (so no two callers
- * can wait for each other), and the next round starts from the lock it was handed. From the
- * second round on, a random pause comes first, so that two callers that keep handing each
- * other what the other needs fall out of step. Each resource is a lock of its own, under
- * its own hash tag, so this works across Redis Cluster slots. Gives up when `waitMs` has
- * passed overall, with the last resource's error. `minHoldMs` holds for the group once
- * complete: what a round gives back is freed at once.
+ * Acquires every one of `resources` (sorted, distinct), or none. The first round takes them
+ * one by one in sorted order, without waiting: when one is busy (or its nodes failed), it
+ * gives back what it took, then waits in that resource's line holding nothing, and the next
+ * round starts from the lock it was handed. From the second round on, a random pause comes
+ * first, so that two callers that keep handing each other what the other needs fall out of
+ * step; and a round may wait for a busy resource that sorts after everything it holds, for
+ * at most what keeps half the TTL of the least valid lock it holds (see `orderedWaitMs`).
+ * Without that, callers that wait in each other's lines livelock under strict hand-over
+ * (`fair`, or a line past its barging window): each release hands the lock to the next
+ * waiter at once, so that the resources are never free together, and the one that holds
+ * the first resource always finds the next held by one that will give it back. Waiting only
+ * for a resource that sorts after all it holds, no caller waits for one that waits for it.
+ * Each resource is a lock of its own, under its own hash tag, so this works across Redis
+ * Cluster slots. Gives up when `waitMs` has passed overall, with the last resource's error.
+ * `minHoldMs` holds for the group once complete: what a round gives back is freed at once.
  */
 export async function acquireAll(
   context: LockContext,
@@ -38,9 +44,26 @@ export async function acquireAll(
   // once. The group as a whole keeps it, from the moment it is complete.
   const take = (resource: string, waitMs: number) =>
     acquireLock(context, lockTarget(context, resource), { ...settings, waitMs, minHoldMs: 0 });
+  let rounds = 1;
+  /**
+   * How long a round may wait for `resource` while it holds locks: 0 in the first round (it
+   * waits holding nothing) and when it holds a resource that sorts after `resource` (that
+   * order could deadlock); else at most until the least valid of its locks has half the TTL
+   * left, and never past the overall wait.
+   */
+  const orderedWaitMs = (resource: string): number => {
+    if (rounds === 1 || held.size === 0) return 0;
+    let leastMs = Number.POSITIVE_INFINITY;
+    for (const [name, lock] of held) {
+      if (name > resource) return 0;
+      leastMs = Math.min(leastMs, lock.remainingMs());
+    }
+    const left = startedAt + settings.waitMs - clock.now();
+    return Math.max(0, Math.min(left, leastMs - settings.ttlMs / 2));
+  };
   try {
-    for (let rounds = 1; ; rounds++) {
-      const blocked = await takeInOrder(resources, held, take);
+    for (; ; rounds++) {
+      const blocked = await takeInOrder(resources, held, take, orderedWaitMs);
       if (!blocked) {
         const locks = resources.map((resource) => held.get(resource) as Lock);
         const keepUntil = clock.now() + settings.minHoldMs;
@@ -62,18 +85,27 @@ export async function acquireAll(
   }
 }
 
-/** Takes the resources not held yet, in order, until one cannot be taken: its error. */
+/**
+ * Takes the resources not held yet, in order, each waiting `waitMs(resource)`, until one
+ * cannot be taken: its error.
+ */
 async function takeInOrder(
   resources: readonly string[],
   held: Map<string, Lock>,
   take: (resource: string, waitMs: number) => Promise<Lock>,
+  waitMs: (resource: string) => number,
 ): Promise<Blocked | undefined> {
   for (const resource of resources) {
     if (held.has(resource)) continue;
     try {
-      held.set(resource, await take(resource, 0));
+      held.set(resource, await take(resource, waitMs(resource)));
     } catch (error) {
-      if (error instanceof LockBusyError || error instanceof NoQuorumError) return error;
+      if (
+        error instanceof LockBusyError ||
+        error instanceof NoQuorumError ||
+        error instanceof AcquireTimeoutError
+      )
+        return error;
       throw error;
     }
   }
@@ -82,7 +114,7 @@ async function takeInOrder(
 
 /** The error when the wait is over: busy for a while is a timeout; the rest as they were. */
 function outOfTime(blocked: Blocked, waitMs: number, waitedMs: number, rounds: number) {
-  if (waitMs === 0 || !(blocked instanceof LockBusyError)) return blocked;
+  if (waitMs === 0 || blocked instanceof NoQuorumError) return blocked;
   return new AcquireTimeoutError(blocked.resource, waitedMs, rounds, blocked.nodes);
 }
 
