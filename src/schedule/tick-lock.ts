@@ -38,10 +38,11 @@ export function validateLockAtLeastFor(
  * Tries the tick's lock without waiting: the `Lock`, or `null` when another instance has the
  * tick. Rejects as `tryAcquire` does when the nodes fail.
  *
- * A tick is asked again, after a random pause of up to the default `retryDelayMs`, only while
- * less than half of `lockAtLeastFor` has passed since it was first asked: a real holder keeps
- * the tick at least that long, so a retry cannot find it free as long as clock skew, timer
- * lateness and `nodeTimeoutMs` together stay below the other half. What is asked again:
+ * A tick is asked again, after a random pause of up to the default `retryDelayMs` (or up to
+ * what is left of the window, when less), only while less than half of `lockAtLeastFor` has
+ * passed since it was first asked: a real holder keeps the tick at least that long, so a
+ * retry cannot find it free as long as clock skew, timer lateness and `nodeTimeoutMs`
+ * together stay below the other half. What is asked again:
  * - on N nodes, a busy answer, twice at most: instances that try at the same moment can split
  *   the votes so that none gets a majority (each undoes what it got), and the tick would run
  *   nowhere; a busy answer is usually a real holder, though, so no more than that;
@@ -71,14 +72,21 @@ export async function lockTick(
       outcome === null
         ? busyRetries-- > 0
         : outcome instanceof NoQuorumError && !misconfiguredQuorum(outcome.nodes, quorum);
-    const pauseMs = Math.random() * DEFAULTS.retryDelayMs;
-    if (!mayMend || monotonicClock.now() + pauseMs - startedAt >= lockAtLeastFor / 2) {
+    const leftMs = startedAt + lockAtLeastFor / 2 - monotonicClock.now();
+    if (!mayMend || leftMs < MIN_PAUSE_MS) {
       if (outcome === null) return null;
       throw outcome;
     }
-    await delay(pauseMs);
+    // Within what is left of the window (a pause drawn past it would give the tick up), and
+    // never less than a timer's least delay: an answer that comes at once (a node that is
+    // out) is not asked again in a loop.
+    const longestMs = Math.min(DEFAULTS.retryDelayMs, leftMs);
+    await delay(MIN_PAUSE_MS + Math.random() * (longestMs - MIN_PAUSE_MS));
   }
 }
+
+/** The least pause before a tick is asked again (ms): a Node timer's least delay. */
+const MIN_PAUSE_MS = 1;
 
 /** How often a busy tick is asked again on N nodes, where votes can split (see lockTick). */
 const BUSY_RETRIES = 2;

@@ -1,6 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { DEFAULTS } from '../../src/config/options.js';
 import { NoQuorumError, schedule, type TickOutcome } from '../../src/index.js';
 import { runCoordinator } from '../../src/schedule/node-cron.js';
@@ -83,6 +83,24 @@ describe('a tick whose votes split while a node is out', () => {
     await admin[0]?.del(redisKey);
     // Before: rejected with a NoQuorumError, and node-cron skipped the fire (fail-closed).
     expect(await shouldRun).toBe(true);
+    await coordinator.onComplete(key);
+  });
+
+  it('asks again within a window shorter than the retry pause', async () => {
+    // Half of lockAtLeastFor (90 ms) is less than the pause a retry may draw (up to
+    // retryDelayMs, 100 ms): the pause is drawn within what is left of the window.
+    const key = 'report:2026-01-01T05:00:00.000Z';
+    const redisKey = `distlock:{node-cron:${key}}`;
+    const { l, admin } = await splitSetUp(redisKey);
+    await admin[0]?.pexpire(redisKey, 60); // the other instance's attempt ends by itself
+    const coordinator = runCoordinator(l, { lockAtLeastFor: 180 });
+    const random = vi.spyOn(Math, 'random').mockReturnValue(0.99);
+    try {
+      // Before: the pause drawn (99 ms) ended past the window, so the fire was given up.
+      expect(await coordinator.shouldRun(key, 10_000)).toBe(true);
+    } finally {
+      random.mockRestore();
+    }
     await coordinator.onComplete(key);
   });
 
