@@ -60,25 +60,64 @@ describe('acquireAll', () => {
     expect(await both.release()).toBe('released');
   });
 
-  it('from its second round, waits for a later resource holding the earlier ones', async () => {
-    const { urls } = fixture().redis;
+  /**
+   * A caller of acquireAll(['a', 'b']) that waited in a's line (round 1) and was handed 'a':
+   * its second round waits for 'b', which another holder keeps for 10 s.
+   */
+  async function secondRoundWaitingForB(ttlMs: number, waitMs: number) {
     const holderOfA = await locker().acquire('a', { ttlMs: 10_000 });
     const holderOfB = await locker().acquire('b', { ttlMs: 10_000 });
-    const waiting = locker({ retryDelayMs: 2_000 }).acquireAll(['a', 'b'], {
-      ttlMs: 10_000,
-      waitMs: 8_000,
-    });
+    const waiting = locker({ retryDelayMs: 2_000 }).acquireAll(['a', 'b'], { ttlMs, waitMs });
+    waiting.catch(() => undefined); // awaited by each test; not an unhandled rejection meanwhile
     await delay(200); // in a's line, holding nothing
     await holderOfA.release(); // 'a' is handed over: the second round begins with it
+    return { waiting, holderOfB, handedAt: performance.now() };
+  }
+
+  /** Whether another locker finds `resource` free (and frees it again). */
+  async function isFree(resource: string): Promise<boolean> {
+    const lock = await locker({ nodes: fixture().redis.urls }).tryAcquire(resource, {
+      ttlMs: 1_000,
+    });
+    await lock?.release();
+    return lock !== null;
+  }
+
+  it('from its second round, waits for a later resource holding the earlier ones', async () => {
+    const { waiting, holderOfB, handedAt } = await secondRoundWaitingForB(4_000, 8_000);
     await delay(200);
     // It waits in b's line and keeps 'a': giving it back would let callers that keep handing
     // each other the two resources (fair lines) go round for ever.
-    expect(await locker({ nodes: urls }).tryAcquire('a', { ttlMs: 1_000 })).toBeNull();
+    expect(await isFree('a')).toBe(false);
+    await delay(handedAt + 1_500 - performance.now());
     const releasedAt = performance.now();
     await holderOfB.release();
     const both = await waiting;
     expect(performance.now() - releasedAt).toBeLessThan(1_000); // handed over, no new round
+    // 'a', kept 1.5 s of its 4 s, was renewed once the group was complete (about 2.5 s left
+    // otherwise).
+    expect(both.remainingMs()).toBeGreaterThan(3_300);
     expect(await both.release()).toBe('released');
+  });
+
+  it('gives the earlier resources back once they are down to half their TTL', async () => {
+    const { waiting, holderOfB, handedAt } = await secondRoundWaitingForB(2_000, 8_000);
+    await delay(300);
+    expect(await isFree('a')).toBe(false);
+    // 'a' (2 s) may be kept while it has more than 1 s left: about 1 s from the hand-over.
+    await delay(handedAt + 1_600 - performance.now());
+    expect(await isFree('a')).toBe(true);
+    await holderOfB.release();
+    expect(await (await waiting).release()).toBe('released');
+  });
+
+  it('gives up a wait that holds earlier resources at waitMs, and holds nothing', async () => {
+    const { waiting, holderOfB } = await secondRoundWaitingForB(10_000, 1_000);
+    const error = await waiting.catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AcquireTimeoutError);
+    expect((error as AcquireTimeoutError).resource).toBe('b');
+    expect(await lockedOn(['a'])).toEqual([0, 0, 0, 0, 0]);
+    await holderOfB.release();
   });
 
   it('never waits for an earlier resource while it holds a later one', async () => {

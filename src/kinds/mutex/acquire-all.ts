@@ -3,12 +3,15 @@ import { acquireLock } from '../../engine/acquire.js';
 import type { LockContext } from '../../engine/context.js';
 import type { Lock } from '../../engine/lock.js';
 import { sleep } from '../../engine/sleep.js';
-import { AcquireTimeoutError, LockBusyError, NoQuorumError } from '../../errors.js';
+import { AcquireTimeoutError, LockBusyError, LockLostError, NoQuorumError } from '../../errors.js';
 import { MultiLock } from './multi-lock.js';
 import { lockTarget } from './mutex-kind.js';
 
-/** A resource that could not be taken (without waiting, or in a round's bounded wait), and why. */
-type Blocked = LockBusyError | NoQuorumError | AcquireTimeoutError;
+/**
+ * A resource that could not be taken (without waiting, or in a round's bounded wait), or that
+ * a round lost while it waited for a later one, and why.
+ */
+type Blocked = LockBusyError | NoQuorumError | AcquireTimeoutError | LockLostError;
 
 /**
  * Acquires every one of `resources` (sorted, distinct), or none. The first round takes them
@@ -17,7 +20,8 @@ type Blocked = LockBusyError | NoQuorumError | AcquireTimeoutError;
  * round starts from the lock it was handed. From the second round on, a random pause comes
  * first, so that two callers that keep handing each other what the other needs fall out of
  * step; and a round may wait for a busy resource that sorts after everything it holds, for
- * at most what keeps half the TTL of the least valid lock it holds (see `orderedWaitMs`).
+ * at most what keeps half the TTL of the least valid lock it holds (see `orderedWaitMs`);
+ * the locks it kept while it waited are renewed to their TTL once the group is complete.
  * Without that, callers that wait in each other's lines livelock under strict hand-over
  * (`fair`, or a line past its barging window): each release hands the lock to the next
  * waiter at once, so that the resources are never free together, and the one that holds
@@ -45,6 +49,8 @@ export async function acquireAll(
   const take = (resource: string, waitMs: number) =>
     acquireLock(context, lockTarget(context, resource), { ...settings, waitMs, minHoldMs: 0 });
   let rounds = 1;
+  /** What this round kept while it waited for a later resource. */
+  const kept = new Set<Lock>();
   /**
    * How long a round may wait for `resource` while it holds locks: 0 in the first round (it
    * waits holding nothing) and when it holds a resource that sorts after `resource` (that
@@ -59,11 +65,14 @@ export async function acquireAll(
       leastMs = Math.min(leastMs, lock.remainingMs());
     }
     const left = startedAt + settings.waitMs - clock.now();
-    return Math.max(0, Math.min(left, leastMs - settings.ttlMs / 2));
+    const waitMs = Math.max(0, Math.min(left, leastMs - settings.ttlMs / 2));
+    if (waitMs > 0) for (const lock of held.values()) kept.add(lock);
+    return waitMs;
   };
   try {
     for (; ; rounds++) {
-      const blocked = await takeInOrder(resources, held, take, orderedWaitMs);
+      const blocked =
+        (await takeInOrder(resources, held, take, orderedWaitMs)) ?? (await renewAll(kept));
       if (!blocked) {
         const locks = resources.map((resource) => held.get(resource) as Lock);
         const keepUntil = clock.now() + settings.minHoldMs;
@@ -71,6 +80,7 @@ export async function acquireAll(
         return new MultiLock(locks);
       }
       await releaseAll(held);
+      kept.clear();
       if (rounds > 1) {
         const pauseMs = context.settings.retryDelayMs * Math.random();
         await sleep(Math.min(pauseMs, startedAt + settings.waitMs - clock.now()), stops);
@@ -116,6 +126,27 @@ async function takeInOrder(
 function outOfTime(blocked: Blocked, waitMs: number, waitedMs: number, rounds: number) {
   if (waitMs === 0 || blocked instanceof NoQuorumError) return blocked;
   return new AcquireTimeoutError(blocked.resource, waitedMs, rounds, blocked.nodes);
+}
+
+/**
+ * Renews `locks` (kept while the round waited) to their TTL, so that a complete group is valid
+ * for about its TTL, as one lock is when acquired. A lock lost meanwhile (an extension that
+ * failed, a failover) fails the round: its `LockLostError`. Other errors (a node refusing
+ * `PEXPIRE` to an ACL user) end the call.
+ */
+async function renewAll(locks: ReadonlySet<Lock>): Promise<LockLostError | undefined> {
+  const renewed = await Promise.all(
+    [...locks].map((lock) =>
+      lock.extend().then(
+        () => undefined,
+        (error: unknown) => {
+          if (error instanceof LockLostError) return error;
+          throw error;
+        },
+      ),
+    ),
+  );
+  return renewed.find((error) => error !== undefined);
 }
 
 async function releaseAll(held: Map<string, Lock>): Promise<void> {
