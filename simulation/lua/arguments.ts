@@ -52,9 +52,12 @@ export function optionalInteger(args: unknown[], n: number, fallback: number): n
   return args[n - 1] === undefined ? fallback : checkInteger(args, n);
 }
 
-/** `luaL_checkint`: {@link checkInteger} cut to C's 32-bit `int`. */
+/**
+ * `luaL_checkint`: {@link checkInteger} cut to C's 32-bit `int`. `| 0` is that cut: ECMAScript's
+ * ToInt32 takes an integral double modulo 2^32 exactly, at any size.
+ */
 export function checkInt(args: unknown[], n: number): number {
-  return Number(BigInt.asIntN(32, BigInt(checkInteger(args, n))));
+  return checkInteger(args, n) | 0;
 }
 
 export function optionalInt(args: unknown[], n: number, fallback: number): number {
