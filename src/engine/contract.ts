@@ -82,11 +82,17 @@ export interface HoldKind {
   extend(node: RedisConnection, hold: HoldOnNode, timeoutMs: number): Promise<number>;
   /**
    * Ends our hold: 1 when it was ours, 0 otherwise. `announce`: a real release, which wakes
-   * (or hands over to) waiters; not when undoing a failed attempt.
+   * (or hands over to) waiters; not when undoing a failed attempt. `record`: a hash kept
+   * beside the hold that names its holder's token (an election's leader record), which a real
+   * release marks ended in the same step (a lock's kind only).
    */
   release(
     node: RedisConnection,
-    hold: Omit<HoldOnNode, 'ttlMs'> & { readonly announce: boolean; readonly line?: WaitingPlace },
+    hold: Omit<HoldOnNode, 'ttlMs'> & {
+      readonly announce: boolean;
+      readonly line?: WaitingPlace;
+      readonly record?: string;
+    },
     timeoutMs: number,
   ): Promise<number>;
   /**

@@ -126,6 +126,25 @@ describe('locker.election', () => {
     await second.resign();
   });
 
+  it('a resigned leader stays resigned when a late copy of its own take puts its hold back', async () => {
+    const { admin } = fixture();
+    const election = locker().election('late-copy', timings);
+    const leadership = await election.campaign('a');
+    const key = 'distlock:{late-copy}:election';
+    const holds = await Promise.all(admin.map((a) => a.get(key)));
+    expect(await leadership.resign()).toBe('released');
+    // The take, re-sent by a client library and held up on the way, lands after the resign
+    // on every node: the same token and attempt, for a whole lease.
+    await Promise.all(admin.map((a, i) => a.set(key, holds[i] as string, 'PX', timings.leaseMs)));
+    // Before: the leader record still named that hold, so every node read 'a' as leader.
+    expect(await election.leader()).toBeNull();
+    // A new leader is read as usual once it proclaims.
+    await Promise.all(admin.map((a) => a.del(key)));
+    const next = await election.campaign('b');
+    expect((await election.leader())?.value).toBe('b');
+    await next.resign();
+  });
+
   it('terms keep growing across an empty restart of the one node that keeps the counter', async () => {
     const { redis } = fixture();
     const [node] = redis.nodes;

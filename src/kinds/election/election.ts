@@ -47,8 +47,14 @@ export class Election {
   constructor(context: LockContext, name: string, settings: ElectionSettings, lockKind: HoldKind) {
     this.name = name;
     this.#context = context;
-    this.#lockKind = lockKind;
     this.#keys = keysOf(context.settings.prefix, name);
+    // A leadership's release (resign, loss) ends its leader record on each node in the same
+    // step as the hold: a late copy of its own take cannot make a resigned leader read again.
+    const record = this.#keys.leader;
+    this.#lockKind = {
+      ...lockKind,
+      release: (node, hold, timeoutMs) => lockKind.release(node, { ...hold, record }, timeoutMs),
+    };
     this.#settings = settings;
   }
 

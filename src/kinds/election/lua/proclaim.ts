@@ -18,7 +18,8 @@ import { defineScript, integerReply } from '../../../lua/script.js';
  * ARGV[6]  channel to publish the term on
  *
  * Returns 1 when the value stands (stored now, or a later version was already there), 0 when
- * the lock is not the caller's.
+ * the lock is not the caller's, or the record says this leadership ended here (a release
+ * marks it so: see the lock's release script).
  */
 export const proclaimScript = defineScript({
   name: 'proclaim',
@@ -41,7 +42,10 @@ local held = attemptOf(redis.call('GET', lockKey), token)
 if held ~= attempt and held ~= 0 then
   return 0
 end
-local stored = redis.call('HMGET', leaderKey, 'token', 'version')
+local stored = redis.call('HMGET', leaderKey, 'token', 'version', 'ended')
+if stored[1] == token and stored[3] == token then
+  return 0
+end
 if stored[1] == token and tonumber(stored[2]) >= version then
   return 1
 end

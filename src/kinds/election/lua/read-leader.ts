@@ -11,9 +11,10 @@ export interface NodeLeader {
 /**
  * read-leader — the current leader's term, version and value, as one node sees it: the
  * proclaimed value counts only while the election's lock still holds the hold (token and
- * attempt) of the leader that proclaimed it, so a lease that ran out, a leader that resigned
- * and a late take of another attempt of its campaign read as no leader, and so does a new
- * leader until it proclaims.
+ * attempt) of the leader that proclaimed it and its release has not marked it ended, so a
+ * lease that ran out, a leader that resigned (even if a late copy of its own take put its
+ * hold back since), and a late take of another attempt of its campaign read as no leader,
+ * and so does a new leader until it proclaims.
  *
  * KEYS[1]  the election's lock key
  * KEYS[2]  the leader hash (see proclaim)
@@ -35,8 +36,8 @@ export const readLeaderScript = defineScript({
   lua: `${HOLD_VALUES}
 local lockKey, leaderKey = KEYS[1], KEYS[2]
 
-local leader = redis.call('HMGET', leaderKey, 'token', 'term', 'version', 'value', 'attempt')
-if not leader[1] then
+local leader = redis.call('HMGET', leaderKey, 'token', 'term', 'version', 'value', 'attempt', 'ended')
+if not leader[1] or leader[6] == leader[1] then
   return {}
 end
 local held = attemptOf(redis.call('GET', lockKey), leader[1])

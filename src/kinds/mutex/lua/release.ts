@@ -16,6 +16,11 @@ import { LOCK_LINE, YOUNG_TURN } from './lock-line.js';
  * KEYS[1]  lock key
  * KEYS[2]  queue, KEYS[3] waiter deadlines, KEYS[4] waiter channels (see acquire-in-line);
  *          usually absent; KEYS[5] the line's turn (see LOCK_LINE)
+ * KEYS[6]  optional: a record of the holder beside the lock (an election's leader hash) that
+ *          names it in its field `token`: a holder's release marks it ended (field `ended` =
+ *          the token), whatever it finds, so that a copy of the holder's own take that lands
+ *          after this release (re-sent by a client library, then delayed) cannot make the
+ *          record count again (see election/lua/read-leader)
  * ARGV[1]  token
  * ARGV[2]  attempt whose hold it ends (see HOLD_VALUES)
  * ARGV[3]  '1' a holder's release: hand over to a waiter; '0' an undo: delete silently
@@ -28,8 +33,16 @@ import { LOCK_LINE, YOUNG_TURN } from './lock-line.js';
  */
 export const releaseScript = defineScript({
   name: 'release',
-  keys: ({ key }: { key: string; token: string; attempt: number; announce: boolean }) =>
-    mutexLineKeys(key),
+  keys: ({
+    key,
+    record,
+  }: {
+    key: string;
+    token: string;
+    attempt: number;
+    announce: boolean;
+    record?: string;
+  }) => (record === undefined ? mutexLineKeys(key) : [...mutexLineKeys(key), record]),
   args: ({ token, attempt, announce }) => [token, attempt, announce ? '1' : '0'],
   parse: integerReply('release'),
   // The usual cases come first, before the line's functions (and the general parsing of
@@ -40,6 +53,9 @@ export const releaseScript = defineScript({
   // would also drop the waiters behind the first that are past their deadline: the line's
   // other scripts, and the next release past the turn's window, do).
   lua: `local lockKey, token, attempt, announce = KEYS[1], ARGV[1], ARGV[2], ARGV[3] == '1'
+if KEYS[6] and announce and redis.call('HGET', KEYS[6], 'token') == token then
+  redis.call('HSET', KEYS[6], 'ended', token)
+end
 ${SERVER_TIME}${YOUNG_TURN}
 local value = redis.call('GET', lockKey)
 local ours = value == token .. ':' .. attempt or (announce and value == token)
