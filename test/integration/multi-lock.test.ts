@@ -166,6 +166,9 @@ describe('acquireAll', () => {
     expect(performance.now() - started).toBeLessThan(1_500);
     expect(error).toBeInstanceOf(AcquireTimeoutError);
     expect((error as AcquireTimeoutError).resource).toBe('b');
+    // The call's whole wait and its rounds, not those of its last take of 'b'.
+    expect((error as AcquireTimeoutError).waitedMs).toBeGreaterThan(250);
+    expect((error as AcquireTimeoutError).attempts).toBe(1);
     expect(await lockedOn(['a'])).toEqual([0, 0, 0, 0, 0]);
     await holder.release();
   });

@@ -87,7 +87,12 @@ export async function acquireAll(
       }
       const left = startedAt + settings.waitMs - clock.now();
       if (left <= 0) throw outOfTime(blocked, settings.waitMs, clock.now() - startedAt, rounds);
-      held.set(blocked.resource, await take(blocked.resource, left));
+      const handed = await take(blocked.resource, left).catch((error: unknown) => {
+        // The call's own wait and rounds, not those of its last take alone.
+        if (!(error instanceof AcquireTimeoutError)) throw error;
+        throw outOfTime(error, settings.waitMs, clock.now() - startedAt, rounds);
+      });
+      held.set(blocked.resource, handed);
     }
   } catch (error) {
     await releaseAll(held);
