@@ -96,6 +96,7 @@ export class SimConnection implements RedisConnection {
     const now = performance.now();
     const at = Math.max(this.#lastToNode, notBefore, now + this.links.delay() + extraMs);
     if (generation === this.#generation) this.#lastToNode = at;
+    this.links.arriving(at);
     setTimeout(() => this.#arrive(request, generation), at - now);
     return at;
   }

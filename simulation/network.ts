@@ -211,6 +211,7 @@ export function drawFaultRates(random: Random, shape: ScheduleShape, focus: Focu
 export class Links {
   #rates: FaultRates;
   #faults = 0;
+  #lastArrivalAt = 0;
 
   constructor(
     readonly random: Random,
@@ -228,6 +229,20 @@ export class Links {
   /** Faults injected so far: messages lost or slowed, resets, late and resent requests. */
   get faults(): number {
     return this.#faults;
+  }
+
+  /**
+   * When the last request sent so far reaches its node (virtual ms): faults stop sending
+   * requests late (`calm`), but those already on their way late (cut off by a reset, resent,
+   * slow) still arrive after it, and a take among them sets a key then.
+   */
+  get lastArrivalAt(): number {
+    return this.#lastArrivalAt;
+  }
+
+  /** Notes that a request will reach its node at `at` (virtual ms). */
+  arriving(at: number): void {
+    this.#lastArrivalAt = Math.max(this.#lastArrivalAt, at);
   }
 
   /** Draws whether `fault` happens to the message at hand, on the link to `node`. */

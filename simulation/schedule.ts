@@ -212,9 +212,13 @@ export async function runSchedule(
       // Every waiter was served: the next ticks must run, once the tick lock held before
       // (at most lockAtMostFor) is gone, on any client still open. A node clock moved back
       // keeps a key set before the jump that much longer (as Redis does): a tick lock taken
-      // before the last jump may outlive it by every jump there was.
+      // before the last jump may outlive it by every jump there was. A take sent before the
+      // calm may still be on its way (late after a reset, resent, slow): it sets the key when
+      // it arrives, for up to lockAtMostFor from then (seed 2050122349: a tick's SET cut off
+      // by a reset reached the node 576 ms later, after the calm, and held the next tick).
       const lastJumpAt = clockBacks.at(-1) ?? 0;
-      const keysGoneAt = Math.max(time.now(), lastJumpAt + faults.jumpedBackMs);
+      const inFlightUntil = Math.max(...[links, ...clientLinks].map((l) => l.lastArrivalAt));
+      const keysGoneAt = Math.max(time.now(), lastJumpAt + faults.jumpedBackMs, inFlightUntil);
       const mustRunFrom = EPOCH_MS + keysGoneAt + tickTimes.lockAtMostFor;
       await time.run(() => false, keysGoneAt + TICKS_AFTER_CALM_MS);
       const mustRunTo = EPOCH_MS + time.now() - TICK_START_MS;

@@ -77,6 +77,7 @@ describe('the engine on a simulated world', () => {
     [876611550, "a late take of a campaign's earlier attempt does not pass for its leadership"],
     [862185860, 'a fire skipped while the last tick still let its lost lock go is not missed'],
     [2033007466, 'a tick split between four instances is asked again within its window'],
+    [2050122349, "a tick's late take, landing after the calm, holds the next tick for its TTL"],
     [1866745763, "a resigned leader's own late take does not make it leader again"],
     [1355511760, 'acquireAll callers handing each other the resources in fair lines finish'],
   ])('regression, seed %i: %s', async (seed) => {
