@@ -258,6 +258,21 @@ export class NodeIdentities {
   }
 
   /**
+   * Why node `index` must not be believed about what it holds now, only because its server
+   * changed (a restart, a failover) or it reaches another node's server, while that lasts:
+   * the abstention of {@link abstention} without the causes that only concern granting
+   * (reconnects, first sight, lease records). A reader (`Election.leader`) counts no view
+   * from it: a replica promoted before it got a release may hold a lease that was given
+   * back, as well as lack one that was granted.
+   */
+  changed(index: number): NotSentError | undefined {
+    const id = this.#ids[index];
+    if (!id || (!id.change && id.duplicateOf === undefined) || !this.#abstains(id))
+      return undefined;
+    return this.abstention(index);
+  }
+
+  /**
    * Notes a lease of `ttlMs` (an extension may ask for more than any acquisition did); returns
    * a promise when it must be recorded on the nodes first (see {@link LeaseRecords}), which
    * never rejects: a node that did not record it votes in no acquisition until it has.

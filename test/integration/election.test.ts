@@ -1,6 +1,12 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { DEFAULTS, InvalidArgumentError, type Leader, type Leadership } from '../../src/index.js';
+import {
+  DEFAULTS,
+  InvalidArgumentError,
+  type Leader,
+  type Leadership,
+  NoQuorumError,
+} from '../../src/index.js';
 import { driftMs } from '../../src/quorum/validity.js';
 import { checkHistory, FaultProxy, type Holding } from '../../src/testing/index.js';
 import { useLockers, useRedis } from '../support/redis.js';
@@ -143,6 +149,32 @@ describe('locker.election', () => {
     const next = await election.campaign('b');
     expect((await election.leader())?.value).toBe('b');
     await next.resign();
+  });
+
+  it('a resigned leader is not read back from servers that failed over before its release', async () => {
+    const { admin, redis } = fixture();
+    const election = locker().election('failed-over', timings);
+    const leadership = await election.campaign('a');
+    const key = 'distlock:{failed-over}:election';
+    const before = await Promise.all(
+      admin.map(async (a) => ({
+        hold: await a.get(key),
+        record: await a.hgetall(`${key}:leader`),
+      })),
+    );
+    expect(await leadership.resign()).toBe('released');
+    // Two servers are replaced by replicas that never got the resign's release: the lock and
+    // the leader record as they were before it.
+    for (const index of [0, 1]) {
+      await redis.nodes[index]?.restart(); // a new server on the same port
+      const { hold, record } = before[index] as (typeof before)[number];
+      await admin[index]?.set(key, hold as string, 'PX', timings.leaseMs);
+      await admin[index]?.hset(`${key}:leader`, record);
+    }
+    // Before: the two read 'a' as leader. They sit the read out, as they sit out votes.
+    const read = await election.leader().catch((error: unknown) => error);
+    expect(read).toBeInstanceOf(NoQuorumError);
+    expect((read as NoQuorumError).message).toContain('answers as another server');
   });
 
   it('terms keep growing across an empty restart of the one node that keeps the counter', async () => {

@@ -91,7 +91,8 @@ export class Election {
    * Reads the current leader from every node: the one a majority of nodes agrees on, or
    * `null` when there is none (no leader, a lease that ran out, a leader that resigned, or a
    * new leader that has not proclaimed yet). Rejects with `NoQuorumError` when fewer than a
-   * majority of nodes answered.
+   * majority of nodes answered; a node whose server changed (a restart, a failover) does not
+   * count while it sits out votes after the change.
    */
   leader(): Promise<Leader | null> {
     return readLeader(this.#context, this.#keys, this.#settings.leaseMs);

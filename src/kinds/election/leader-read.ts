@@ -22,19 +22,28 @@ export interface Leader {
  * {@link NoQuorumError} when fewer than a majority answered.
  */
 export async function readLeader(
-  context: Pick<LockContext, 'nodes' | 'settings' | 'clock'>,
+  context: Pick<LockContext, 'nodes' | 'settings' | 'clock' | 'identities'>,
   keys: ElectionKeys,
   leaseMs: number,
 ): Promise<Leader | null> {
+  const { identities } = context;
+  // A node whose server changed (a failover to a replica that missed the resign's release,
+  // say) may show a leadership that ended: it counts as not answering while it abstains
+  // from acquisitions, as it does there (docs/safety.md, "Identities").
+  const identifying = identities.check(context, leaseMs);
+  if (identifying) await identifying.catch(() => undefined);
   const views: (NodeLeader | null | undefined)[] = context.nodes.map(() => undefined);
   const input = { key: keys.lock, leaderKey: keys.leader };
   const round = askEveryNode(
     context,
     nodeTimeoutFor(context, leaseMs),
-    (node, timeoutMs, index) =>
-      readLeaderScript.run(node, input, timeoutMs).then((view) => {
+    (node, timeoutMs, index) => {
+      const changed = identities.changed(index);
+      if (changed) return Promise.reject(changed);
+      return readLeaderScript.run(node, input, timeoutMs).then((view) => {
         views[index] = view;
-      }),
+      });
+    },
     { judge: () => ANSWERED },
   );
   const results = await round.settled;
