@@ -87,13 +87,13 @@ describe('a tick whose votes split while a node is out', () => {
   });
 
   it('asks again within a window shorter than the retry pause', async () => {
-    // Half of lockAtLeastFor (90 ms) is less than the pause a retry may draw (up to
+    // Half of lockAtLeastFor (99 ms) is less than the pause a retry may draw (up to
     // retryDelayMs, 100 ms): the pause is drawn within what is left of the window.
     const key = 'report:2026-01-01T05:00:00.000Z';
     const redisKey = `distlock:{node-cron:${key}}`;
     const { l, admin } = await splitSetUp(redisKey);
-    await admin[0]?.pexpire(redisKey, 60); // the other instance's attempt ends by itself
-    const coordinator = runCoordinator(l, { lockAtLeastFor: 180 });
+    await admin[0]?.pexpire(redisKey, 40); // the other instance's attempt ends by itself
+    const coordinator = runCoordinator(l, { lockAtLeastFor: 198 });
     const random = vi.spyOn(Math, 'random').mockReturnValue(0.99);
     try {
       // Before: the pause drawn (99 ms) ended past the window, so the fire was given up.
