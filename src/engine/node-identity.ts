@@ -259,9 +259,10 @@ export class NodeIdentities {
 
   /**
    * Why node `index` must not be believed about what it holds now, only because its server
-   * changed (a restart, a failover) or it reaches another node's server, while that lasts:
-   * the abstention of {@link abstention} without the causes that only concern granting
-   * (reconnects, first sight, lease records). A reader (`Election.leader`) counts no view
+   * changed (a restart, a failover; or, first seen, it started within the grace) or it
+   * reaches another node's server, while that lasts: the abstention of {@link abstention}
+   * without the causes that only concern granting (a reconnect not yet identified, lease
+   * records). A reader (`Election.leader`) counts no view
    * from it: a replica promoted before it got a release may hold a lease that was given
    * back, as well as lack one that was granted.
    */

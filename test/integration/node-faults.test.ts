@@ -48,6 +48,19 @@ describe('nodes that answer with errors', () => {
     );
     expect(messages).toEqual(['OOM', 'OOM', 'yes']);
   });
+
+  it('resigns a leadership on nodes out of memory (the release deletes first)', async () => {
+    const { admin } = fixture();
+    const election = locker().election('full', { leaseMs: 5_000 });
+    const leadership = await election.campaign('a');
+    await Promise.all(admin.map((client) => client.config('SET', 'maxmemory', '1')));
+    // Marking the leader record ended must not come first: a full node refuses a script's
+    // first write unless it is a delete.
+    expect(await leadership.resign()).toBe('released');
+    expect(await Promise.all(admin.map((a) => a.exists('distlock:{full}:election')))).toEqual([
+      0, 0, 0,
+    ]);
+  });
 });
 
 describe('a node restarted without persistence', () => {

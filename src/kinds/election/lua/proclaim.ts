@@ -43,7 +43,7 @@ if held ~= attempt and held ~= 0 then
   return 0
 end
 local stored = redis.call('HMGET', leaderKey, 'token', 'version', 'ended')
-if stored[1] == token and stored[3] == token then
+if stored[3] == token then
   return 0
 end
 if stored[1] == token and tonumber(stored[2]) >= version then

@@ -16,11 +16,11 @@ import { LOCK_LINE, YOUNG_TURN } from './lock-line.js';
  * KEYS[1]  lock key
  * KEYS[2]  queue, KEYS[3] waiter deadlines, KEYS[4] waiter channels (see acquire-in-line);
  *          usually absent; KEYS[5] the line's turn (see LOCK_LINE)
- * KEYS[6]  optional: a record of the holder beside the lock (an election's leader hash) that
- *          names it in its field `token`: a holder's release marks it ended (field `ended` =
- *          the token), whatever it finds, so that a copy of the holder's own take that lands
- *          after this release (re-sent by a client library, then delayed) cannot make the
- *          record count again (see election/lua/read-leader)
+ * KEYS[6]  optional: a record of the holder beside the lock (an election's leader hash): a
+ *          holder's release that released its hold here marks it ended (field `ended` = the
+ *          token), so that a copy of the holder's own take that lands after this release
+ *          (re-sent by a client library, then delayed) cannot make the record count again,
+ *          nor a late copy of its proclaim (see election/lua/read-leader and proclaim)
  * ARGV[1]  token
  * ARGV[2]  attempt whose hold it ends (see HOLD_VALUES)
  * ARGV[3]  '1' a holder's release: hand over to a waiter; '0' an undo: delete silently
@@ -53,10 +53,8 @@ export const releaseScript = defineScript({
   // would also drop the waiters behind the first that are past their deadline: the line's
   // other scripts, and the next release past the turn's window, do).
   lua: `local lockKey, token, attempt, announce = KEYS[1], ARGV[1], ARGV[2], ARGV[3] == '1'
-if KEYS[6] and announce and redis.call('HGET', KEYS[6], 'token') == token then
-  redis.call('HSET', KEYS[6], 'ended', token)
-end
 ${SERVER_TIME}${YOUNG_TURN}
+local function release()
 local value = redis.call('GET', lockKey)
 local ours = value == token .. ':' .. attempt or (announce and value == token)
 local waiting
@@ -118,5 +116,13 @@ ${LOCK_LINE}
 end
 redis.call('DEL', lockKey)
 return 1
+end
+local released = release()
+if released == 1 and announce and KEYS[6] then
+  -- After the release's own write (a node out of memory refuses a first write other than a
+  -- delete), and never failing it: the record is marked only where this hold was released.
+  redis.pcall('HSET', KEYS[6], 'ended', token)
+end
+return released
 `,
 });
