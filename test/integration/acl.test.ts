@@ -196,6 +196,15 @@ describe('the documented rules of each feature, run as a user with exactly them'
     expect(await fencedPeek(client, 'data:acl')).toEqual({ value: 'v1', fence: 6n });
   });
 
+  it('runs an election with the documented rules: campaign, leader, resign', async () => {
+    const rules = [...LOCKS, ...(documented(/^ elections/)[0] as string[])];
+    const election = (await lockerAs('acl-e', rules)).election('acl-election');
+    const leadership = await election.campaign('me');
+    expect((await election.leader())?.value).toBe('me');
+    expect(await leadership.resign()).toBe('released');
+    expect(await election.leader()).toBeNull();
+  });
+
   it('fails at once, as a configuration error, when a script may not run a command', async () => {
     const locker = await lockerAs('acl-d', LOCKS); // no +incr for fencing
     const started = performance.now();
