@@ -126,7 +126,7 @@ export function tickViolations(
       (run) =>
         run.client === client &&
         run.scheduledAt < tick &&
-        (run.reportedAt ?? Number.POSITIVE_INFINITY) > tick,
+        (run.reportedAt ?? Number.POSITIVE_INFINITY) >= tick,
     );
   const skipped = (tick: number) => {
     const open = openAt?.(tick) ?? [];
