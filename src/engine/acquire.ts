@@ -265,8 +265,8 @@ class Acquisition {
  * 2 s (which also keeps an infinite wait out of setTimeout), and a stop still ends it.
  * `undefined` once they are open.
  */
-function connectionsOpened(
-  context: LockContext,
+export function connectionsOpened(
+  context: Pick<LockContext, 'connected'>,
   waitMs: number,
   stops: WaitStops,
 ): Promise<void> | undefined {

@@ -1,4 +1,3 @@
-import { NotSentError } from '../driver/connection.js';
 import type { StallGuard } from '../driver/stall-guard.js';
 import type { NodeResult } from '../node-result.js';
 import type { Decision, FanOut, Judgement } from '../quorum/fan-out.js';
@@ -57,12 +56,6 @@ function takeOnNode(
   });
 }
 
-/** Why nothing was sent to a node that has not said which server it is: its own cause. */
-function unidentified(name: string, cause: Error | undefined): NotSentError {
-  const why = cause ? `: ${cause.message}` : '';
-  return new NotSentError(`${name} has not said which server it is yet${why}`, { cause });
-}
-
 function judge({ state, fence }: TakeReply): Judgement {
   if (state !== 0) return { vote: 'no', ...(state > 0 ? { holderRemainingMs: state } : {}) };
   return fence === undefined ? { vote: 'yes' } : { vote: 'yes', fence };
@@ -90,8 +83,7 @@ export function attemptAcquire(
       context.identities.known(index, ttlMs)
         ? takeOnNode(context, node, request, timeoutMs)
         : Promise.reject(
-            context.identities.abstention(index, ttlMs) ??
-              unidentified(node.name, context.identities.failure(index)),
+            context.identities.abstention(index, ttlMs) ?? context.identities.unidentified(index),
           ),
     { judge, quorum },
   );

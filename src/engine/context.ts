@@ -13,7 +13,6 @@ export interface LockContext extends NodeSet {
   readonly events: LockerEmitter;
   /** Wakes a waiter over pub/sub when a release hands it the lock. */
   readonly wakeUps: WakeUps;
-  /** Keys found held by another moments ago: acquisitions of them join the line at once. */
   /** Stops waits and ends held locks when the locker closes. */
   readonly shutdown: Shutdown;
   /** Which server each node is: no server may count twice towards a majority. */

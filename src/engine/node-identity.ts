@@ -258,19 +258,23 @@ export class NodeIdentities {
   }
 
   /**
-   * Why node `index` must not be believed about what it holds now, only because its server
-   * changed (a restart, a failover; or, first seen, it started within the grace) or it
-   * reaches another node's server, while that lasts: the abstention of {@link abstention}
-   * without the causes that only concern granting (a reconnect not yet identified, lease
-   * records). A reader (`Election.leader`) counts no view
-   * from it: a replica promoted before it got a release may hold a lease that was given
-   * back, as well as lack one that was granted.
+   * Why a reader (`Election.leader`) must not count node `index`'s view now: it would not vote
+   * in an acquisition, lease records aside (a read grants nothing). Its server changed (a
+   * replica promoted before it got a release may hold a lease that was given back, as well as
+   * lack one that was granted) or is another node's, or it has not said which server it is on
+   * its current connection (it may be either). `undefined` when its view counts.
    */
-  changed(index: number): NotSentError | undefined {
-    const id = this.#ids[index];
-    if (!id || (!id.change && id.duplicateOf === undefined) || !this.#abstains(id))
-      return undefined;
-    return this.abstention(index);
+  unreadable(index: number): NotSentError | undefined {
+    if (this.#votes(index)) return undefined;
+    return this.abstention(index, 0) ?? this.unidentified(index);
+  }
+
+  /** Why nothing is sent to node `index`, which has not said which server it is yet. */
+  unidentified(index: number): NotSentError {
+    const name = this.#set?.nodes[index]?.name ?? `nodes[${index}]`;
+    const cause = this.failure(index);
+    const why = cause ? `: ${cause.message}` : '';
+    return new NotSentError(`${name} has not said which server it is yet${why}`, { cause });
   }
 
   /**
@@ -301,10 +305,13 @@ export class NodeIdentities {
    * `inspect` returned (and so does every later call). Returns `undefined`, so that the
    * caller need not even await, when no node is due to be asked (or, for a single node that
    * votes at once and for Redis Cluster nodes that answered before, while they are asked
-   * again in the background).
+   * again in the background). `ttlMs`: the lease the caller is about to ask for, which the
+   * nodes' lease records must cover before they vote; with `grants: false`, a read that
+   * grants nothing (`Election.leader`) and only sizes the per-node timeout by it, so that a
+   * user who may only read writes nothing.
    */
-  check(context: NodeSet, ttlMs: number): Promise<void> | undefined {
-    if (ttlMs > this.#longestTtlMs) this.#longestTtlMs = ttlMs;
+  check(context: NodeSet, ttlMs: number, { grants = true } = {}): Promise<void> | undefined {
+    if (grants && ttlMs > this.#longestTtlMs) this.#longestTtlMs = ttlMs;
     if (this.#refusal) return Promise.reject(this.#refusal);
     this.#set ??= context;
     if (!this.#checking) {

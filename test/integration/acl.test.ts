@@ -205,6 +205,39 @@ describe('the documented rules of each feature, run as a user with exactly them'
     expect(await election.leader()).toBeNull();
   });
 
+  it('reads the leader on three nodes as a user that only reads, and writes nothing', async () => {
+    const [, READ_LEADER = []] = documented(/^ elections/);
+    const three = await startRedis({ nodes: 3 });
+    const admins = three.urls.map((url) => new Redis(url));
+    clients.push(...admins);
+    try {
+      const campaigner = new Locker({ nodes: three.urls });
+      lockers.push(campaigner);
+      const leadership = await campaigner.election('acl-read').campaign('me');
+      // +info from its own row: with it, the nodes say which server they are, and (before)
+      // the first read recorded its lease on each: a SET that this user may not send.
+      const rules = ['~distlock:*', '&distlock:*', ...READ_LEADER, '+info'];
+      for (const client of admins) {
+        await client.call('ACL', 'SETUSER', 'leader-reader', 'reset', 'on', '>pw', ...rules);
+        await client.call('ACL', 'LOG', 'RESET');
+      }
+      const urls = three.nodes.map((node) => `redis://leader-reader:pw@127.0.0.1:${node.port}`);
+      const reader = new Locker({ nodes: urls });
+      lockers.push(reader);
+      const election = reader.election('acl-read');
+      expect(await election.leader()).toMatchObject({ value: 'me' });
+      const observer = election.observe()[Symbol.asyncIterator]();
+      expect((await observer.next()).value).toMatchObject({ value: 'me' });
+      await observer.return?.();
+      for (const client of admins) expect(await client.call('ACL', 'LOG')).toEqual([]);
+      expect(await leadership.resign()).toBe('released');
+      expect(await election.leader()).toBeNull();
+    } finally {
+      await Promise.all(lockers.splice(0).map((l) => l.close()));
+      await three.stop();
+    }
+  });
+
   it('fails at once, as a configuration error, when a script may not run a command', async () => {
     const locker = await lockerAs('acl-d', LOCKS); // no +incr for fencing
     const started = performance.now();

@@ -177,6 +177,40 @@ describe('locker.election', () => {
     expect((read as NoQuorumError).message).toContain('answers as another server');
   });
 
+  it("a new locker's first leader() waits for its connections, as a campaign does", async () => {
+    const leadership = await locker().election('first-read', timings).campaign('a');
+    for (let i = 0; i < 5; i++) {
+      // Until its connections are up no node can say which server it is, and a read counts
+      // only the nodes that did (without the wait: "fewer than 2 of 3 node(s) answered").
+      const read = await locker().election('first-read', timings).leader();
+      expect(read).toMatchObject({ value: 'a' });
+    }
+    await leadership.resign();
+  });
+
+  it('leader() and observe() refuse one server listed twice, as a campaign does', async () => {
+    const { admin, redis } = fixture();
+    const leadership = await locker().election('listed-twice', timings).campaign('a');
+    const key = 'distlock:{listed-twice}:election';
+    // Only the first server still holds the leadership: no majority of the three does.
+    await Promise.all(admin.slice(1).map((a) => a.del(key, `${key}:leader`)));
+    // 127.1 is 127.0.0.1: the same server as nodes[0], so "2 of 3" would be one server.
+    const [first] = redis.nodes;
+    const twice = [redis.urls[0], `redis://127.1:${first?.port}`, redis.urls[1]] as string[];
+    const election = locker({ nodes: twice }).election('listed-twice', timings);
+    // Before: the first server's view counted twice, and 'a' was read as leader.
+    const read = await election.leader().catch((error: unknown) => error);
+    expect(read).toBeInstanceOf(InvalidArgumentError);
+    expect((read as InvalidArgumentError).field).toBe('nodes[1]');
+    const observed = await election
+      .observe()
+      [Symbol.asyncIterator]()
+      .next()
+      .catch((e: unknown) => e);
+    expect(observed).toBe(read); // the same refusal, not an observer that never yields
+    await leadership.resign();
+  });
+
   it('terms keep growing across an empty restart of the one node that keeps the counter', async () => {
     const { redis } = fixture();
     const [node] = redis.nodes;

@@ -80,7 +80,6 @@ describe('the engine on a simulated world', () => {
     [2050122349, "a tick's late take, landing after the calm, holds the next tick for its TTL"],
     [1866745763, "a resigned leader's own late take does not make it leader again"],
     [2050124122, 'a node that failed over before a resign is not read until it may vote'],
-    [863049070, 'a tick reported in the millisecond of the next fire held that fire back'],
     [1355511760, 'acquireAll callers handing each other the resources in fair lines finish'],
   ])('regression, seed %i: %s', async (seed) => {
     const result = await runSchedule(seed);

@@ -1,3 +1,4 @@
+import { connectionsOpened } from '../../engine/acquire.js';
 import type { LockContext } from '../../engine/context.js';
 import { askEveryNode, nodeTimeoutFor } from '../../engine/every-node.js';
 import { NoQuorumError } from '../../errors.js';
@@ -19,27 +20,39 @@ export interface Leader {
 /**
  * Reads the leader from every node (each with the per-node timeout for a lease of `leaseMs`):
  * the leader whose term a majority of all nodes reports, or `null`. Rejects with
- * {@link NoQuorumError} when fewer than a majority answered.
+ * {@link NoQuorumError} when fewer than a majority answered, and with the identity check's
+ * refusal (an `InvalidArgumentError` naming a server listed twice, say).
  */
 export async function readLeader(
-  context: Pick<LockContext, 'nodes' | 'settings' | 'clock' | 'identities'>,
+  context: Pick<
+    LockContext,
+    'nodes' | 'settings' | 'clock' | 'identities' | 'connected' | 'shutdown'
+  >,
   keys: ElectionKeys,
   leaseMs: number,
 ): Promise<Leader | null> {
   const { identities } = context;
-  // A node whose server changed (a failover to a replica that missed the resign's release,
-  // say) may show a leadership that ended: it counts as not answering while it abstains
-  // from acquisitions, as it does there (docs/safety.md, "Identities").
-  const identifying = identities.check(context, leaseMs);
-  if (identifying) await identifying.catch(() => undefined);
+  const closed = context.shutdown.signal;
+  const stops = { what: `Reading the leader of "${keys.name}"`, signal: undefined, closed };
+  // A new locker's first read waits for its connections, as an acquisition does: until they
+  // are up, no node can say which server it is.
+  const connecting = connectionsOpened(context, 0, stops);
+  if (connecting) await connecting;
+  // A node counts only as it would vote (docs/safety.md, "Identities"): one whose server
+  // changed (a failover to a replica that missed the resign's release, say) may show a
+  // leadership that ended, and one that has not said which server it is may be another
+  // node's. A read grants no lease, so it records none (a user that may only read gets no
+  // NOPERM); a configuration the check refuses (one server listed twice) is refused here.
+  const identifying = identities.check(context, leaseMs, { grants: false });
+  if (identifying) await identifying;
   const views: (NodeLeader | null | undefined)[] = context.nodes.map(() => undefined);
   const input = { key: keys.lock, leaderKey: keys.leader };
   const round = askEveryNode(
     context,
     nodeTimeoutFor(context, leaseMs),
     (node, timeoutMs, index) => {
-      const changed = identities.changed(index);
-      if (changed) return Promise.reject(changed);
+      const unreadable = identities.unreadable(index);
+      if (unreadable) return Promise.reject(unreadable);
       return readLeaderScript.run(node, input, timeoutMs).then((view) => {
         views[index] = view;
       });

@@ -1,6 +1,7 @@
 import type { Subscriber } from '../../driver/connection.js';
 import type { LockContext } from '../../engine/context.js';
 import { sleep, type WaitStops } from '../../engine/sleep.js';
+import { NoQuorumError } from '../../errors.js';
 import type { ElectionKeys } from './election-keys.js';
 import type { ElectionSettings } from './election-options.js';
 import { type Leader, readLeader } from './leader-read.js';
@@ -9,8 +10,9 @@ import { type Leader, readLeader } from './leader-read.js';
  * The leader now, then after each change: a read of every node (as `Election.leader`) at the
  * start, on every change message (and every reconnect of a subscriber, which may have missed
  * some), and every `retryMs` in any case; each read that differs from the last yielded is
- * yielded. A read that fails (too few nodes answered) yields nothing. Ends when `signal`
- * aborts, the locker closes, or the consumer stops iterating.
+ * yielded. A read that fails (too few nodes answered) yields nothing; a configuration that
+ * the nodes' identity check refuses (one server listed twice) ends it with that error. Ends
+ * when `signal` aborts, the locker closes, or the consumer stops iterating.
  */
 export async function* observeLeader(
   context: LockContext,
@@ -29,7 +31,7 @@ export async function* observeLeader(
     let last: Leader | null | undefined;
     for (;;) {
       const seen = changes.count;
-      const current = await readLeader(context, keys, settings.leaseMs).catch(() => undefined);
+      const current = await readLeader(context, keys, settings.leaseMs).catch(unlessRefused);
       if (current !== undefined && (last === undefined || !sameLeader(current, last))) {
         last = current;
         yield current;
@@ -39,6 +41,12 @@ export async function* observeLeader(
   } finally {
     changes.close();
   }
+}
+
+/** A read that too few nodes answered counts as none; any other error is the caller's. */
+function unlessRefused(error: unknown): undefined {
+  if (error instanceof NoQuorumError) return undefined;
+  throw error;
 }
 
 /** Waits `ms` or until `wake`; false when a stop ended the wait. */
