@@ -194,11 +194,6 @@ export class StallGuard implements RedisConnection {
     const deadline = { at: performance.now() + timeoutMs };
     tracked.deadlines.add(deadline);
     const generation = this.generation;
-    // Any answer, even an error, shows the server (or its connection) is moving again.
-    const answered = () => {
-      tracked.deadlines.delete(deadline);
-      tracked.stalled = false;
-    };
     const inner = this.#inner;
     const sent =
       always && inner.sendAlways
@@ -206,17 +201,26 @@ export class StallGuard implements RedisConnection {
         : inner.send(command, args, timeoutMs);
     return sent.then(
       (reply) => {
-        answered();
-        this.#serverAnswered(generation);
+        this.#answered(tracked, deadline, generation);
         return reply;
       },
       (error: unknown) => {
-        answered();
-        if (isErrorReply(error)) this.#serverAnswered(generation);
-        else this.#connectionFailures++;
+        this.#answered(tracked, deadline, isErrorReply(error) ? generation : undefined);
         throw error;
       },
     );
+  }
+
+  /**
+   * A command tracked in `flight` was answered: any answer, even an error, shows that the
+   * server (or its connection) moves again. `generation`: the connection the server answered
+   * on; `undefined` when the command failed with its connection rather than by a reply.
+   */
+  #answered(flight: Flight, deadline: { readonly at: number }, generation: number | undefined) {
+    flight.deadlines.delete(deadline);
+    flight.stalled = false;
+    if (generation === undefined) this.#connectionFailures++;
+    else this.#serverAnswered(generation);
   }
 
   #serverAnswered(generation: number): void {

@@ -46,7 +46,7 @@ export function askEveryNode<T>(
   return fanOut(context.nodes, {
     timeoutMs,
     clock: context.clock,
-    run: (node, index) => request(node, timeoutMs, index),
+    run: request,
     judge: how.judge ?? (oneIsYes as (reply: T) => Judgement),
     onTimeout: markStalled,
     // Absent options as `undefined` rather than spread in: an object of one shape, built

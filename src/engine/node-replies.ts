@@ -31,7 +31,7 @@ export async function replyOfEveryNode<T>(
   const round = fanOut(context.nodes, {
     timeoutMs,
     clock: context.clock,
-    run: async (node, index) => {
+    run: async (node, _timeoutMs, index) => {
       replies[index] = await request(node, timeoutMs + OWN_WAIT_MARGIN_MS);
     },
     judge: () => YES,

@@ -4,6 +4,7 @@ import type { NoQuorumError } from '../errors.js';
 import type { WaitingPlace } from '../lua/waiting-line.js';
 import type { NodeResult } from '../node-result.js';
 import type { FanOutOptions } from '../quorum/fan-out.js';
+import { quorumOf } from '../quorum/tally.js';
 import { misconfiguredOperation, misconfiguredQuorum } from './configuration-failure.js';
 import type { NodeSet } from './context.js';
 import type { HoldId, HoldKind, Lease, ReleaseResult } from './contract.js';
@@ -39,7 +40,7 @@ export function releaseLease(
     quorum,
     settleEarly: {
       afterMs: nodeTimeoutFor(context, lease.ttlMs),
-      accept: (soFar) => verdict(soFar, quorum) !== 'failed',
+      accept: knownVerdict,
     },
   };
   const ending =
@@ -60,6 +61,11 @@ export function releaseLease(
     if (!results.includes(undefined)) return { result, nodes: results };
     return { result, nodes: results, everyNode: ending.settled };
   });
+}
+
+/** Whether `soFar` tells how a release ended (released or not held) with the others silent. */
+function knownVerdict(soFar: readonly NodeResult[], quorum: number | undefined): boolean {
+  return verdict(soFar, quorum ?? quorumOf(soFar.length)) !== 'failed';
 }
 
 /** How a release that no quorum confirmed ended, once every node answered (or timed out). */

@@ -51,6 +51,20 @@ export function defineScript<Input, Result>(
   const failed = (error: unknown): never => {
     throw withCommandNamed(error, lua);
   };
+  /** EVAL, which loads the script (`evalsha` minus its hash); `script` is known from then on. */
+  const evaluate = (
+    connection: RedisConnection,
+    evalsha: readonly (string | number)[],
+    script: string,
+    timeoutMs: number,
+  ) => {
+    const evalArgs: (string | number)[] = [lua];
+    for (let i = 1; i < evalsha.length; i++) evalArgs.push(evalsha[i] as string | number);
+    return connection.send('EVAL', evalArgs, timeoutMs).then((reply) => {
+      knownScripts(connection).add(script);
+      return parse(reply);
+    }, failed);
+  };
   // A fan-out runs the script with the same input on every node: its EVALSHA arguments are
   // built once, for the first node, and used for the others (no caller changes an input).
   let lastInput: Input | undefined;
@@ -62,30 +76,32 @@ export function defineScript<Input, Result>(
       return hashed();
     },
     run(connection, input, timeoutMs) {
-      if (input !== lastInput) {
-        hashed();
-        const scriptKeys = keys(input);
-        // One array for EVALSHA (the common case); EVAL, once per connection, copies it.
-        lastEvalsha = [sha1, scriptKeys.length, ...scriptKeys, ...args(input)];
-        lastInput = input;
-      }
+      if (input !== lastInput) lastEvalsha = evalshaArgs(hashed(), keys(input), args(input));
+      lastInput = input;
       const evalsha = lastEvalsha;
-      const loaded = knownScripts(connection);
       const shard = connection.shardOf?.('EVALSHA', evalsha);
       const script = shard ? `${shard} ${sha1}` : onOneServer;
-      const evaluate = () =>
-        connection.send('EVAL', [lua, ...evalsha.slice(1)], timeoutMs).then((reply) => {
-          loaded.add(script);
-          return parse(reply);
-        }, failed);
-      if (!loaded.has(script)) return evaluate();
+      if (!knownScripts(connection).has(script))
+        return evaluate(connection, evalsha, script, timeoutMs);
       return connection.send('EVALSHA', evalsha, timeoutMs).then(parse, (error: unknown) => {
         if (!isNoScript(error)) failed(error);
-        loaded.clear(); // the server lost its scripts: each is loaded again by its next EVAL
-        return evaluate();
+        knownScripts(connection).clear(); // the server lost its scripts: each loads again by its EVAL
+        return evaluate(connection, evalsha, script, timeoutMs);
       });
     },
   };
+}
+
+/** EVALSHA's arguments: the hash, the number of keys, the keys, the arguments (no spreads). */
+function evalshaArgs(
+  sha1: string,
+  keys: readonly string[],
+  args: readonly (string | number)[],
+): (string | number)[] {
+  const all: (string | number)[] = [sha1, keys.length];
+  for (const key of keys) all.push(key);
+  for (const arg of args) all.push(arg);
+  return all;
 }
 
 /**

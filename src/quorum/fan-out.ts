@@ -35,8 +35,8 @@ export interface FanOut {
 export interface FanOutOptions<Node extends RedisConnection, T> {
   readonly timeoutMs: number;
   readonly clock: Clock;
-  /** Sends the request to one node (`index` is its place in the list). */
-  readonly run: (node: Node, index: number) => Promise<T>;
+  /** Sends the request to one node, with `timeoutMs` (`index` is its place in the list). */
+  readonly run: (node: Node, timeoutMs: number, index: number) => Promise<T>;
   /** Turns one node's reply into a vote; a throw becomes that node's error vote. */
   readonly judge: (reply: T) => Judgement;
   /** Told about each node that missed the timeout (its request is still unanswered). */
@@ -46,12 +46,12 @@ export interface FanOutOptions<Node extends RedisConnection, T> {
   /**
    * Settles before `timeoutMs` when it may: `afterMs` into the fan-out, with the verdict
    * known, the nodes still silent count as timed out (after `afterMs`) if `accept` takes the
-   * results so far. Otherwise they keep the full `timeoutMs`.
+   * results so far (given the fan-out's `quorum` too). Otherwise they keep the full `timeoutMs`.
    */
   readonly settleEarly?:
     | {
         readonly afterMs: number;
-        readonly accept: (soFar: readonly NodeResult[]) => boolean;
+        readonly accept: (soFar: readonly NodeResult[], quorum: number | undefined) => boolean;
       }
     | undefined;
 }
@@ -111,7 +111,7 @@ class NodeRound<Node extends RedisConnection, T> implements FanOut, Expiring {
       const node = nodes[index] as Node;
       let reply: Promise<T>;
       try {
-        reply = run(node, index);
+        reply = run(node, timeoutMs, index);
       } catch (error) {
         reply = Promise.reject(error);
       }
@@ -222,7 +222,7 @@ class NodeRound<Node extends RedisConnection, T> implements FanOut, Expiring {
           timeoutMs: early.afterMs,
         },
     );
-    if (early.accept(soFar)) this.#settle(soFar);
+    if (early.accept(soFar, this.#options.quorum)) this.#settle(soFar);
   }
 
   #settle(all: readonly NodeResult[]): void {
