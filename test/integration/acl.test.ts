@@ -214,17 +214,21 @@ describe('the documented rules of each feature, run as a user with exactly them'
       const campaigner = new Locker({ nodes: three.urls });
       lockers.push(campaigner);
       const leadership = await campaigner.election('acl-read').campaign('me');
+      const readerWith = async (rules: readonly string[]) => {
+        for (const client of admins) {
+          const all = ['~distlock:*', '&distlock:*', ...rules];
+          await client.call('ACL', 'SETUSER', 'leader-reader', 'reset', 'on', '>pw', ...all);
+          await client.call('ACL', 'LOG', 'RESET');
+        }
+        const urls = three.nodes.map((node) => `redis://leader-reader:pw@127.0.0.1:${node.port}`);
+        const reader = new Locker({ nodes: urls });
+        lockers.push(reader);
+        return reader.election('acl-read');
+      };
+      expect(await (await readerWith(READ_LEADER)).leader()).toMatchObject({ value: 'me' });
       // +info from its own row: with it, the nodes say which server they are, and (before)
       // the first read recorded its lease on each: a SET that this user may not send.
-      const rules = ['~distlock:*', '&distlock:*', ...READ_LEADER, '+info'];
-      for (const client of admins) {
-        await client.call('ACL', 'SETUSER', 'leader-reader', 'reset', 'on', '>pw', ...rules);
-        await client.call('ACL', 'LOG', 'RESET');
-      }
-      const urls = three.nodes.map((node) => `redis://leader-reader:pw@127.0.0.1:${node.port}`);
-      const reader = new Locker({ nodes: urls });
-      lockers.push(reader);
-      const election = reader.election('acl-read');
+      const election = await readerWith([...READ_LEADER, '+info']);
       expect(await election.leader()).toMatchObject({ value: 'me' });
       const observer = election.observe()[Symbol.asyncIterator]();
       expect((await observer.next()).value).toMatchObject({ value: 'me' });

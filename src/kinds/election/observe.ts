@@ -1,7 +1,7 @@
 import type { Subscriber } from '../../driver/connection.js';
 import type { LockContext } from '../../engine/context.js';
 import { sleep, type WaitStops } from '../../engine/sleep.js';
-import { NoQuorumError } from '../../errors.js';
+import { LockerClosedError, NoQuorumError } from '../../errors.js';
 import type { ElectionKeys } from './election-keys.js';
 import type { ElectionSettings } from './election-options.js';
 import { type Leader, readLeader } from './leader-read.js';
@@ -43,9 +43,12 @@ export async function* observeLeader(
   }
 }
 
-/** A read that too few nodes answered counts as none; any other error is the caller's. */
+/**
+ * A read that too few nodes answered counts as none, and so does one that the locker's close
+ * stopped (the pause that follows ends the loop); any other error is the caller's.
+ */
 function unlessRefused(error: unknown): undefined {
-  if (error instanceof NoQuorumError) return undefined;
+  if (error instanceof NoQuorumError || error instanceof LockerClosedError) return undefined;
   throw error;
 }
 
