@@ -7,9 +7,9 @@
  * campaigns and after it resigned, the client reads the leader (leader-reads.ts).
  */
 import type { Election } from '../src/index.js';
-import type { Term } from './leader-reads.js';
+import type { LeaderRead, Term } from './leader-reads.js';
+import { pause, type VirtualTime } from './virtual-time.js';
 import type { Ask, Client, Journal } from './workload.js';
-import { pause } from './workload.js';
 
 /** The election every client of a schedule campaigns in. */
 export const ELECTION = 'e0';
@@ -80,3 +80,28 @@ async function readLeader(client: Client, election: Election, journal: Journal):
     journal.note(`c${client.id} ${ELECTION} read failed ${(error as Error).name}`);
   }
 }
+
+/**
+ * Each client still open reads the leader once, all at once; resolves their reads (a read that
+ * fails is only noted). For the calm's check that no leader is named once none stands.
+ */
+export async function calmLeaderReads(
+  clients: readonly Client[],
+  time: Pick<VirtualTime, 'run' | 'now'>,
+  journal: Journal,
+): Promise<LeaderRead[]> {
+  const open = clients.filter((client) => client.closedAt === Number.POSITIVE_INFINITY);
+  const calm: Journal = { ...journal, leaderReads: [] };
+  let pending = open.length;
+  for (const client of open) {
+    const election = client.locker.election(ELECTION, { leaseMs: MIN_LEASE_MS });
+    void readLeader(client, election, calm).finally(() => {
+      pending -= 1;
+    });
+  }
+  await time.run(() => pending === 0, time.now() + CALM_READ_MS);
+  return calm.leaderReads;
+}
+
+/** Virtual time the calm's reads may take (ms): far more than a read's per-node timeouts. */
+const CALM_READ_MS = 10_000;

@@ -7,8 +7,11 @@
  * And a term is one leadership's: a read must name it with that leader's value.
  *
  * A lease that ran out unrenewed ends on each node by that node's clock, which the faults
- * move: the read script's check of the lease is held by the resignations (a read that ignored
- * the lease would name a resigned leader too), not by a bound on expiry.
+ * move (a clock set back keeps a key longer, a late copy of a renewal sets it again): during
+ * the workload the resignations hold the read script's check of a leader's lease only where
+ * a resignation did not end the leader record. The calm holds it everywhere
+ * ({@link calmReadViolations}): once every leadership ended and every lock key set before
+ * is surely gone, a read names no leader.
  */
 
 /** One `leader()` call that answered. */
@@ -53,6 +56,25 @@ export function leaderReadViolations(
     if (last <= read.from) {
       found.push(`${when}: term ${term}, resigned at ${last.toFixed(3)}`);
     }
+  }
+  return found;
+}
+
+/**
+ * What is wrong with `reads` made in the calm after every campaign ended, all begun once the
+ * election's lock keys were surely gone (`goneAt`, virtual ms): any leader they name, since
+ * no leadership stands, and its record can only be one whose lease ran out (or whose
+ * resignation did not reach a majority).
+ */
+export function calmReadViolations(reads: readonly LeaderRead[], goneAt: number): string[] {
+  const found: string[] = [];
+  for (const read of reads) {
+    if (read.leader === null || read.from < goneAt) continue;
+    const { term, value } = read.leader;
+    const when = `c${read.client} read at [${read.from.toFixed(3)}, ${read.to.toFixed(3)})`;
+    found.push(
+      `${when}: term ${term} (${value}), though every leadership had ended and its keys were gone by ${goneAt.toFixed(3)}`,
+    );
   }
   return found;
 }

@@ -6,6 +6,7 @@
 import { ELECTION, leadOnce } from './campaign.js';
 import { MAX_CLIENT_PAUSE_MS, MAX_NODE_DOWN_MS, MAX_NODE_PAUSE_MS } from './faults.js';
 import type { Random } from './random.js';
+import { pause } from './virtual-time.js';
 import {
   type Action,
   acquire,
@@ -13,7 +14,6 @@ import {
   type Journal,
   MAX_TTL_MS,
   MAX_WAIT_MS,
-  pause,
   type Workload,
 } from './workload.js';
 

@@ -8,12 +8,13 @@
  */
 import { Locker } from '../src/index.js';
 import { BARGE_WINDOW_MS } from '../src/lua/waiting-line.js';
+import { calmLeaderReads } from './campaign.js';
 import { moveSlots, SimCluster, SimClusterConnection } from './cluster.js';
 import { type ClientProcess, SimConnection } from './connection.js';
 import { injectFaults } from './faults.js';
 import { FencedStore } from './fenced-store.js';
 import { drawnFocus, focusSettings } from './focus.js';
-import { leaderReadViolations } from './leader-reads.js';
+import { calmReadViolations, leaderReadViolations } from './leader-reads.js';
 import { lineOrderViolations } from './line-order.js';
 import { serveEveryWaiter } from './liveness.js';
 import { drawFaultRates, Links, WorldNode } from './network.js';
@@ -208,19 +209,24 @@ export async function runSchedule(
       found.push(`liveness: still waiting ${DRAIN_MS} ms after faults stopped`);
     else found.push(...liveness.unserved);
 
-    if (jobs && tickTimes) {
-      // Every waiter was served: the next ticks must run, once the tick lock held before
-      // (at most lockAtMostFor) is gone, on any client still open. A node clock moved back
-      // keeps a key set before the jump that much longer (as Redis does): a tick lock taken
-      // before the last jump may outlive it by every jump there was. A take sent before the
-      // calm may still be on its way (late after a reset, resent, slow): it sets the key when
-      // it arrives, for up to lockAtMostFor from then (seed 2050122349: a tick's SET cut off
-      // by a reset reached the node 576 ms later, after the calm, and held the next tick).
+    // From when a key set before now lives no longer than its own TTL. A node clock moved back
+    // keeps a key set before the jump that much longer (as Redis does): a key set before the
+    // last jump may outlive it by every jump there was. A request sent before the calm may
+    // still be on its way (late after a reset, resent, slow): it sets its key when it
+    // arrives, for up to its TTL from then (seed 2050122349: a tick's SET cut off by a reset
+    // reached the node 576 ms later, after the calm, and held the next tick).
+    const keysGoneAt = () => {
       const lastJumpAt = clockBacks.at(-1) ?? 0;
       const inFlightUntil = Math.max(...[links, ...clientLinks].map((l) => l.lastArrivalAt));
-      const keysGoneAt = Math.max(time.now(), lastJumpAt + faults.jumpedBackMs, inFlightUntil);
-      const mustRunFrom = EPOCH_MS + keysGoneAt + tickTimes.lockAtMostFor;
-      await time.run(() => false, keysGoneAt + TICKS_AFTER_CALM_MS);
+      return Math.max(time.now(), lastJumpAt + faults.jumpedBackMs, inFlightUntil);
+    };
+
+    if (jobs && tickTimes) {
+      // Every waiter was served: the next ticks must run, once the tick lock held before
+      // (at most lockAtMostFor) is gone, on any client still open.
+      const goneAt = keysGoneAt();
+      const mustRunFrom = EPOCH_MS + goneAt + tickTimes.lockAtMostFor;
+      await time.run(() => false, goneAt + TICKS_AFTER_CALM_MS);
       const mustRunTo = EPOCH_MS + time.now() - TICK_START_MS;
       let stopped = false;
       void jobs.stop().then(() => {
@@ -233,6 +239,16 @@ export async function runSchedule(
       found.push(
         ...tickViolations(journal.tickRuns, mustRunFrom, open ? mustRunTo : mustRunFrom, openAt),
       );
+    }
+
+    if (workload.actions.includes('lead')) {
+      // Every campaign ended with the workload: once the election's lock keys set before are
+      // gone (a lease lasts at most MAX_TTL_MS, by a node clock that may run slow), no read
+      // may name a leader.
+      const goneAt = keysGoneAt() + MAX_TTL_MS * (1 + MAX_DRIFT_RATE) + 1;
+      await time.run(() => false, goneAt);
+      const reads = await calmLeaderReads(clients, time, journal);
+      found.push(...calmReadViolations(reads, goneAt));
     }
 
     let closed = 0;

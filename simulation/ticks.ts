@@ -9,7 +9,8 @@
  */
 import { schedule, type TickOutcome } from '../src/index.js';
 import { Random } from './random.js';
-import { type Client, pause } from './workload.js';
+import { pause } from './virtual-time.js';
+import type { Client } from './workload.js';
 
 /** The scheduled job's name, and its cron: every second. */
 const JOB = 'j0';

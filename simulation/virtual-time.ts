@@ -137,3 +137,8 @@ export function installVirtualTime(random: Random): VirtualTime {
     },
   };
 }
+
+/** Waits `ms` on the global timers: while a schedule runs, the virtual clock's. */
+export function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

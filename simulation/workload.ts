@@ -20,6 +20,7 @@ import type { Wait } from './line-order.js';
 import type { Holding } from './oracle.js';
 import type { Random } from './random.js';
 import type { TickRun } from './ticks.js';
+import { pause } from './virtual-time.js';
 
 /** The shortest and longest TTL the workload asks for (ms). */
 export const MIN_TTL_MS = 50;
@@ -305,8 +306,4 @@ function noteWait(client: Client, ask: Ask, journal: Journal): Wait {
   journal.waits.push(wait);
   client.waiting = wait;
   return wait;
-}
-
-export function pause(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

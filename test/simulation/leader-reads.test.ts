@@ -1,6 +1,11 @@
 /** The oracle of `Election.leader()` (simulation/leader-reads.ts), on histories written by hand. */
 import { describe, expect, it } from 'vitest';
-import { type LeaderRead, leaderReadViolations, type Term } from '../../simulation/leader-reads.js';
+import {
+  calmReadViolations,
+  type LeaderRead,
+  leaderReadViolations,
+  type Term,
+} from '../../simulation/leader-reads.js';
 
 function read(from: number, leader: LeaderRead['leader']): LeaderRead {
   return { client: 1, from, to: from + 5, leader };
@@ -35,5 +40,16 @@ describe('leader reads', () => {
   it("finds a term named with another leader's value", () => {
     const found = leaderReadViolations([read(50, { term: 7n, value: 'c3' })], [resigned]);
     expect(found).toEqual([expect.stringContaining('value c3, but its leader is c0')]);
+  });
+
+  it('finds a leader named in the calm, once every leadership ended and its keys were gone', () => {
+    const found = calmReadViolations([read(900, { term: 9n, value: 'c1' }), read(900, null)], 900);
+    expect(found).toEqual([
+      expect.stringContaining('term 9 (c1), though every leadership had ended'),
+    ]);
+  });
+
+  it('lets a calm read that began before the keys were surely gone name a leader', () => {
+    expect(calmReadViolations([read(899, { term: 9n, value: 'c1' })], 900)).toEqual([]);
   });
 });
