@@ -103,5 +103,65 @@ export async function calmLeaderReads(
   return calm.leaderReads;
 }
 
+/** How many leases the calm's leader stays cut off: past its lease on a slow node clock. */
+const CUT_OFF_LEASES = 3;
+
 /** Virtual time the calm's reads may take (ms): far more than a read's per-node timeouts. */
 const CALM_READ_MS = 10_000;
+
+/**
+ * The calm's leader that is cut off: the first client still open campaigns, then is cut off
+ * from every node (nothing it sends arrives, nothing is answered) for longer than its lease.
+ * Its leadership gives up at its renew deadline, and its renewals and release arrive once the
+ * lease is over on every node: nothing is released, so nothing is marked ended, and it
+ * resigns after that, as late. Its leader record stays: only the read script's check of the
+ * lease tells that the term is over. Resolves once it resigned (or could not campaign).
+ */
+export async function lapsedLeadership(
+  clients: readonly Client[],
+  time: Pick<VirtualTime, 'run' | 'now'>,
+  keysGoneAt: () => number,
+  journal: Journal,
+): Promise<void> {
+  const client = clients.find((one) => one.closedAt === Number.POSITIVE_INFINITY);
+  if (!client) return;
+  const election = client.locker.election(ELECTION, { leaseMs: MIN_LEASE_MS });
+  let led: Awaited<ReturnType<Election['campaign']>> | Error | undefined;
+  const giveUp = new AbortController(); // on the virtual clock, unlike AbortSignal.timeout
+  const timer = setTimeout(() => giveUp.abort(), CALM_READ_MS);
+  void election.campaign(`c${client.id}`, { signal: giveUp.signal }).then(
+    (leadership) => {
+      led = leadership;
+    },
+    (error: Error) => {
+      led = error;
+    },
+  );
+  await time.run(() => led !== undefined, time.now() + CALM_READ_MS);
+  clearTimeout(timer);
+  if (led === undefined || led instanceof Error) {
+    journal.note(`c${client.id} ${ELECTION} calm campaign failed ${led?.name ?? 'timeout'}`);
+    return;
+  }
+  const leadership = led;
+  journal.note(
+    `c${client.id} ${ELECTION} leads in the calm, term ${leadership.term}, and is cut off`,
+  );
+  const cutOffUntil = time.now() + CUT_OFF_LEASES * MIN_LEASE_MS;
+  client.process.pausedUntil = cutOffUntil;
+  client.process.cutOffUntil = cutOffUntil;
+  await time.run(() => leadership.signal.aborted, time.now() + CALM_READ_MS);
+  // Its last renewal landed at the latest as its answer did; the lease lasts from there.
+  await time.run(() => false, keysGoneAt() + 2 * MIN_LEASE_MS);
+  let resigned: string | undefined;
+  void leadership.resign().then(
+    (result) => {
+      resigned = result;
+    },
+    (error: Error) => {
+      resigned = error.name;
+    },
+  );
+  await time.run(() => resigned !== undefined, time.now() + CALM_READ_MS);
+  journal.note(`c${client.id} ${ELECTION} resigned after its lease: ${resigned ?? 'no answer'}`);
+}

@@ -28,6 +28,11 @@ export interface ClientProcess {
   readonly name: string;
   /** Virtual time until which the client reads nothing (a paused process). */
   pausedUntil: number;
+  /**
+   * Virtual time until which nothing the client sends leaves it either (a client cut off from
+   * every node, as by a partition): its requests wait, in order, and arrive after.
+   */
+  cutOffUntil: number;
 }
 
 export class SimConnection implements RedisConnection {
@@ -94,7 +99,8 @@ export class SimConnection implements RedisConnection {
    */
   #deliver(request: Pending, generation: number, extraMs: number, notBefore = 0): number {
     const now = performance.now();
-    const at = Math.max(this.#lastToNode, notBefore, now + this.links.delay() + extraMs);
+    const leaves = Math.max(notBefore, this.client.cutOffUntil);
+    const at = Math.max(this.#lastToNode, leaves, now + this.links.delay() + extraMs);
     if (generation === this.#generation) this.#lastToNode = at;
     this.links.arriving(at);
     setTimeout(() => this.#arrive(request, generation), at - now);

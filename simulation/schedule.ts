@@ -8,7 +8,7 @@
  */
 import { Locker } from '../src/index.js';
 import { BARGE_WINDOW_MS } from '../src/lua/waiting-line.js';
-import { calmLeaderReads } from './campaign.js';
+import { calmLeaderReads, lapsedLeadership } from './campaign.js';
 import { moveSlots, SimCluster, SimClusterConnection } from './cluster.js';
 import { type ClientProcess, SimConnection } from './connection.js';
 import { injectFaults } from './faults.js';
@@ -114,7 +114,7 @@ export async function runSchedule(
     );
 
     const clients: Client[] = Array.from({ length: clientCount }, (_, id) => {
-      const process: ClientProcess = { name: `c${id}`, pausedUntil: 0 };
+      const process: ClientProcess = { name: `c${id}`, pausedUntil: 0, cutOffUntil: 0 };
       // Focused on slow replies, each client's links have a slowness of their own: a slow
       // holder's lease runs out while a fast rival's retry already lands.
       const own =
@@ -242,9 +242,10 @@ export async function runSchedule(
     }
 
     if (workload.actions.includes('lead')) {
-      // Every campaign ended with the workload: once the election's lock keys set before are
-      // gone (a lease lasts at most MAX_TTL_MS, by a node clock that may run slow), no read
-      // may name a leader.
+      // Every campaign ended with the workload, the last a leader cut off: once the
+      // election's lock keys set before are gone (a lease lasts at most MAX_TTL_MS, by a node
+      // clock that may run slow), no read may name a leader.
+      await lapsedLeadership(clients, time, keysGoneAt, journal);
       const goneAt = keysGoneAt() + MAX_TTL_MS * (1 + MAX_DRIFT_RATE) + 1;
       await time.run(() => false, goneAt);
       const reads = await calmLeaderReads(clients, time, journal);
