@@ -306,12 +306,23 @@ export class NodeIdentities {
    * caller need not even await, when no node is due to be asked (or, for a single node that
    * votes at once and for Redis Cluster nodes that answered before, while they are asked
    * again in the background). `ttlMs`: the lease the caller is about to ask for, which the
-   * nodes' lease records must cover before they vote; with `grants: false`, a read that
-   * grants nothing (`Election.leader`) and only sizes the per-node timeout by it, so that a
-   * user who may only read writes nothing.
+   * nodes' lease records must cover before they vote (see {@link checkForRead} for a read).
    */
-  check(context: NodeSet, ttlMs: number, { grants = true } = {}): Promise<void> | undefined {
-    if (grants && ttlMs > this.#longestTtlMs) this.#longestTtlMs = ttlMs;
+  check(context: NodeSet, ttlMs: number): Promise<void> | undefined {
+    if (ttlMs > this.#longestTtlMs) this.#longestTtlMs = ttlMs;
+    return this.#check(context, ttlMs);
+  }
+
+  /**
+   * {@link check} for a read that grants nothing (`Election.leader`): `ttlMs` only sizes the
+   * per-node timeout, and no lease is recorded for it, so that a user who may only read
+   * writes nothing.
+   */
+  checkForRead(context: NodeSet, ttlMs: number): Promise<void> | undefined {
+    return this.#check(context, ttlMs);
+  }
+
+  #check(context: NodeSet, ttlMs: number): Promise<void> | undefined {
     if (this.#refusal) return Promise.reject(this.#refusal);
     this.#set ??= context;
     if (!this.#checking) {

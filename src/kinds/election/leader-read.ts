@@ -43,7 +43,7 @@ export async function readLeader(
   // leadership that ended, and one that has not said which server it is may be another
   // node's. A read grants no lease, so it records none (a user that may only read gets no
   // NOPERM); a configuration the check refuses (one server listed twice) is refused here.
-  const identifying = identities.check(context, leaseMs, { grants: false });
+  const identifying = identities.checkForRead(context, leaseMs);
   if (identifying) await identifying;
   const views: (NodeLeader | null | undefined)[] = context.nodes.map(() => undefined);
   const input = { key: keys.lock, leaderKey: keys.leader };
