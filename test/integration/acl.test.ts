@@ -233,7 +233,8 @@ describe('the documented rules of each feature, run as a user with exactly them'
       const observer = election.observe()[Symbol.asyncIterator]();
       expect((await observer.next()).value).toMatchObject({ value: 'me' });
       await observer.return?.();
-      for (const client of admins) expect(await client.call('ACL', 'LOG')).toEqual([]);
+      for (const client of admins)
+        expect(deniedCommands(await client.call('ACL', 'LOG'))).toEqual([]);
       expect(await leadership.resign()).toBe('released');
       expect(await election.leader()).toBeNull();
     } finally {
@@ -253,6 +254,17 @@ describe('the documented rules of each feature, run as a user with exactly them'
     expect((error as Error).message).toMatch(/A configuration error.*INCR: grant \+incr/s);
   });
 });
+
+/**
+ * The commands an `ACL LOG` reply says were denied, but for the client library's own
+ * `CLIENT SETINFO` at connect (ioredis sends it; Valkey 8 logs its denial, Redis 7.0 lacks it).
+ */
+function deniedCommands(log: unknown): string[] {
+  const entries = log as (string | number)[][];
+  return entries
+    .map((entry) => String(entry[entry.indexOf('object') + 1]))
+    .filter((command) => command !== 'client|setinfo');
+}
 
 /** Waits for `lock`'s release to hand `resource` to `waiter`; resolves the hand-off's ms. */
 async function handOffMs(holder: Locker, waiter: Locker, resource: string): Promise<number> {
