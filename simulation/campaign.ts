@@ -91,23 +91,35 @@ export async function calmLeaderReads(
   journal: Journal,
 ): Promise<LeaderRead[]> {
   const open = clients.filter((client) => client.closedAt === Number.POSITIVE_INFINITY);
-  const calm: Journal = { ...journal, leaderReads: [] };
-  let pending = open.length;
-  for (const client of open) {
-    const election = client.locker.election(ELECTION, { leaseMs: MIN_LEASE_MS });
-    void readLeader(client, election, calm).finally(() => {
-      pending -= 1;
-    });
-  }
-  await time.run(() => pending === 0, time.now() + CALM_READ_MS);
+  const calm: Journal = { ...journal, leaderReads: [] }; // its own reads, the same log
+  const election = (client: Client) => client.locker.election(ELECTION, { leaseMs: MIN_LEASE_MS });
+  await settledWithin(time, Promise.all(open.map((c) => readLeader(c, election(c), calm))));
   return calm.leaderReads;
 }
 
 /** How many leases the calm's leader stays cut off: past its lease on a slow node clock. */
 const CUT_OFF_LEASES = 3;
 
-/** Virtual time the calm's reads may take (ms): far more than a read's per-node timeouts. */
-const CALM_READ_MS = 10_000;
+/** Virtual time the calm's steps may take (ms): far more than a request's per-node timeouts. */
+const CALM_STEP_MS = 10_000;
+
+/** Runs virtual time until `promise` settles, at most a calm step: its value, error or nothing. */
+async function settledWithin<T>(
+  time: Pick<VirtualTime, 'run' | 'now'>,
+  promise: Promise<T>,
+): Promise<T | Error | undefined> {
+  let outcome: { readonly value: T | Error } | undefined;
+  void promise.then(
+    (value) => {
+      outcome = { value };
+    },
+    (error: Error) => {
+      outcome = { value: error };
+    },
+  );
+  await time.run(() => outcome !== undefined, time.now() + CALM_STEP_MS);
+  return outcome?.value;
+}
 
 /**
  * The calm's leader that is cut off: the first client still open campaigns, then is cut off
@@ -126,42 +138,25 @@ export async function lapsedLeadership(
   const client = clients.find((one) => one.closedAt === Number.POSITIVE_INFINITY);
   if (!client) return;
   const election = client.locker.election(ELECTION, { leaseMs: MIN_LEASE_MS });
-  let led: Awaited<ReturnType<Election['campaign']>> | Error | undefined;
   const giveUp = new AbortController(); // on the virtual clock, unlike AbortSignal.timeout
-  const timer = setTimeout(() => giveUp.abort(), CALM_READ_MS);
-  void election.campaign(`c${client.id}`, { signal: giveUp.signal }).then(
-    (leadership) => {
-      led = leadership;
-    },
-    (error: Error) => {
-      led = error;
-    },
+  const timer = setTimeout(() => giveUp.abort(), CALM_STEP_MS);
+  const led = await settledWithin(
+    time,
+    election.campaign(`c${client.id}`, { signal: giveUp.signal }),
   );
-  await time.run(() => led !== undefined, time.now() + CALM_READ_MS);
   clearTimeout(timer);
   if (led === undefined || led instanceof Error) {
     journal.note(`c${client.id} ${ELECTION} calm campaign failed ${led?.name ?? 'timeout'}`);
     return;
   }
-  const leadership = led;
-  journal.note(
-    `c${client.id} ${ELECTION} leads in the calm, term ${leadership.term}, and is cut off`,
-  );
+  journal.note(`c${client.id} ${ELECTION} leads in the calm, term ${led.term}, and is cut off`);
   const cutOffUntil = time.now() + CUT_OFF_LEASES * MIN_LEASE_MS;
   client.process.pausedUntil = cutOffUntil;
   client.process.cutOffUntil = cutOffUntil;
-  await time.run(() => leadership.signal.aborted, time.now() + CALM_READ_MS);
+  await time.run(() => led.signal.aborted, time.now() + CALM_STEP_MS);
   // Its last renewal landed at the latest as its answer did; the lease lasts from there.
   await time.run(() => false, keysGoneAt() + 2 * MIN_LEASE_MS);
-  let resigned: string | undefined;
-  void leadership.resign().then(
-    (result) => {
-      resigned = result;
-    },
-    (error: Error) => {
-      resigned = error.name;
-    },
-  );
-  await time.run(() => resigned !== undefined, time.now() + CALM_READ_MS);
-  journal.note(`c${client.id} ${ELECTION} resigned after its lease: ${resigned ?? 'no answer'}`);
+  const resigned = await settledWithin(time, led.resign());
+  const outcome = resigned instanceof Error ? resigned.name : (resigned ?? 'no answer');
+  journal.note(`c${client.id} ${ELECTION} resigned after its lease: ${outcome}`);
 }

@@ -90,9 +90,11 @@ export class Election {
   /**
    * Reads the current leader from every node: the one a majority of nodes agrees on, or
    * `null` when there is none (no leader, a lease that ran out, a leader that resigned, or a
-   * new leader that has not proclaimed yet). Rejects with `NoQuorumError` when fewer than a
-   * majority of nodes answered; a node whose server changed (a restart, a failover) does not
-   * count while it sits out votes after the change.
+   * new leader that has not proclaimed yet). A node counts only as it would vote in a
+   * campaign: not while it sits out votes after its server changed (a restart, a failover),
+   * nor before it said which server it is. Rejects with `NoQuorumError` when fewer than a
+   * majority of nodes answered, and with the campaigns' `InvalidArgumentError` when one server
+   * is listed twice. Writes nothing (a user that may only read can call it).
    */
   leader(): Promise<Leader | null> {
     return readLeader(this.#context, this.#keys, this.#settings.leaseMs);
