@@ -56,23 +56,20 @@ export function validateLockAtLeastFor(
 export async function lockTick(
   locker: Locker,
   resource: string,
-  { lockAtMostFor, lockAtLeastFor }: TickLockTimes,
+  times: TickLockTimes,
 ): Promise<Lock | null> {
-  // minHoldMs keeps the tick locked until exactly lockAtLeastFor after it began, however
-  // little of it is left when the job ends (or the locker closes): an instance whose clock
-  // runs behind must not run the tick again.
-  const options = { ttlMs: lockAtMostFor, minHoldMs: lockAtLeastFor };
   const startedAt = monotonicClock.now();
   const quorum = quorumOf(locker.nodes.length);
   let busyRetries = locker.nodes.length > 1 ? BUSY_RETRIES : 0;
   for (;;) {
+    const options = tickLockOptions(times, startedAt);
     const outcome = await locker.tryAcquire(resource, options).catch((error: unknown) => error);
     if (outcome !== null && !(outcome instanceof Error)) return outcome as Lock;
     const mayMend =
       outcome === null
         ? busyRetries-- > 0
         : outcome instanceof NoQuorumError && !misconfiguredQuorum(outcome.nodes, quorum);
-    const leftMs = startedAt + lockAtLeastFor / 2 - monotonicClock.now();
+    const leftMs = startedAt + times.lockAtLeastFor / 2 - monotonicClock.now();
     if (!mayMend || leftMs < MIN_PAUSE_MS) {
       if (outcome === null) return null;
       throw outcome;
@@ -83,6 +80,25 @@ export async function lockTick(
     const longestMs = Math.min(DEFAULTS.retryDelayMs, leftMs);
     await delay(MIN_PAUSE_MS + Math.random() * (longestMs - MIN_PAUSE_MS));
   }
+}
+
+/**
+ * The lock options of an attempt at a tick first asked at `startedAt` (monotonic ms). Both
+ * times count from then, not from the attempt: minHoldMs keeps the tick locked until exactly
+ * `lockAtLeastFor` after it began, however little of it is left when the job ends (or the
+ * locker closes), so that an instance whose clock runs behind does not run it again; and a
+ * tick taken on a retry holds its key no longer than `lockAtMostFor` after it began, as if
+ * the first attempt had got it, so that it never makes the next tick skip where the first
+ * attempt would not have. Retries stop before half of `lockAtLeastFor`, so the TTL stays
+ * above half of `lockAtMostFor`.
+ */
+export function tickLockOptions(
+  { lockAtMostFor, lockAtLeastFor }: TickLockTimes,
+  startedAt: number,
+): { ttlMs: number; minHoldMs: number } {
+  const elapsedMs = Math.round(monotonicClock.now() - startedAt);
+  const ttlMs = Math.max(1, lockAtMostFor - elapsedMs);
+  return { ttlMs, minHoldMs: Math.min(ttlMs, Math.max(0, lockAtLeastFor - elapsedMs)) };
 }
 
 /** The least pause before a tick is asked again (ms): a Node timer's least delay. */

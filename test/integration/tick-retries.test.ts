@@ -4,6 +4,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { DEFAULTS } from '../../src/config/options.js';
 import { NoQuorumError, schedule, type TickOutcome } from '../../src/index.js';
 import { runCoordinator } from '../../src/schedule/node-cron.js';
+import { lockTick } from '../../src/schedule/tick-lock.js';
 import { useLockers, useRedis } from '../support/redis.js';
 
 /**
@@ -16,6 +17,13 @@ import { useLockers, useRedis } from '../support/redis.js';
 const fixture = useRedis(3);
 const locker = useLockers(fixture);
 const LOCK_AT_LEAST_FOR = 3_000;
+/** The per-node timeout of the lockers here. */
+const NODE_TIMEOUT_MS = 200;
+/**
+ * How long after the first attempt at a tick a retry gets it (below half of lockAtLeastFor,
+ * and well above the per-node timeout, so that a TTL counted from the retry shows).
+ */
+const RETRIED_AFTER_MS = 1_000;
 
 /** Acquisition requests node `admin` has run so far (a take is a SET or a script). */
 async function takesOn(admin: Redis): Promise<number> {
@@ -38,7 +46,7 @@ async function anotherTake(admin: Redis, before: number): Promise<void> {
  */
 async function splitSetUp(key: string) {
   const { admin, redis } = fixture();
-  const l = locker({ nodeTimeoutMs: 200 });
+  const l = locker({ nodeTimeoutMs: NODE_TIMEOUT_MS });
   await (await l.acquire('warm-up', { ttlMs: 10_000 })).release();
   await redis.nodes[2]?.kill();
   await admin[0]?.set(key, 'another-instance', 'PX', 60_000);
@@ -102,6 +110,38 @@ describe('a tick whose votes split while a node is out', () => {
       random.mockRestore();
     }
     await coordinator.onComplete(key);
+  });
+
+  it('takes a tick on a retry for what is left of its times since it was first asked', async () => {
+    const key = 'distlock:{schedule:late}';
+    const { l, admin, before } = await splitSetUp(key);
+    const times = { lockAtMostFor: 5_000, lockAtLeastFor: LOCK_AT_LEAST_FOR };
+    const askedMs = (() => {
+      const firstAsked = performance.now();
+      return () => performance.now() - firstAsked;
+    })();
+    const taking = lockTick(l, 'schedule:late', times);
+    await anotherTake(admin[1] as Redis, before); // the first attempt split the votes
+    await delay(RETRIED_AFTER_MS);
+    await admin[0]?.del(key); // the other instance's attempt ends: a retry gets the tick
+    const lock = await taking;
+    expect(lock).not.toBeNull();
+    // The key ends lockAtMostFor after the tick was first asked (as if the first attempt had
+    // got it), give or take the take's way to the node (at most the per-node timeout, 200 ms).
+    // Before: lockAtMostFor after the retry, which could make the next tick skip everywhere.
+    let readFrom = askedMs();
+    const ttlMs = Number(await admin[1]?.pttl(key));
+    expect(ttlMs).toBeLessThanOrEqual(times.lockAtMostFor - readFrom + NODE_TIMEOUT_MS);
+    // Released at once, it stays until lockAtLeastFor after the tick was first asked (before:
+    // after the retry, 1 s later), give or take the release's way to the node.
+    const releasing = askedMs();
+    await lock?.release();
+    readFrom = askedMs();
+    const keptMs = Number(await admin[1]?.pttl(key));
+    const readTo = askedMs();
+    // The slack: the times are rounded to ms, and counted from the retry's own start.
+    expect(keptMs).toBeLessThanOrEqual(LOCK_AT_LEAST_FOR - releasing + 50);
+    expect(keptMs).toBeGreaterThanOrEqual(LOCK_AT_LEAST_FOR - readTo - 2);
   });
 
   it('gives up once half of lockAtLeastFor has passed without a majority', async () => {
