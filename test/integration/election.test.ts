@@ -3,10 +3,12 @@ import { describe, expect, it } from 'vitest';
 import {
   DEFAULTS,
   InvalidArgumentError,
+  IORedisConnection,
   type Leader,
   type Leadership,
   NoQuorumError,
 } from '../../src/index.js';
+import { releaseScript } from '../../src/kinds/mutex/lua/release.js';
 import { driftMs } from '../../src/quorum/validity.js';
 import { checkHistory, FaultProxy, type Holding } from '../../src/testing/index.js';
 import { useLockers, useRedis } from '../support/redis.js';
@@ -149,6 +151,34 @@ describe('locker.election', () => {
     const next = await election.campaign('b');
     expect((await election.leader())?.value).toBe('b');
     await next.resign();
+  });
+
+  it('a resigned leader stays resigned when a later holder gives the lock back before it proclaims', async () => {
+    const { admin } = fixture();
+    const election = locker().election('given-back', timings);
+    const key = 'distlock:{given-back}:election';
+    const leadership = await election.campaign('a');
+    const holds = await Promise.all(admin.map((a) => a.get(key)));
+    expect(await leadership.resign()).toBe('released');
+    // Another campaign is handed the lock and gives it back before it proclaims (its wait
+    // aborted): a holder's release of the election's lock, with the record still a's.
+    await Promise.all(admin.map((a) => a.set(key, 'another:1', 'PX', timings.leaseMs)));
+    const released = await Promise.all(
+      admin.map((a) =>
+        releaseScript.run(
+          IORedisConnection.of(a),
+          { key, token: 'another', attempt: 1, announce: true, record: `${key}:leader` },
+          1_000,
+        ),
+      ),
+    );
+    expect(released).toEqual([1, 1, 1]);
+    // Then a's own take, re-sent and held up on the way, lands on every node.
+    await Promise.all(admin.map((a, i) => a.set(key, holds[i] as string, 'PX', timings.leaseMs)));
+    // Before: the second release had marked the record ended for its own token, not a's, so
+    // every node read 'a' as leader again.
+    expect(await election.leader()).toBeNull();
+    await Promise.all(admin.map((a) => a.del(key)));
   });
 
   it('a resigned leader is not read back from servers that failed over before its release', async () => {

@@ -20,7 +20,8 @@ import { LOCK_LINE, YOUNG_TURN } from './lock-line.js';
  *          holder's release that released its hold here marks it ended (field `ended` = the
  *          token), so that a copy of the holder's own take that lands after this release
  *          (re-sent by a client library, then delayed) cannot make the record count again,
- *          nor a late copy of its proclaim (see election/lua/read-leader and proclaim)
+ *          nor a late copy of its proclaim (see election/lua/read-leader and proclaim);
+ *          unless the record's own leader ended it already, whose mark stays
  * ARGV[1]  token
  * ARGV[2]  attempt whose hold it ends (see HOLD_VALUES)
  * ARGV[3]  '1' a holder's release: hand over to a waiter; '0' an undo: delete silently
@@ -121,7 +122,12 @@ local released = release()
 if released == 1 and announce and KEYS[6] then
   -- After the release's own write (a node out of memory refuses a first write other than a
   -- delete), and never failing it: the record is marked only where this hold was released.
-  redis.pcall('HSET', KEYS[6], 'ended', token)
+  -- A record its own leader's release ended stays so: the release of a later holder that
+  -- gave the lock back before it proclaimed must not make that leader count again.
+  local ended = redis.pcall('HGET', KEYS[6], 'ended')
+  if type(ended) ~= 'string' or ended ~= redis.pcall('HGET', KEYS[6], 'token') then
+    redis.pcall('HSET', KEYS[6], 'ended', token)
+  end
 end
 return released
 `,
