@@ -61,9 +61,22 @@ export async function lockTick(
   const startedAt = monotonicClock.now();
   const quorum = quorumOf(locker.nodes.length);
   let busyRetries = locker.nodes.length > 1 ? BUSY_RETRIES : 0;
+  let previous: unknown;
   for (;;) {
     const options = tickLockOptions(times, startedAt);
-    const outcome = await locker.tryAcquire(resource, options).catch((error: unknown) => error);
+    let outcome: unknown;
+    try {
+      outcome = await locker.tryAcquire(resource, options); // its options' check throws at once
+    } catch (error) {
+      outcome = error;
+    }
+    // What is left of lockAtMostFor may be too short a TTL for the locker (not above its
+    // nodeTimeoutMs): the tick's window is over then, with the last attempt's outcome.
+    if (previous !== undefined && outcome instanceof InvalidArgumentError) {
+      if (previous === null) return null;
+      throw previous;
+    }
+    previous = outcome;
     if (outcome !== null && !(outcome instanceof Error)) return outcome as Lock;
     const mayMend =
       outcome === null
@@ -92,7 +105,7 @@ export async function lockTick(
  * attempt would not have. Retries stop before half of `lockAtLeastFor`, so the TTL stays
  * above half of `lockAtMostFor`.
  */
-export function tickLockOptions(
+function tickLockOptions(
   { lockAtMostFor, lockAtLeastFor }: TickLockTimes,
   startedAt: number,
 ): { ttlMs: number; minHoldMs: number } {

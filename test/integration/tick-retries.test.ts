@@ -144,6 +144,21 @@ describe('a tick whose votes split while a node is out', () => {
     expect(keptMs).toBeGreaterThanOrEqual(LOCK_AT_LEAST_FOR - readTo - 2);
   });
 
+  it('ends the window with the last outcome once what is left is no TTL the locker takes', async () => {
+    const { l } = await splitSetUp('distlock:{schedule:short}');
+    // lockAtMostFor 250 with a per-node timeout of 200: a retry about 100 ms later has 150 ms
+    // left, not a TTL above the per-node timeout.
+    const random = vi.spyOn(Math, 'random').mockReturnValue(0.99);
+    try {
+      const times = { lockAtMostFor: 250, lockAtLeastFor: 250 };
+      const error = await lockTick(l, 'schedule:short', times).catch((e: unknown) => e);
+      // Not an InvalidArgumentError about ttlMs, which the caller never chose.
+      expect(error).toBeInstanceOf(NoQuorumError);
+    } finally {
+      random.mockRestore();
+    }
+  });
+
   it('gives up once half of lockAtLeastFor has passed without a majority', async () => {
     const key = 'report:2026-01-01T04:00:00.000Z';
     const { l } = await splitSetUp(`distlock:{node-cron:${key}}`);
