@@ -8,6 +8,7 @@ import {
   type Leadership,
   NoQuorumError,
 } from '../../src/index.js';
+import { proclaimScript } from '../../src/kinds/election/lua/proclaim.js';
 import { releaseScript } from '../../src/kinds/mutex/lua/release.js';
 import { driftMs } from '../../src/quorum/validity.js';
 import { checkHistory, FaultProxy, type Holding } from '../../src/testing/index.js';
@@ -179,6 +180,69 @@ describe('locker.election', () => {
     // every node read 'a' as leader again.
     expect(await election.leader()).toBeNull();
     await Promise.all(admin.map((a) => a.del(key)));
+  });
+
+  it('a resigned leader stays resigned when late copies of its take and proclaim land after a later leadership ended', async () => {
+    const { admin } = fixture();
+    const election = locker().election('older-term', timings);
+    const key = 'distlock:{older-term}:election';
+    const first = await election.campaign('a');
+    const holds = await Promise.all(admin.map((a) => a.get(key)));
+    expect(await first.resign()).toBe('released');
+    const second = await election.campaign('b');
+    expect(second.term).toBeGreaterThan(first.term);
+    expect(await second.resign()).toBe('released');
+    // Both of a's requests, re-sent by a client library and held up on the way, land now on
+    // every node: its take, then its proclaim (the record's end mark is b's, not a's).
+    await Promise.all(admin.map((a, i) => a.set(key, holds[i] as string, 'PX', timings.leaseMs)));
+    const proclaimed = await Promise.all(
+      admin.map((a, i) => {
+        const hold = holds[i] as string;
+        const at = hold.lastIndexOf(':');
+        return proclaimScript.run(
+          IORedisConnection.of(a),
+          {
+            key,
+            leaderKey: `${key}:leader`,
+            token: hold.slice(0, at),
+            attempt: Number(hold.slice(at + 1)),
+            term: first.term,
+            version: 1,
+            value: 'a',
+            channel: `${key}:changes`,
+          },
+          1_000,
+        );
+      }),
+    );
+    // Before: the proclaim wrote a's term over b's, and every node read 'a' as leader again.
+    expect(proclaimed).toEqual([-1, -1, -1]);
+    expect(await election.leader()).toBeNull();
+    await Promise.all(admin.map((a) => a.del(key)));
+    const third = await election.campaign('c');
+    expect(await election.leader()).toMatchObject({ value: 'c', term: third.term });
+    await third.resign();
+  });
+
+  it('a campaign whose terms went back below a recorded term steps down until they pass it', async () => {
+    const { admin } = fixture();
+    const election = locker().election('terms-back', timings);
+    const key = 'distlock:{terms-back}:election';
+    const first = await election.campaign('a');
+    expect(await first.resign()).toBe('released');
+    // The counters were deleted while the records stayed (what docs/election.md warns of):
+    // every node's record holds a term the next draws start far below.
+    const recorded = first.term + 20n;
+    await Promise.all(
+      admin.map((a) =>
+        a.multi().del(`${key}:fence`).hset(`${key}:leader`, 'term', String(recorded)).exec(),
+      ),
+    );
+    const next = await election.campaign('b');
+    // Each refused proclaim cost a term; the first term above the recorded one stands.
+    expect(next.term).toBe(recorded + 1n);
+    expect(await election.leader()).toMatchObject({ value: 'b', term: next.term });
+    await next.resign();
   });
 
   it('a resigned leader is not read back from servers that failed over before its release', async () => {

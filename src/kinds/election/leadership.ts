@@ -120,7 +120,11 @@ export class Leadership implements AsyncDisposable {
     }
     const needed = quorumOf(this.#context.nodes.length);
     if (answered.filter((r) => r.outcome === 'no').length >= needed) {
-      const lost = new LockLostError(this.name, 'a majority of nodes no longer holds it', answered);
+      const lost = new LockLostError(
+        this.name,
+        'a majority of nodes no longer holds it, or has recorded a later leader',
+        answered,
+      );
       this.#lose(lost);
       throw lost;
     }

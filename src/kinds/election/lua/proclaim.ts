@@ -1,4 +1,4 @@
-import { HOLD_VALUES } from '../../../lua/fragments.js';
+import { FENCE_BELOW, HOLD_VALUES } from '../../../lua/fragments.js';
 import { defineScript, integerReply } from '../../../lua/script.js';
 
 /**
@@ -19,7 +19,10 @@ import { defineScript, integerReply } from '../../../lua/script.js';
  *
  * Returns 1 when the value stands (stored now, or a later version was already there), 0 when
  * the lock is not the caller's, or the record says this leadership ended here (a release
- * marks it so: see the lock's release script).
+ * marks it so: see the lock's release script), and -1 when the record holds another
+ * leadership whose term is not below this one's: a late copy of an earlier leader's proclaim
+ * (terms only grow, so a later leadership's is larger), which must not bring that leader back
+ * after the later one ended here.
  */
 export const proclaimScript = defineScript({
   name: 'proclaim',
@@ -33,7 +36,7 @@ export const proclaimScript = defineScript({
     channel,
   ],
   parse: integerReply('proclaim'),
-  lua: `${HOLD_VALUES}
+  lua: `${HOLD_VALUES}${FENCE_BELOW}
 local lockKey, leaderKey = KEYS[1], KEYS[2]
 local token, attempt, term = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 local version, value, channel = tonumber(ARGV[4]), ARGV[5], ARGV[6]
@@ -42,12 +45,16 @@ local held = attemptOf(redis.call('GET', lockKey), token)
 if held ~= attempt and held ~= 0 then
   return 0
 end
-local stored = redis.call('HMGET', leaderKey, 'token', 'version', 'ended')
+local stored = redis.call('HMGET', leaderKey, 'token', 'version', 'ended', 'term')
 if stored[3] == token then
   return 0
 end
-if stored[1] == token and tonumber(stored[2]) >= version then
-  return 1
+if stored[1] == token then
+  if tonumber(stored[2]) >= version then
+    return 1
+  end
+elseif stored[4] and not fenceBelow(stored[4], term) then
+  return -1
 end
 -- The hold's attempt too: a late take of another attempt of the same campaign (after a
 -- resignation, say) must not pass for this leadership.
