@@ -135,6 +135,8 @@ export class SimConnection implements RedisConnection {
    * Resets the connection: every unanswered command rejects with a reset error (it may have
    * reached the node); a new connection, with a new generation, is up after `downMs`. Some of
    * the cut-off requests still reach the node later, after the new connection's first ones.
+   * With `answeredResend`, some are instead sent again on the new connection, whose reply
+   * answers the caller, and their first copy arrives late all the same.
    */
   reset(downMs: number): void {
     if (this.#closed) return;
@@ -148,7 +150,16 @@ export class SimConnection implements RedisConnection {
     // In order, the late requests of this reset come after one lateness, each behind the last.
     const lateness = rates.lateInOrder ? downMs + random.next() * rates.lateMs : 0;
     let lastLate = 0;
+    const resent: Pending[] = [];
     for (const request of cut) {
+      if (rates.answeredResend !== undefined && this.links.happens('answeredResend', this.#link)) {
+        // The caller waits on, for the copy sent on the new connection; the first copy is
+        // still on its way and lands late, maybe after the caller has long finished.
+        resent.push(request);
+        const lateMs = rates.lateInOrder ? lateness : downMs + random.next() * rates.lateMs;
+        lastLate = this.#deliver(request, -1, lateMs, lastLate);
+        continue;
+      }
       request.reject(new Error('read ECONNRESET (simulated)'));
       if (this.links.happens('lateDelivery', this.#link)) {
         if (rates.lateInOrder) lastLate = this.#deliver(request, -1, lateness, lastLate);
@@ -157,6 +168,10 @@ export class SimConnection implements RedisConnection {
       if (this.links.happens('resend', this.#link)) {
         this.#deliver(request, -1, downMs + random.next() * 2 * rates.delayMs);
       }
+    }
+    for (const request of resent) {
+      this.#pending.add(request);
+      this.#deliver(request, this.#generation, downMs);
     }
   }
 

@@ -6,8 +6,8 @@
 import { DEFAULTS } from '../src/config/options.js';
 import type { FaultRates } from './network.js';
 import type { Random } from './random.js';
-import type { Focus } from './shape.js';
-import type { Habits } from './workload.js';
+import type { FaultKind, Focus } from './shape.js';
+import type { Action, Habits } from './workload.js';
 import { MAX_TTL_MS, MIN_TTL_MS } from './workload.js';
 
 /** The focus a seed draws from its first number, `draw` in [0, 1). */
@@ -20,6 +20,7 @@ export function drawnFocus(draw: number): Focus {
   if (draw >= 0.69 && draw < 0.76) return 'late-takes';
   // Clear of the first draws of the regression seeds (test/simulation/engine.test.ts).
   if (draw >= 0.9 && draw < 0.97) return 'slot-moves';
+  if (draw >= 0.97) return 'late-leaders';
   return 'mixed';
 }
 
@@ -40,6 +41,10 @@ export interface FocusSettings {
   readonly cluster?: boolean;
   /** The mix's clients, resources and kinds of acquisition, not a plain lock's contention. */
   readonly mixedWorkload?: boolean;
+  /** What the focused workload does, when not plain locks (`lock`). */
+  readonly actions?: readonly Action[];
+  /** Faults that never happen in the focus (they still draw their numbers, as in shape.ts). */
+  readonly off?: readonly FaultKind[];
 }
 
 /** Orphaned requests up to 600 ms late (the mix also resets more often; see network.ts). */
@@ -127,6 +132,26 @@ const LATE_TAKES: FocusSettings = {
   }),
 };
 
+/**
+ * Plain locks, elections and a scheduled job on one node whose connections reset, with a
+ * client library that sends what a reset left unanswered again and answers its caller from
+ * that copy (ioredis's default for clients users pass), while the first copy, held upstream,
+ * arrives up to 2 s late: a leader's own take or proclaim lands again after it resigned (and
+ * after later leaderships ended), and a scheduled tick's after its retry took it. No
+ * restarts, failovers or clock jumps: after those a read may name a resigned leader, as
+ * docs/election.md says.
+ */
+const LATE_LEADERS: FocusSettings = {
+  ...LATE_TAKES,
+  actions: ['lock', 'lead'],
+  off: ['crash', 'failover', 'clock-jump'],
+  rates: (random, mixed) => ({
+    ...LATE_TAKES.rates?.(random, mixed),
+    answeredResend: 0.9,
+    lateMs: random.pick([600, 1000, 2000]),
+  }),
+};
+
 /** The mix, with its first node a Redis Cluster whose slots keep moving. */
 const SLOT_MOVES: FocusSettings = {
   maxTtlMs: MAX_TTL_MS,
@@ -150,6 +175,8 @@ export function focusSettings(focus: Focus): FocusSettings {
       return SLOW_REPLIES;
     case 'slot-moves':
       return SLOT_MOVES;
+    case 'late-leaders':
+      return LATE_LEADERS;
     default:
       return { maxTtlMs: MAX_TTL_MS, quiet: false };
   }

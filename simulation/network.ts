@@ -29,6 +29,14 @@ export interface FaultRates {
   /** Probability that a reset connection's client library sends an unanswered command again. */
   readonly resend: number;
   /**
+   * Probability that a reset connection's client library sends an unanswered command again
+   * on the new connection and answers its caller with that copy's reply (ioredis's
+   * `autoResendUnfulfilledCommands`, on by default in clients users pass), while the first
+   * copy, held by an orphaned proxy upstream, still arrives late. Absent: never, and nothing
+   * is drawn for it, so that the schedules of the focuses without it keep their histories.
+   */
+  readonly answeredResend?: number;
+  /**
    * Whether the late requests of one reset arrive together and in the order they were sent,
    * as an orphaned proxy upstream delivers what it buffered; otherwise each is late by its
    * own draw.
@@ -164,7 +172,13 @@ export class WorldNode {
 }
 
 /** The faults of links that a draw decides, one message at a time. */
-type LinkFault = 'requestLoss' | 'replyLoss' | 'reset' | 'lateDelivery' | 'resend';
+type LinkFault =
+  | 'requestLoss'
+  | 'replyLoss'
+  | 'reset'
+  | 'lateDelivery'
+  | 'resend'
+  | 'answeredResend';
 
 /**
  * How often each fault of the links happens in one schedule, drawn from its seed and its
@@ -203,6 +217,9 @@ export function drawFaultRates(random: Random, shape: ScheduleShape, focus: Focu
     reset: unless('reset', drawn.reset),
     lateDelivery: unless('late-delivery', drawn.lateDelivery),
     resend: unless('resend', drawn.resend),
+    ...(drawn.answeredResend === undefined
+      ? {}
+      : { answeredResend: unless('resend', drawn.answeredResend) }),
     slow: unless('slow', drawn.slow),
   };
 }
@@ -247,7 +264,7 @@ export class Links {
 
   /** Draws whether `fault` happens to the message at hand, on the link to `node`. */
   happens(fault: LinkFault, node: string): boolean {
-    const yes = this.random.chance(this.#rates[fault]);
+    const yes = this.random.chance(this.#rates[fault] ?? 0);
     if (yes) {
       this.#faults += 1;
       this.note(`fault ${fault} ${node}`);
@@ -274,6 +291,7 @@ export class Links {
       reset: 0,
       lateDelivery: 0,
       resend: 0,
+      ...(this.#rates.answeredResend === undefined ? {} : { answeredResend: 0 }),
       slow: 0,
     };
   }

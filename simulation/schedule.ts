@@ -69,6 +69,8 @@ export async function runSchedule(
   try {
     const focus = shape.focus ?? drawnFocus(random.next());
     const settings = focusSettings(focus);
+    // The faults the focus never has are off as if the shape said so (they draw all the same).
+    if (settings.off) shape = { ...shape, off: new Set([...shape.off, ...settings.off]) };
     const focused = focus !== 'mixed' && !settings.mixedWorkload;
     const links = new Links(random, drawFaultRates(random, shape, focus), journal.note);
     const clientLinks: Links[] = [];
@@ -104,7 +106,7 @@ export async function runSchedule(
     ]);
     const workload = {
       resources: Array.from({ length: focused ? 1 : drawnResources }, (_, i) => `r${i}`),
-      actions: focused ? (['lock'] as const) : drawnActions,
+      actions: focused ? (settings.actions ?? (['lock'] as const)) : drawnActions,
       permits: random.int(1, 3),
       maxTtlMs: settings.maxTtlMs,
       ...(settings.habits ? { habits: settings.habits } : {}),

@@ -48,6 +48,9 @@ export type FaultKind = (typeof FAULT_KINDS)[number];
  * - `slot-moves`: the first node is a Redis Cluster of two masters whose slots move between
  *   them (one key at a time, with `ASK`, `MOVED` and `TRYAGAIN` along the way) while the
  *   mix's workload and faults go on (see cluster.ts).
+ * One in thirty-three, `late-leaders`: elections and a scheduled job on one node, whose client
+ * library sends a command that a reset left unanswered again and answers from that copy,
+ * while the first copy lands late, after a leader resigned or a tick's retry took it.
  */
 export const FOCUSES = [
   'mixed',
@@ -57,6 +60,7 @@ export const FOCUSES = [
   'drift-edge',
   'late-takes',
   'slot-moves',
+  'late-leaders',
 ] as const;
 
 export type Focus = (typeof FOCUSES)[number];

@@ -15,7 +15,7 @@ const SEEDS = Number(process.env.SIM_SEEDS ?? 800);
 const FOCUSED_SEEDS = Number(process.env.SIM_FOCUSED_SEEDS ?? 200);
 /** Seeds of the focuses whose schedules are slower (more acquisitions, no faults). */
 const QUIET_SEEDS = Number(process.env.SIM_QUIET_SEEDS ?? 160);
-/** Seeds of the late-takes focus: fast (one node), and its bug needs more of them. */
+/** Seeds of the late-takes and late-leaders focuses: fast (one node); their bugs need more. */
 const LATE_TAKE_SEEDS = Number(process.env.SIM_LATE_TAKE_SEEDS ?? 600);
 
 describe('the engine on a simulated world', () => {
@@ -41,6 +41,7 @@ describe('the engine on a simulated world', () => {
     [QUIET_SEEDS, 'a focus on fast clocks', { ...FULL_SHAPE, focus: 'drift-edge' as const }],
     [LATE_TAKE_SEEDS, 'a focus on late takes', { ...FULL_SHAPE, focus: 'late-takes' as const }],
     [FOCUSED_SEEDS, 'a focus on slot moves', { ...FULL_SHAPE, focus: 'slot-moves' as const }],
+    [LATE_TAKE_SEEDS, 'a focus on late leaders', { ...FULL_SHAPE, focus: 'late-leaders' as const }],
   ])(
     'keeps every invariant over seeds 1 to %i, with %s',
     { timeout: 300_000 },
@@ -83,6 +84,12 @@ describe('the engine on a simulated world', () => {
     [1355511760, 'acquireAll callers handing each other the resources in fair lines finish'],
   ])('regression, seed %i: %s', async (seed) => {
     const result = await runSchedule(seed);
+    expect(result.violations).toEqual([]);
+    expect(result.holdings).toBeGreaterThan(0);
+  });
+
+  it("regression, seed 1279 of the late-leaders focus: late copies of a resigned leader's take and proclaim, after a later leadership ended, name nobody", async () => {
+    const result = await runSchedule(1279, { ...FULL_SHAPE, focus: 'late-leaders' });
     expect(result.violations).toEqual([]);
     expect(result.holdings).toBeGreaterThan(0);
   });
