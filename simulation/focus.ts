@@ -45,6 +45,11 @@ export interface FocusSettings {
   readonly actions?: readonly Action[];
   /** Faults that never happen in the focus (they still draw their numbers, as in shape.ts). */
   readonly off?: readonly FaultKind[];
+  /**
+   * Every fault hits only a minority of the nodes (3 or 5 of them), so that a majority stays
+   * healthy while faults go on: the scheduled job must then run every tick of the workload.
+   */
+  readonly faultyMinority?: boolean;
 }
 
 /** Orphaned requests up to 600 ms late (the mix also resets more often; see network.ts). */
@@ -152,6 +157,20 @@ const LATE_LEADERS: FocusSettings = {
   }),
 };
 
+/**
+ * Plain locks, elections and the scheduled job on 3 or 5 nodes, with every fault of the mix
+ * (lost, slow, late and resent messages, resets, pauses, crashes, failovers, clock jumps) on
+ * a minority of them, and none of the clients' (pauses and closes): every tick must run
+ * during the workload, and once only.
+ */
+const FAULTY_MINORITY: FocusSettings = {
+  maxTtlMs: MAX_TTL_MS,
+  quiet: false,
+  actions: ['lock', 'lead'],
+  off: ['client-pause', 'close'],
+  faultyMinority: true,
+};
+
 /** The mix, with its first node a Redis Cluster whose slots keep moving. */
 const SLOT_MOVES: FocusSettings = {
   maxTtlMs: MAX_TTL_MS,
@@ -177,6 +196,8 @@ export function focusSettings(focus: Focus): FocusSettings {
       return SLOT_MOVES;
     case 'late-leaders':
       return LATE_LEADERS;
+    case 'faulty-minority':
+      return FAULTY_MINORITY;
     default:
       return { maxTtlMs: MAX_TTL_MS, quiet: false };
   }

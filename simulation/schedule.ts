@@ -21,7 +21,7 @@ import { drawFaultRates, Links, WorldNode } from './network.js';
 import { storeViolations, violations } from './oracle.js';
 import { Random } from './random.js';
 import { allows, FULL_SHAPE, type ScheduleShape } from './shape.js';
-import { drawTickTimes, scheduleTicks, tickViolations } from './ticks.js';
+import { drawTickTimes, missedTicks, scheduleTicks, tickViolations } from './ticks.js';
 import { EPOCH_MS, installVirtualTime } from './virtual-time.js';
 import { type Action, type Client, holdOnce, type Journal, MAX_TTL_MS } from './workload.js';
 
@@ -74,9 +74,19 @@ export async function runSchedule(
     const focused = focus !== 'mixed' && !settings.mixedWorkload;
     const links = new Links(random, drawFaultRates(random, shape, focus), journal.note);
     const clientLinks: Links[] = [];
+    // With a faulty minority, the other nodes' links only delay messages.
+    const healthy = settings.faultyMinority && new Links(random, links.rates, journal.note);
+    if (healthy) {
+      healthy.calm();
+      clientLinks.push(healthy);
+    }
     const slowness = (drawn: number) => (allows(shape, 'slow') ? drawn : 0);
     const drawnNodes = random.pick([1, 3, 5]);
-    const nodeCount = Math.min(drawnNodes, settings.maxNodes ?? drawnNodes);
+    const nodeCount = settings.faultyMinority
+      ? Math.max(3, drawnNodes)
+      : Math.min(drawnNodes, settings.maxNodes ?? drawnNodes);
+    /** The nodes that faults hit: the first ones (all of them but with a faulty minority). */
+    const faulty = settings.faultyMinority ? Math.floor((nodeCount - 1) / 2) : nodeCount;
     const drift = allows(shape, 'drift') ? MAX_DRIFT_RATE : 0;
     const fast = allows(shape, 'drift') ? settings.driftRate : undefined;
     // With the cluster focus, the first node is a Redis Cluster of two masters, n1a and n1b,
@@ -124,10 +134,10 @@ export async function runSchedule(
           ? new Links(random, { ...links.rates, slow: slowness(random.next()) }, journal.note)
           : links;
       if (own !== links) clientLinks.push(own);
-      const connections = world.map((node) =>
+      const connections = world.map((node, index) =>
         node instanceof SimCluster
           ? new SimClusterConnection(node, own, process)
-          : new SimConnection(node, own, process),
+          : new SimConnection(node, healthy && index >= faulty ? healthy : own, process),
       );
       const locker = new Locker({
         nodes: connections,
@@ -184,7 +194,8 @@ export async function runSchedule(
     const slotMoves =
       cluster &&
       moveSlots(cluster, new Random(seed ^ 0x5107), allows(shape, 'slot-move'), journal.note);
-    const faults = injectFaults(random, servers, clients, shape, settings.quiet, (line) => {
+    const targets = healthy ? servers.slice(0, faulty) : servers;
+    const faults = injectFaults(random, targets, clients, shape, settings.quiet, (line) => {
       if (line.includes('persistence=false') || line.includes('promoted: writes lost')) {
         keyLosses.push(time.now());
       }
@@ -195,6 +206,13 @@ export async function runSchedule(
     const found: string[] = [];
     if (running > 0)
       found.push(`${running} client(s) still busy ${DRAIN_MS} ms after the workload`);
+    if (jobs && settings.faultyMinority) {
+      // A majority of the nodes stayed healthy all along, and no client paused or closed:
+      // every tick of the workload must have run, not only those after the faults.
+      const to = EPOCH_MS + shape.workloadMs - TICK_START_MS;
+      const all = () => clients.map(({ id }) => id);
+      found.push(...missedTicks(journal.tickRuns, EPOCH_MS + 1, to, all, 'while faults went on'));
+    }
 
     // Faults stop: every waiter must now be served within the bound.
     faults.stop();

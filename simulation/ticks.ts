@@ -107,13 +107,7 @@ export function tickViolations(
   openAt?: (tick: number) => readonly number[],
 ): string[] {
   const found: string[] = [];
-  const byTick = new Map<number, TickRun[]>();
-  for (const run of runs) {
-    const same = byTick.get(run.scheduledAt) ?? [];
-    same.push(run);
-    byTick.set(run.scheduledAt, same);
-  }
-  for (const [scheduledAt, same] of byTick) {
+  for (const [scheduledAt, same] of runsByTick(runs)) {
     if (same.length > 1 && !same.some((run) => run.outcome === 'lost')) {
       const by = same.map((run) => `c${run.client} (${run.outcome ?? 'running'})`).join(', ');
       found.push(
@@ -121,6 +115,23 @@ export function tickViolations(
       );
     }
   }
+  found.push(...missedTicks(runs, mustRunFrom, mustRunTo, openAt, 'after faults stopped'));
+  return found;
+}
+
+/**
+ * The ticks in `[mustRunFrom, mustRunTo)` that ran nowhere, though a client open then was free
+ * to run them (see {@link tickViolations}); `when` says in the report when they had to run.
+ */
+export function missedTicks(
+  runs: readonly TickRun[],
+  mustRunFrom: number,
+  mustRunTo: number,
+  openAt: ((tick: number) => readonly number[]) | undefined,
+  when: string,
+): string[] {
+  const found: string[] = [];
+  const byTick = runsByTick(runs);
   const first = Math.ceil(mustRunFrom / 1_000) * 1_000;
   const busy = (client: number, tick: number) =>
     runs.some(
@@ -135,8 +146,18 @@ export function tickViolations(
   };
   for (let tick = first; tick < mustRunTo; tick += 1_000) {
     if (!byTick.has(tick) && !skipped(tick)) {
-      found.push(`${JOB} tick ${new Date(tick).toISOString()} ran nowhere, after faults stopped`);
+      found.push(`${JOB} tick ${new Date(tick).toISOString()} ran nowhere, ${when}`);
     }
   }
   return found;
+}
+
+function runsByTick(runs: readonly TickRun[]): Map<number, TickRun[]> {
+  const byTick = new Map<number, TickRun[]>();
+  for (const run of runs) {
+    const same = byTick.get(run.scheduledAt) ?? [];
+    same.push(run);
+    byTick.set(run.scheduledAt, same);
+  }
+  return byTick;
 }

@@ -42,6 +42,11 @@ describe('the engine on a simulated world', () => {
     [LATE_TAKE_SEEDS, 'a focus on late takes', { ...FULL_SHAPE, focus: 'late-takes' as const }],
     [FOCUSED_SEEDS, 'a focus on slot moves', { ...FULL_SHAPE, focus: 'slot-moves' as const }],
     [LATE_TAKE_SEEDS, 'a focus on late leaders', { ...FULL_SHAPE, focus: 'late-leaders' as const }],
+    [
+      FOCUSED_SEEDS,
+      'faults on a minority of the nodes',
+      { ...FULL_SHAPE, focus: 'faulty-minority' as const },
+    ],
   ])(
     'keeps every invariant over seeds 1 to %i, with %s',
     { timeout: 300_000 },
