@@ -50,10 +50,10 @@ export function drawTickTimes(random: Random): TickTimes {
 /**
  * Starts the job on every client; `stop` stops every schedule and waits for running jobs.
  * `unreachedTicks` gets the ticks (cron instants) that some client gave up on with a
- * `NoQuorumError` only once its window was over (half of `lockAtLeastFor` after the fire):
- * asked again for the whole window, no try got a majority (votes split between instances,
- * or replies later than the per-node timeout), the documented way a tick is lost while a
- * majority of the nodes is up (docs/scheduled-jobs.md).
+ * `NoQuorumError` only once its window was over (half of `lockAtLeastFor` after the fire),
+ * its last try's votes short of a majority: asked again for the whole window, no try got
+ * one (votes split between instances, or replies later than the per-node timeout), the
+ * documented way a tick is lost while a majority of the nodes is up (docs/scheduled-jobs.md).
  */
 export function scheduleTicks(
   clients: readonly Client[],
@@ -76,7 +76,7 @@ export function scheduleTicks(
         lockAtLeastFor,
         onTick: (outcome, scheduledAt, error) => {
           const windowEnd = scheduledAt.getTime() + lockAtLeastFor / 2 - WINDOW_SLACK_MS;
-          if (error instanceof NoQuorumError && Date.now() >= windowEnd) {
+          if (error instanceof NoQuorumError && Date.now() >= windowEnd && short(error)) {
             unreachedTicks.add(scheduledAt.getTime());
           }
           const run = mine.get(scheduledAt.getTime());
@@ -102,6 +102,12 @@ export function scheduleTicks(
       await Promise.all(schedules.map((job) => job.stop()));
     },
   };
+}
+
+/** Whether the last try's votes, all counted, fall short of a majority of the nodes. */
+function short(error: NoQuorumError): boolean {
+  const yes = error.nodes.filter((node) => node.outcome === 'yes').length;
+  return yes < Math.floor(error.nodes.length / 2) + 1;
 }
 
 /** A tick's window ends half of `lockAtLeastFor` after it was asked, not before its fire. */
