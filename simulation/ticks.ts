@@ -5,9 +5,12 @@
  *
  * The oracle: a tick runs at most once across the clients, unless a run of it was `lost`
  * (the documented case where another instance may take it meanwhile); and once faults have
- * stopped and every waiter was served, every tick runs.
+ * stopped and every waiter was served, every tick runs; with faults on a minority of the
+ * nodes only, every tick of the workload runs too, unless no try got a majority for it until
+ * its window closed (see `scheduleTicks`).
  */
 import { NoQuorumError, schedule, type TickOutcome } from '../src/index.js';
+import { quorumOf } from '../src/quorum/tally.js';
 import { Random } from './random.js';
 import { pause } from './virtual-time.js';
 import type { Client } from './workload.js';
@@ -107,7 +110,7 @@ export function scheduleTicks(
 /** Whether the last try's votes, all counted, fall short of a majority of the nodes. */
 function short(error: NoQuorumError): boolean {
   const yes = error.nodes.filter((node) => node.outcome === 'yes').length;
-  return yes < Math.floor(error.nodes.length / 2) + 1;
+  return yes < quorumOf(error.nodes.length);
 }
 
 /** A tick's window ends half of `lockAtLeastFor` after it was asked, not before its fire. */
