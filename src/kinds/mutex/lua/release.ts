@@ -124,8 +124,8 @@ if released == 1 and announce and KEYS[6] then
   -- delete), and never failing it: the record is marked only where this hold was released.
   -- A record its own leader's release ended stays so: the release of a later holder that
   -- gave the lock back before it proclaimed must not make that leader count again.
-  local ended = redis.pcall('HGET', KEYS[6], 'ended')
-  if type(ended) ~= 'string' or ended ~= redis.pcall('HGET', KEYS[6], 'token') then
+  local record = redis.pcall('HMGET', KEYS[6], 'ended', 'token')
+  if record.err or not record[1] or record[1] ~= record[2] then
     redis.pcall('HSET', KEYS[6], 'ended', token)
   end
 end
