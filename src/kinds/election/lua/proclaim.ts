@@ -1,4 +1,5 @@
-import { FENCE_BELOW, HOLD_VALUES } from '../../../lua/fragments.js';
+import { fenceKey } from '../../../keys.js';
+import { FENCE_BELOW, HOLD_VALUES, IS_FENCE } from '../../../lua/fragments.js';
 import { defineScript, integerReply } from '../../../lua/script.js';
 
 /**
@@ -10,6 +11,7 @@ import { defineScript, integerReply } from '../../../lua/script.js';
  * KEYS[1]  the election's lock key
  * KEYS[2]  the leader hash: token, term, version, value (never expires; read only while the
  *          lock holds its token, see read-leader)
+ * KEYS[3]  the lock's fence counter, from which terms are drawn
  * ARGV[1]  token
  * ARGV[2]  attempt whose hold it is (see HOLD_VALUES; a hand-over's bare token counts too)
  * ARGV[3]  term (the leadership's fence, a decimal string)
@@ -22,11 +24,14 @@ import { defineScript, integerReply } from '../../../lua/script.js';
  * marks it so: see the lock's release script), and -1 when the record holds another
  * leadership whose term is not below this one's: a late copy of an earlier leader's proclaim
  * (terms only grow, so a later leadership's is larger), which must not bring that leader back
- * after the later one ended here.
+ * after the later one ended here. Refusing, it raises the fence counter to the recorded term:
+ * when terms went back (counters lost while records stayed, docs/election.md), the next
+ * campaign then draws above it on any majority that shares a node with the refusing one,
+ * rather than stepping down once for each term it is behind.
  */
 export const proclaimScript = defineScript({
   name: 'proclaim',
-  keys: ({ key, leaderKey }: ProclaimInput) => [key, leaderKey],
+  keys: ({ key, leaderKey }: ProclaimInput) => [key, leaderKey, fenceKey(key)],
   args: ({ token, attempt, term, version, value, channel }: ProclaimInput) => [
     token,
     attempt,
@@ -36,8 +41,8 @@ export const proclaimScript = defineScript({
     channel,
   ],
   parse: integerReply('proclaim'),
-  lua: `${HOLD_VALUES}${FENCE_BELOW}
-local lockKey, leaderKey = KEYS[1], KEYS[2]
+  lua: `${HOLD_VALUES}${FENCE_BELOW}${IS_FENCE}
+local lockKey, leaderKey, fenceCounter = KEYS[1], KEYS[2], KEYS[3]
 local token, attempt, term = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 local version, value, channel = tonumber(ARGV[4]), ARGV[5], ARGV[6]
 
@@ -54,6 +59,9 @@ if stored[1] == token then
     return 1
   end
 elseif stored[4] and not fenceBelow(stored[4], term) then
+  if isFence(stored[4]) and fenceBelow(redis.call('GET', fenceCounter) or '0', stored[4]) then
+    redis.call('SET', fenceCounter, stored[4])
+  end
   return -1
 end
 -- The hold's attempt too: a late take of another attempt of the same campaign (after a
