@@ -112,6 +112,7 @@ export interface ForceReleaseResult {
 export type WarningCode =
   | 'EVICTION_RISK'
   | 'EVICTION_UNCHECKED'
+  | 'FENCE_COUNTER_BEHIND'
   | 'NODE_IDENTITY_CHANGED'
   | 'NODE_DUPLICATE'
   | 'SHARDED_PUBSUB_UNAVAILABLE'

@@ -239,9 +239,13 @@ describe('locker.election', () => {
       ),
     );
     let rounds = 0;
+    const warned: string[] = [];
     const l = locker();
     l.events.on('acquired', ({ resource }) => {
       if (resource === 'terms-back') rounds++;
+    });
+    l.events.on('warning', ({ node, code }) => {
+      if (code === 'FENCE_COUNTER_BEHIND') warned.push(node);
     });
     const next = await l.election('terms-back', timings).campaign('b');
     // A term above the recorded one stands (before: 1). The refused proclaim raised the
@@ -249,6 +253,9 @@ describe('locker.election', () => {
     // each a take, a refused proclaim and a release, for each of the 1,000 terms behind).
     expect(next.term).toBeGreaterThan(recorded);
     expect(rounds).toBe(2);
+    // Loud: each node that refused says its counter went back (a majority, at least).
+    expect(new Set(warned).size).toBeGreaterThanOrEqual(2);
+    expect(warned.length).toBe(new Set(warned).size);
     expect(await election.leader()).toMatchObject({ value: 'b', term: next.term });
     await next.resign();
   });

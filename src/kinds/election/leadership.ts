@@ -1,5 +1,6 @@
 import type { LockContext } from '../../engine/context.js';
 import type { ReleaseResult } from '../../engine/contract.js';
+import { warn } from '../../engine/events.js';
 import { askEveryNode, nodeTimeoutFor } from '../../engine/every-node.js';
 import { type Lock, leaseOf, renewLock } from '../../engine/lock.js';
 import { LockLostError, NoQuorumError } from '../../errors.js';
@@ -110,7 +111,11 @@ export class Leadership implements AsyncDisposable {
     const round = askEveryNode(
       this.#context,
       nodeTimeoutFor(this.#context, this.#settings.leaseMs),
-      (node, timeoutMs) => proclaimScript.run(node, input, timeoutMs),
+      (node, timeoutMs) =>
+        proclaimScript.run(node, input, timeoutMs).then((reply) => {
+          if (reply === RECORDED_LATER) this.#termsBehind(node.name);
+          return reply;
+        }),
     );
     const { quorum, results } = await round.decided;
     const answered = results.filter((r) => r !== undefined);
@@ -130,6 +135,20 @@ export class Leadership implements AsyncDisposable {
     }
     const message = `Proclaiming a value in "${this.name}": fewer than ${needed} of ${this.#context.nodes.length} node(s) confirmed`;
     throw new NoQuorumError(this.name, message, answered);
+  }
+
+  /**
+   * `node` recorded a leader whose term is not below this one's: no earlier leadership can
+   * have drawn such a term unless the fence counter went back (deleted, or lost in a restart
+   * without persistence). The proclaim raised the counter there; the campaign steps down and
+   * draws again. Loud, as the operator lost state that fences depend on.
+   */
+  #termsBehind(node: string): void {
+    const message =
+      `Election "${this.name}": ${node} has a leader recorded with a term not below ${this.term}, ` +
+      'so its fence counter went back (deleted, or lost in a restart without persistence). ' +
+      'It was raised to the recorded term; the campaign draws a larger one.';
+    warn(this.#context.events, node, 'FENCE_COUNTER_BEHIND', message);
   }
 
   /** Renews every `retryMs`; a renewal that fails is retried until the renew deadline. */
@@ -236,3 +255,6 @@ export class Leadership implements AsyncDisposable {
     await round.settled;
   }
 }
+
+/** What proclaim answers when the record holds a term not below the caller's (see proclaimScript). */
+const RECORDED_LATER = -1;
