@@ -145,9 +145,9 @@ export class Leadership implements AsyncDisposable {
    */
   #termsBehind(node: string): void {
     const message =
-      `Election "${this.name}": ${node} has a leader recorded with a term not below ${this.term}, ` +
-      'so its fence counter went back (deleted, or lost in a restart without persistence). ' +
-      'It was raised to the recorded term; the campaign draws a larger one.';
+      `election "${this.name}" has a leader recorded here with a term not below ${this.term}, ` +
+      'so the fence counter went back (deleted, or lost in a restart without persistence); ' +
+      'it was raised to the recorded term, and the campaign draws a larger one';
     warn(this.#context.events, node, 'FENCE_COUNTER_BEHIND', message);
   }
 
