@@ -44,6 +44,8 @@ export type WorkerReport =
       readonly acquisitions: Acquisition[];
       readonly acquireFailures: number;
       readonly releaseFailures: number;
+      /** CPU this process spent (user + system, µs) from the start to its last release. */
+      readonly cpuUs: number;
     };
 
 const setup = await parentMessage<WorkerSetup>();
@@ -56,6 +58,7 @@ await (await lib.acquire(`${setup.key}:warm:${process.pid}`, setup.ttlMs)).relea
 await sendToParent<WorkerReport>({ type: 'ready' });
 
 const { deadline } = await parentMessage<WorkerStart>();
+const cpuAtStart = process.cpuUsage();
 const acquisitions: Acquisition[] = [];
 let acquireFailures = 0;
 let releaseFailures = 0;
@@ -78,7 +81,15 @@ await Promise.all(
     }
   }),
 );
+const cpu = process.cpuUsage(cpuAtStart);
 await lib.close();
 closeClients(clients);
-await sendToParent<WorkerReport>({ type: 'done', acquisitions, acquireFailures, releaseFailures });
+const cpuUs = cpu.user + cpu.system;
+await sendToParent<WorkerReport>({
+  type: 'done',
+  acquisitions,
+  acquireFailures,
+  releaseFailures,
+  cpuUs,
+});
 process.disconnect();

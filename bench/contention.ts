@@ -9,6 +9,7 @@ import type { RedisNodes } from '../src/testing/index.js';
 import { awaitMessage, forkWorkers, workerIdsOf } from './child-workers.js';
 import { CONTENDERS, type ContenderSpec, type Tuning } from './contenders.js';
 import type { Acquisition, WorkerReport, WorkerSetup, WorkerStart } from './contention-worker.js';
+import { ServerStats, type ServerWork, workBetween } from './server-stats.js';
 import { jain, median, nowMs, percentile, round } from './stats.js';
 
 const PROCESSES = 5;
@@ -43,6 +44,13 @@ export interface ContentionFigures {
   readonly overlaps: number;
   /** Workers whose process did not report within 5 s of the deadline, and was killed. */
   readonly unreportedWorkers: number;
+  /**
+   * CPU per acquisition (µs), over the whole run: the five client processes' (user + system,
+   * waiters included) and the Redis main thread's (`INFO cpu`). Against the machine's cores
+   * and the acquisitions' pace, they show whether the run was CPU-bound.
+   */
+  readonly clientCpuUsPerAcquisition: number;
+  readonly serverCpuUsPerAcquisition: number;
 }
 
 export interface ContentionRow extends ContentionFigures {
@@ -54,7 +62,13 @@ export interface ContentionRow extends ContentionFigures {
 
 type ChildOutcome = Extract<WorkerReport, { type: 'done' }> | undefined;
 
-async function runOnce(spec: ContenderSpec, tuning: Tuning, url: string, seconds: number) {
+async function runOnce(
+  spec: ContenderSpec,
+  tuning: Tuning,
+  url: string,
+  seconds: number,
+  server: ServerStats,
+) {
   const key = `bench:c:${spec.name.replace(/\W+/g, '')}:${Math.random().toString(36).slice(2, 8)}`;
   const children = forkWorkers(WORKER_FILE, PROCESSES);
   try {
@@ -80,14 +94,22 @@ async function runOnce(spec: ContenderSpec, tuning: Tuning, url: string, seconds
     const done = children.map((child) =>
       awaitMessage<WorkerReport>(child, 'done', seconds * 1_000 + REPORT_GRACE_MS),
     );
+    const before = await server.read();
     for (const child of children) child.send({ type: 'start', deadline } satisfies WorkerStart);
-    return figures((await Promise.all(done)) as ChildOutcome[], deadline, seconds);
+    const outcomes = (await Promise.all(done)) as ChildOutcome[];
+    const serverWork = workBetween(before, await server.read());
+    return figures(outcomes, deadline, seconds, serverWork);
   } finally {
     for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
   }
 }
 
-function figures(outcomes: ChildOutcome[], deadline: number, seconds: number) {
+function figures(
+  outcomes: ChildOutcome[],
+  deadline: number,
+  seconds: number,
+  serverWork: ServerWork,
+) {
   const all = outcomes.flatMap((o) => o?.acquisitions ?? []);
   const byAcquired = [...all].sort((a, b) => a.acquired - b.acquired);
   const gaps: number[] = [];
@@ -118,12 +140,16 @@ function figures(outcomes: ChildOutcome[], deadline: number, seconds: number) {
     releaseFailures: outcomes.reduce((sum, o) => sum + (o?.releaseFailures ?? 0), 0),
     overlaps: gaps.filter((gap) => gap < 0).length,
     unreportedWorkers: outcomes.filter((o) => !o).length * WORKERS_PER_PROCESS,
+    clientCpuUsPerAcquisition: outcomes.reduce((sum, o) => sum + (o?.cpuUs ?? 0), 0) / all.length,
+    serverCpuUsPerAcquisition: serverWork.cpuUs / all.length,
   };
   return { result, counts };
 }
 
 const DIGITS: Partial<Record<keyof ContentionFigures, number>> = {
   acquisitionsPerSec: 0,
+  clientCpuUsPerAcquisition: 0,
+  serverCpuUsPerAcquisition: 0,
   sameWorkerShare: 3,
   jain: 3,
 };
@@ -144,11 +170,16 @@ export async function contention(
         cells.push({ spec, tuning, label: tuning });
   }
   const runs = cells.map(() => [] as { result: ContentionFigures; counts: number[] }[]);
-  for (let rep = 0; rep < options.reps; rep++) {
-    for (const [i, cell] of cells.entries()) {
-      runs[i]?.push(await runOnce(cell.spec, cell.tuning, url, options.seconds));
-      process.stderr.write(`  contention: ${cell.spec.name} (${cell.label}) rep ${rep + 1}\n`);
+  const server = await ServerStats.open([url]);
+  try {
+    for (let rep = 0; rep < options.reps; rep++) {
+      for (const [i, cell] of cells.entries()) {
+        runs[i]?.push(await runOnce(cell.spec, cell.tuning, url, options.seconds, server));
+        process.stderr.write(`  contention: ${cell.spec.name} (${cell.label}) rep ${rep + 1}\n`);
+      }
     }
+  } finally {
+    server.close();
   }
   return cells.map((cell, i) => {
     const results = runs[i] ?? [];

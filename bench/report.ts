@@ -212,6 +212,8 @@ function contentionTable(rows: readonly ContentionRow[]): string {
       `${(r.sameWorkerShare * 100).toFixed(1)}%`,
       r.jain,
       `${r.minPerWorker}–${r.maxPerWorker}`,
+      r.clientCpuUsPerAcquisition,
+      r.serverCpuUsPerAcquisition,
       r.acquireFailures,
       r.releaseFailures,
       r.overlaps,
@@ -227,15 +229,18 @@ Ratios are to the best peer with the same tuning (acq/s: higher is better; hand-
 better). The floor retries every 1 ms whatever the tuning: a reference row, not a peer. The
 hand-off floor is the least work a fair hand-off can do (line, hand-over in the release
 script, one confirming round trip; no timeouts or crash handling): also a reference row.
-Overlaps (next acquired before previous began releasing) must be 0; unreported = workers whose
-process was killed 5 s after the deadline.
+Client and server CPU: µs per acquisition, the five processes' user + system time (waiters'
+work included) and the Redis main thread's (\`INFO cpu\`); with the acquisitions' pace they
+show how much of the machine's cores the run kept busy. Overlaps (next acquired before previous
+began releasing) must be 0; unreported = workers whose process was killed 5 s after the deadline.
 
 ${table(
   [
     ...['library', 'tuning', 'acq/s', 'vs best peer', 'wait p50 ms', 'wait p99 ms'],
     ...['wait max ms', 'hand-off p50 ms', 'vs best peer', 'hand-off p99 ms'],
     ...['to other p50 ms', 'to other p99 ms', 'same worker'],
-    ...['Jain', 'per worker', 'acq. failures', 'rel. failures', 'overlaps', 'unreported'],
+    ...['Jain', 'per worker', 'client CPU µs/acq', 'server CPU µs/acq'],
+    ...['acq. failures', 'rel. failures', 'overlaps', 'unreported'],
   ],
   out,
 )}`;
