@@ -2,6 +2,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { IORedisConnection } from '../../src/driver/ioredis.js';
+import { proclaimScript } from '../../src/kinds/election/lua/proclaim.js';
 import { acquireFencedScript } from '../../src/kinds/mutex/lua/acquire-fenced.js';
 import { acquireInLineScript } from '../../src/kinds/mutex/lua/acquire-in-line.js';
 import { leaveQueueScript } from '../../src/kinds/mutex/lua/leave-queue.js';
@@ -417,5 +418,45 @@ describe('running a script', () => {
     // then the EVAL deleted the key.
     expect(await taking).toBe('OK');
     expect(await admin.get('k')).toBe('next');
+  });
+});
+
+describe('proclaim, refused for a recorded term not below its own', () => {
+  /** Holds the election's lock for `tok` (attempt 1), with `record` as another leader's term. */
+  async function refusedProclaim(admin: Redis, record: string, counter?: string) {
+    await admin.flushall();
+    await admin.set('e', 'tok:1', 'PX', 10_000);
+    await admin.hset('e:leader', 'token', 'other', 'term', record, 'version', 1, 'value', 'a');
+    if (counter !== undefined) await admin.set('e:fence', counter);
+    const input = { key: 'e', leaderKey: 'e:leader', token: 'tok', attempt: 1, version: 1 };
+    const proclaim = { ...input, term: 5n, value: 'b', channel: 'e:changes' };
+    return proclaimScript.run(IORedisConnection.of(admin), proclaim, 1_000);
+  }
+
+  it('raises a counter below the record to it, and says so (-2)', async () => {
+    const admin = fixture().admin[0] as Redis;
+    expect(await refusedProclaim(admin, '1000', '4')).toBe(-2);
+    expect(await admin.get('e:fence')).toBe('1000');
+    expect(await admin.hget('e:leader', 'token')).toBe('other');
+  });
+
+  it('leaves a counter at or above the record as it is (-1)', async () => {
+    const admin = fixture().admin[0] as Redis;
+    expect(await refusedProclaim(admin, '1000', '2000')).toBe(-1);
+    expect(await admin.get('e:fence')).toBe('2000');
+    expect(await refusedProclaim(admin, '1000', '1000')).toBe(-1);
+    expect(await admin.get('e:fence')).toBe('1000');
+  });
+
+  it('copies no record that is not a fence, or that INCR could not go past', async () => {
+    const admin = fixture().admin[0] as Redis;
+    // Not a decimal fence: compared as text it is "not below" 5, so the proclaim is refused.
+    expect(await refusedProclaim(admin, '9x', '4')).toBe(-1);
+    expect(await admin.get('e:fence')).toBe('4');
+    // 2^63 - 1: copied, every later draw's INCR would fail on this node.
+    expect(await refusedProclaim(admin, '9223372036854775807')).toBe(-1);
+    expect(await admin.exists('e:fence')).toBe(0);
+    expect(await refusedProclaim(admin, '9223372036854775806')).toBe(-2);
+    expect(await admin.get('e:fence')).toBe('9223372036854775806');
   });
 });

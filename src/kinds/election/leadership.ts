@@ -113,7 +113,7 @@ export class Leadership implements AsyncDisposable {
       nodeTimeoutFor(this.#context, this.#settings.leaseMs),
       (node, timeoutMs) =>
         proclaimScript.run(node, input, timeoutMs).then((reply) => {
-          if (reply === RECORDED_LATER) this.#termsBehind(node.name);
+          if (reply === COUNTER_RAISED) this.#counterRaised(node.name);
           return reply;
         }),
     );
@@ -138,16 +138,16 @@ export class Leadership implements AsyncDisposable {
   }
 
   /**
-   * `node` recorded a leader whose term is not below this one's: no earlier leadership can
-   * have drawn such a term unless the fence counter went back (deleted, or lost in a restart
-   * without persistence). The proclaim raised the counter there; the campaign steps down and
-   * draws again. Loud, as the operator lost state that fences depend on.
+   * `node` recorded a leader whose term is not below this one's, and its fence counter was
+   * below that record: the counter went back (deleted, or lost in a restart without
+   * persistence), and the proclaim raised it. Loud, as state that fences depend on was lost;
+   * once per node and loss, since the raised counter no longer trails the record.
    */
-  #termsBehind(node: string): void {
+  #counterRaised(node: string): void {
     const message =
-      `election "${this.name}" has a leader recorded here with a term not below ${this.term}, ` +
-      'so the fence counter went back (deleted, or lost in a restart without persistence); ' +
-      'it was raised to the recorded term, and the campaign draws a larger one';
+      `election "${this.name}" has a leader recorded here with a term not below this ` +
+      `campaign's ${this.term}, above the fence counter: the counter went back (deleted, or ` +
+      'lost in a restart without persistence) and was raised to the recorded term';
     warn(this.#context.events, node, 'FENCE_COUNTER_BEHIND', message);
   }
 
@@ -256,5 +256,8 @@ export class Leadership implements AsyncDisposable {
   }
 }
 
-/** What proclaim answers when the record holds a term not below the caller's (see proclaimScript). */
-const RECORDED_LATER = -1;
+/**
+ * What proclaim answers when the record holds a term not below the caller's, above the fence
+ * counter, which it raised (see proclaimScript).
+ */
+const COUNTER_RAISED = -2;

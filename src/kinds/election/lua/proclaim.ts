@@ -24,10 +24,11 @@ import { defineScript, integerReply } from '../../../lua/script.js';
  * marks it so: see the lock's release script), and -1 when the record holds another
  * leadership whose term is not below this one's: a late copy of an earlier leader's proclaim
  * (terms only grow, so a later leadership's is larger), which must not bring that leader back
- * after the later one ended here. Refusing, it raises the fence counter to the recorded term:
- * when terms went back (counters lost while records stayed, docs/election.md), the next
- * campaign then draws above it on any majority that shares a node with the refusing one,
- * rather than stepping down once for each term it is behind.
+ * after the later one ended here. Refusing, it raises the fence counter to the recorded term
+ * when the counter is below it, and then answers -2: the counter went back (lost while the
+ * record stayed, docs/election.md), and the next draw here passes the record, rather than
+ * one term a campaign. A recorded term that INCR could not go past (2^63 - 1 and above, only
+ * ever written by hand) is not copied.
  */
 export const proclaimScript = defineScript({
   name: 'proclaim',
@@ -59,8 +60,11 @@ if stored[1] == token then
     return 1
   end
 elseif stored[4] and not fenceBelow(stored[4], term) then
-  if isFence(stored[4]) and fenceBelow(redis.call('GET', fenceCounter) or '0', stored[4]) then
-    redis.call('SET', fenceCounter, stored[4])
+  local recorded = stored[4]
+  if isFence(recorded) and fenceBelow(recorded, '9223372036854775807')
+      and fenceBelow(redis.call('GET', fenceCounter) or '0', recorded) then
+    redis.call('SET', fenceCounter, recorded)
+    return -2
   end
   return -1
 end
