@@ -253,9 +253,8 @@ describe('locker.election', () => {
     // each a take, a refused proclaim and a release, for each of the 1,000 terms behind).
     expect(next.term).toBeGreaterThan(recorded);
     expect(rounds).toBe(2);
-    // Loud: each node that refused says its counter went back (a majority, at least).
-    expect(new Set(warned).size).toBeGreaterThanOrEqual(2);
-    expect(warned.length).toBe(new Set(warned).size);
+    // Loud, once per node: each says its counter went back (all three kept the record).
+    expect(warned.sort()).toEqual([...l.nodes].sort());
     expect(await election.leader()).toMatchObject({ value: 'b', term: next.term });
     await next.resign();
   });
@@ -432,6 +431,7 @@ describe('locker.election', () => {
     const events: Holding[] = [];
     let lost = 0;
     let majorityPaused = false;
+    let inOffice = 0;
     const stop = new AbortController();
     const candidate = async (worker: string) => {
       const l = locker({ nodes: redis.urls, nodeTimeoutMs: 50 });
@@ -451,7 +451,9 @@ describe('locker.election', () => {
         });
         // A leader in office when a majority pauses keeps going until its signal fires.
         const until = now() + 20 + Math.random() * 200;
+        inOffice++;
         while (!signal.aborted && (now() < until || majorityPaused)) await delay(10);
+        inOffice--;
         releasedAt ||= now();
         await leadership.resign();
         const fence = leadership.term.toString();
@@ -467,9 +469,11 @@ describe('locker.election', () => {
         await victim.restart();
         await delay(300);
         // A paused majority outlasting the lease: the leader must give up, and the next one
-        // is elected only after its lease ended.
-        for (const node of majority) node.pause();
+        // is elected only after its lease ended. A leader is in office when it begins (on a
+        // loaded machine all three may be between campaigns), and stays while it lasts.
+        while (inOffice === 0) await delay(5);
         majorityPaused = true;
+        for (const node of majority) node.pause();
         await delay(timings.leaseMs + 100);
         majorityPaused = false;
         for (const node of majority) node.resume();
