@@ -45,9 +45,11 @@ export interface ContentionFigures {
   /** Workers whose process did not report within 5 s of the deadline, and was killed. */
   readonly unreportedWorkers: number;
   /**
-   * CPU per acquisition (µs), over the whole run: the five client processes' (user + system,
-   * waiters included) and the Redis main thread's (`INFO cpu`). Against the machine's cores
-   * and the acquisitions' pace, they show whether the run was CPU-bound.
+   * CPU per acquisition (µs): the five client processes' (user + system, waiters included)
+   * from the start to the end of their workers' loops, and the Redis main thread's (`INFO
+   * cpu`) from the start until every process reported (their clients' close included: a few
+   * commands). Against the machine's cores and the acquisitions' pace, they show whether the
+   * run was CPU-bound. NaN when a process did not report.
    */
   readonly clientCpuUsPerAcquisition: number;
   readonly serverCpuUsPerAcquisition: number;
@@ -140,10 +142,22 @@ function figures(
     releaseFailures: outcomes.reduce((sum, o) => sum + (o?.releaseFailures ?? 0), 0),
     overlaps: gaps.filter((gap) => gap < 0).length,
     unreportedWorkers: outcomes.filter((o) => !o).length * WORKERS_PER_PROCESS,
-    clientCpuUsPerAcquisition: outcomes.reduce((sum, o) => sum + (o?.cpuUs ?? 0), 0) / all.length,
-    serverCpuUsPerAcquisition: serverWork.cpuUs / all.length,
+    ...cpuPerAcquisition(outcomes, all.length, serverWork),
   };
   return { result, counts };
+}
+
+/**
+ * CPU per acquisition, client and server; NaN (reported as such) when a process did not
+ * report, whose CPU and acquisitions are then unknown, or when nothing was acquired.
+ */
+function cpuPerAcquisition(outcomes: ChildOutcome[], acquisitions: number, server: ServerWork) {
+  const known = acquisitions > 0 && outcomes.every((o) => o !== undefined);
+  const clientCpuUs = outcomes.reduce((sum, o) => sum + (o?.cpuUs ?? 0), 0);
+  return {
+    clientCpuUsPerAcquisition: known ? clientCpuUs / acquisitions : Number.NaN,
+    serverCpuUsPerAcquisition: known ? server.cpuUs / acquisitions : Number.NaN,
+  };
 }
 
 const DIGITS: Partial<Record<keyof ContentionFigures, number>> = {

@@ -229,9 +229,10 @@ Ratios are to the best peer with the same tuning (acq/s: higher is better; hand-
 better). The floor retries every 1 ms whatever the tuning: a reference row, not a peer. The
 hand-off floor is the least work a fair hand-off can do (line, hand-over in the release
 script, one confirming round trip; no timeouts or crash handling): also a reference row.
-Client and server CPU: µs per acquisition, the five processes' user + system time (waiters'
-work included) and the Redis main thread's (\`INFO cpu\`); with the acquisitions' pace they
-show how much of the machine's cores the run kept busy. Overlaps (next acquired before previous
+Client and server CPU: µs per acquisition, the five processes' user + system time over their
+workers' loops (waiters' work included) and the Redis main thread's (\`INFO cpu\`) until every
+process reported; with the acquisitions' pace they show how much of the machine's cores the
+run kept busy (NaN when a process did not report). Overlaps (next acquired before previous
 began releasing) must be 0; unreported = workers whose process was killed 5 s after the deadline.
 
 ${table(
