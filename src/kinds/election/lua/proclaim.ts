@@ -26,9 +26,9 @@ import { defineScript, integerReply } from '../../../lua/script.js';
  * (terms only grow, so a later leadership's is larger), which must not bring that leader back
  * after the later one ended here. Refusing, it raises the fence counter to the recorded term
  * when the counter is below it, and then answers -2: the counter went back (lost while the
- * record stayed, docs/election.md), and the next draw here passes the record, rather than
- * one term a campaign. A recorded term that INCR could not go past (2^63 - 1 and above, only
- * ever written by hand) is not copied.
+ * record stayed, docs/election.md), and the next draw here passes the record at once, not
+ * one term per campaign. A recorded term that INCR could not go past (2^63 - 1 and above,
+ * only ever written by hand) is not copied.
  */
 export const proclaimScript = defineScript({
   name: 'proclaim',
