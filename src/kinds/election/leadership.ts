@@ -8,7 +8,7 @@ import { quorumOf } from '../../quorum/tally.js';
 import type { ElectionKeys } from './election-keys.js';
 import { type ElectionSettings, validateValue } from './election-options.js';
 import { announceScript } from './lua/announce.js';
-import { proclaimScript } from './lua/proclaim.js';
+import { COUNTER_RAISED, proclaimScript } from './lua/proclaim.js';
 
 /**
  * Leadership of an election, from `campaign`: a fenced lock on the election, renewed every
@@ -255,9 +255,3 @@ export class Leadership implements AsyncDisposable {
     await round.settled;
   }
 }
-
-/**
- * What proclaim answers when the record holds a term not below the caller's, above the fence
- * counter, which it raised (see proclaimScript).
- */
-const COUNTER_RAISED = -2;

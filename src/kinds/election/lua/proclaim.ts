@@ -76,6 +76,12 @@ return 1
 `,
 });
 
+/**
+ * What {@link proclaimScript} answers when the record holds a term not below the caller's,
+ * above the fence counter, which it raised.
+ */
+export const COUNTER_RAISED = -2;
+
 /** What {@link proclaimScript} needs. */
 export interface ProclaimInput {
   readonly key: string;
