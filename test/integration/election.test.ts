@@ -154,6 +154,50 @@ describe('locker.election', () => {
     await next.resign();
   });
 
+  it('a resigned leader stays resigned where its hold had run out, when late copies of its take and proclaim land', async () => {
+    const { admin } = fixture();
+    const election = locker().election('ran-out', timings);
+    const key = 'distlock:{ran-out}:election';
+    const leadership = await election.campaign('a');
+    const holds = await Promise.all(admin.map((a) => a.get(key)));
+    // The hold ran out on every node before the resign (the leader was paused, say), and
+    // node 0 never got the proclaim: its record is gone.
+    await Promise.all(admin.map((a) => a.del(key)));
+    await admin[0]?.del(`${key}:leader`);
+    expect(await leadership.resign()).toBe('not-held');
+    // Then the take and the proclaim, re-sent by a client library and held up on the way,
+    // land on every node.
+    await Promise.all(admin.map((a, i) => a.set(key, holds[i] as string, 'PX', timings.leaseMs)));
+    const proclaimed = await Promise.all(
+      admin.map((a, i) => {
+        const hold = holds[i] as string;
+        const at = hold.lastIndexOf(':');
+        return proclaimScript.run(
+          IORedisConnection.of(a),
+          {
+            key,
+            leaderKey: `${key}:leader`,
+            token: hold.slice(0, at),
+            attempt: Number(hold.slice(at + 1)),
+            term: leadership.term,
+            version: 1,
+            value: 'a',
+            channel: `${key}:changes`,
+          },
+          1_000,
+        );
+      }),
+    );
+    // Before: a release that found no hold left no end mark, so the proclaim stood on every
+    // node (1, 1, 1) and every node read 'a' as leader again.
+    expect(proclaimed).toEqual([0, 0, 0]);
+    expect(await election.leader()).toBeNull();
+    await Promise.all(admin.map((a) => a.del(key)));
+    const next = await election.campaign('b');
+    expect(await election.leader()).toMatchObject({ value: 'b', term: next.term });
+    await next.resign();
+  });
+
   it('a resigned leader stays resigned when a later holder gives the lock back before it proclaims', async () => {
     const { admin } = fixture();
     const election = locker().election('given-back', timings);

@@ -17,11 +17,12 @@ import { LOCK_LINE, YOUNG_TURN } from './lock-line.js';
  * KEYS[2]  queue, KEYS[3] waiter deadlines, KEYS[4] waiter channels (see acquire-in-line);
  *          usually absent; KEYS[5] the line's turn (see LOCK_LINE)
  * KEYS[6]  optional: a record of the holder beside the lock (an election's leader hash): a
- *          holder's release that released its hold here marks it ended (field `ended` = the
- *          token), so that a copy of the holder's own take that lands after this release
- *          (re-sent by a client library, then delayed) cannot make the record count again,
- *          nor a late copy of its proclaim (see election/lua/read-leader and proclaim);
- *          unless the record's own leader ended it already, whose mark stays
+ *          holder's release marks it ended (field `ended` = the token), whether it released
+ *          its hold here or found none left, so that a copy of the holder's own take that
+ *          lands after this release (re-sent by a client library, then delayed) cannot make
+ *          the record count again, nor a late copy of its proclaim (see
+ *          election/lua/read-leader and proclaim); unless the record's own leader ended it
+ *          already, whose mark stays
  * ARGV[1]  token
  * ARGV[2]  attempt whose hold it ends (see HOLD_VALUES)
  * ARGV[3]  '1' a holder's release: hand over to a waiter; '0' an undo: delete silently
@@ -119,9 +120,11 @@ redis.call('DEL', lockKey)
 return 1
 end
 local released = release()
-if released == 1 and announce and KEYS[6] then
+if announce and KEYS[6] then
   -- After the release's own write (a node out of memory refuses a first write other than a
-  -- delete), and never failing it: the record is marked only where this hold was released.
+  -- delete), and never failing it. Also where no hold of ours was left (it ran out here, or
+  -- another holds the lock now): a late copy of the holder's take could still put the hold
+  -- back here, and with the record (or a late proclaim, which an end mark refuses) name it.
   -- A record its own leader's release ended stays so: the release of a later holder that
   -- gave the lock back before it proclaimed must not make that leader count again.
   local record = redis.pcall('HMGET', KEYS[6], 'ended', 'token')
