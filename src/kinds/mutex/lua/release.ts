@@ -49,19 +49,26 @@ export const releaseScript = defineScript({
   parse: integerReply('release'),
   // The usual cases come first, before the line's functions (and the general parsing of
   // holds) are defined. With nobody in line, the key holds this very attempt's hold (or, for
-  // a holder's release, a hand-over to it): a plain compare-and-delete. Under contention, the
+  // a holder's release, a hand-over to it): a plain compare-and-delete, before any function
+  // is defined at all unless a record is to be marked. Under contention, the
   // release of a young turn whose first waiter, still in time, was woken already: the lock is
   // left free and nobody is woken, exactly as the line's own path below would decide (which
   // would also drop the waiters behind the first that are past their deadline: the line's
   // other scripts, and the next release past the turn's window, do).
   lua: `local lockKey, token, attempt, announce = KEYS[1], ARGV[1], ARGV[2], ARGV[3] == '1'
-${SERVER_TIME}${YOUNG_TURN}
-local function release()
 local value = redis.call('GET', lockKey)
 local ours = value == token .. ':' .. attempt or (announce and value == token)
 local waiting
 if ours then
   waiting = announce and redis.call('EXISTS', KEYS[2]) == 1
+  if not waiting and not KEYS[6] then
+    redis.call('DEL', lockKey)
+    return 1
+  end
+end
+${SERVER_TIME}${YOUNG_TURN}
+local function release()
+if ours then
   if not waiting then
     redis.call('DEL', lockKey)
     return 1
