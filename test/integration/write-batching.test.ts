@@ -45,21 +45,29 @@ describe('commands sent in one tick leave in few writes', () => {
       );
       expect(replies).toEqual(Array(20).fill('OK'));
       // Without batching: twenty writes, one per command (one system call each). The first
-      // leaves at once (nothing was in flight); the others wait for the end of the tick.
-      expect(writes).toEqual([1, 19]);
+      // two leave at once (fewer than two were in flight); the others wait for the end of
+      // the tick.
+      expect(writes).toEqual([1, 1, 18]);
       // A command alone is not held back for company: it leaves at once, uncorked.
       const stream = client.stream as Socket;
       const reply = node.send('GET', ['batch:7'], 1_000);
       expect(stream.writableCorked).toBe(0);
       expect(await reply).toBe('7');
-      expect(writes).toEqual([1, 19, 1]);
+      expect(writes).toEqual([1, 1, 18, 1]);
+      // Nor is one sent while a single other command is in flight (one lock at a time on N
+      // nodes, a slower node's reply to the last round still on its way).
+      const first = node.send('GET', ['batch:1'], 1_000);
+      const second = node.send('GET', ['batch:2'], 1_000);
+      expect(stream.writableCorked).toBe(0);
+      expect(await Promise.all([first, second])).toEqual(['1', '2']);
+      expect(writes).toEqual([1, 1, 18, 1, 1, 1]);
       // A long batch leaves every 32 commands, the rest at the end of the tick.
       writes.length = 0;
       const many = await Promise.all(
         Array.from({ length: 80 }, (_, i) => node.send('GET', [`batch:${i % 20}`], 1_000)),
       );
       expect(many).toEqual(Array.from({ length: 80 }, (_, i) => String(i % 20)));
-      expect(writes).toEqual([1, 32, 32, 15]);
+      expect(writes).toEqual([1, 1, 32, 32, 14]);
       client.disconnect();
     });
   }
