@@ -37,6 +37,40 @@ function watch(iterable: AsyncIterable<Leader | null>) {
   return { seen, done, until };
 }
 
+/**
+ * Late copies of leader 'a''s requests, re-sent by a client library and held up on the way,
+ * landing on every node: its take (`holds`, each node's hold of it, for a lease of 3 s), then
+ * its proclaim of `term`. Resolves with each node's reply to the proclaim.
+ */
+function lateTakeAndProclaim(
+  admin: ReturnType<typeof fixture>['admin'],
+  key: string,
+  holds: readonly (string | null)[],
+  term: bigint,
+): Promise<number[]> {
+  return Promise.all(
+    admin.map(async (a, i) => {
+      const hold = holds[i] as string;
+      await a.set(key, hold, 'PX', 3_000);
+      const at = hold.lastIndexOf(':');
+      return proclaimScript.run(
+        IORedisConnection.of(a),
+        {
+          key,
+          leaderKey: `${key}:leader`,
+          token: hold.slice(0, at),
+          attempt: Number(hold.slice(at + 1)),
+          term,
+          version: 1,
+          value: 'a',
+          channel: `${key}:changes`,
+        },
+        1_000,
+      );
+    }),
+  );
+}
+
 describe('locker.election', () => {
   it('rejects bad timings synchronously, naming the field', () => {
     const l = locker();
@@ -167,27 +201,7 @@ describe('locker.election', () => {
     expect(await leadership.resign()).toBe('not-held');
     // Then the take and the proclaim, re-sent by a client library and held up on the way,
     // land on every node.
-    await Promise.all(admin.map((a, i) => a.set(key, holds[i] as string, 'PX', timings.leaseMs)));
-    const proclaimed = await Promise.all(
-      admin.map((a, i) => {
-        const hold = holds[i] as string;
-        const at = hold.lastIndexOf(':');
-        return proclaimScript.run(
-          IORedisConnection.of(a),
-          {
-            key,
-            leaderKey: `${key}:leader`,
-            token: hold.slice(0, at),
-            attempt: Number(hold.slice(at + 1)),
-            term: leadership.term,
-            version: 1,
-            value: 'a',
-            channel: `${key}:changes`,
-          },
-          1_000,
-        );
-      }),
-    );
+    const proclaimed = await lateTakeAndProclaim(admin, key, holds, leadership.term);
     // Before: a release that found no hold left no end mark, so the proclaim stood on every
     // node (1, 1, 1) and every node read 'a' as leader again.
     expect(proclaimed).toEqual([0, 0, 0]);
@@ -238,27 +252,7 @@ describe('locker.election', () => {
     expect(await second.resign()).toBe('released');
     // Both of a's requests, re-sent by a client library and held up on the way, land now on
     // every node: its take, then its proclaim (the record's end mark is b's, not a's).
-    await Promise.all(admin.map((a, i) => a.set(key, holds[i] as string, 'PX', timings.leaseMs)));
-    const proclaimed = await Promise.all(
-      admin.map((a, i) => {
-        const hold = holds[i] as string;
-        const at = hold.lastIndexOf(':');
-        return proclaimScript.run(
-          IORedisConnection.of(a),
-          {
-            key,
-            leaderKey: `${key}:leader`,
-            token: hold.slice(0, at),
-            attempt: Number(hold.slice(at + 1)),
-            term: first.term,
-            version: 1,
-            value: 'a',
-            channel: `${key}:changes`,
-          },
-          1_000,
-        );
-      }),
-    );
+    const proclaimed = await lateTakeAndProclaim(admin, key, holds, first.term);
     // Before: the proclaim wrote a's term over b's, and every node read 'a' as leader again.
     expect(proclaimed).toEqual([-1, -1, -1]);
     expect(await election.leader()).toBeNull();
