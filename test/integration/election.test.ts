@@ -212,6 +212,49 @@ describe('locker.election', () => {
     await next.resign();
   });
 
+  it("a resigned candidate stays resigned where a later holder's release found no hold: that release keeps the candidate's end mark", async () => {
+    const { admin } = fixture();
+    const election = locker().election('kept-mark', timings);
+    const key = 'distlock:{kept-mark}:election';
+    const record = `${key}:leader`;
+    const on = (i: number) => IORedisConnection.of(admin[i] as NonNullable<(typeof admin)[0]>);
+    const proclaim = (i: number, token: string, term: bigint) =>
+      proclaimScript.run(
+        on(i),
+        {
+          key,
+          leaderKey: record,
+          token,
+          attempt: 1,
+          term,
+          version: 1,
+          value: token,
+          channel: `${key}:changes`,
+        },
+        1_000,
+      );
+    const release = (i: number, token: string) =>
+      releaseScript.run(on(i), { key, token, attempt: 1, announce: true, record }, 1_000);
+    // Candidate x holds every node; its proclaim lands on node 2 only (the copies to nodes 0
+    // and 1 are held up), so its campaign steps down and its release marks every node.
+    await Promise.all(admin.map((a) => a.set(key, 'x:1', 'PX', timings.leaseMs)));
+    expect(await proclaim(2, 'x', 5n)).toBe(1);
+    expect(await Promise.all([0, 1, 2].map((i) => release(i, 'x')))).toEqual([1, 1, 1]);
+    // Candidate c takes nodes 1 and 2 (its take to node 0 timed out) and gives the lock back
+    // before it proclaims: its release reaches every node, and finds no hold on node 0.
+    await Promise.all([1, 2].map((i) => admin[i]?.set(key, 'c:1', 'PX', timings.leaseMs)));
+    expect(await Promise.all([0, 1, 2].map((i) => release(i, 'c')))).toEqual([0, 1, 1]);
+    // Before: node 0's mark became c's too, the late take and proclaim of x stood on nodes 0
+    // and 1, and leader() named x. Node 1's mark is still replaced (a hold released on a
+    // record that is not the marked leader's own: docs/election.md, still open).
+    expect(await admin[0]?.hget(record, 'ended')).toBe('x');
+    await Promise.all([0, 1].map((i) => admin[i]?.set(key, 'x:1', 'PX', timings.leaseMs)));
+    expect(await proclaim(0, 'x', 5n)).toBe(0);
+    await proclaim(1, 'x', 5n);
+    expect(await election.leader()).toBeNull();
+    await Promise.all(admin.map((a) => a.del(key, record)));
+  });
+
   it('a resigned leader stays resigned when a later holder gives the lock back before it proclaims', async () => {
     const { admin } = fixture();
     const election = locker().election('given-back', timings);

@@ -17,12 +17,12 @@ import { LOCK_LINE, YOUNG_TURN } from './lock-line.js';
  * KEYS[2]  queue, KEYS[3] waiter deadlines, KEYS[4] waiter channels (see acquire-in-line);
  *          usually absent; KEYS[5] the line's turn (see LOCK_LINE)
  * KEYS[6]  optional: a record of the holder beside the lock (an election's leader hash): a
- *          holder's release marks it ended (field `ended` = the token), whether it released
- *          its hold here or found none left, so that a copy of the holder's own take that
- *          lands after this release (re-sent by a client library, then delayed) cannot make
- *          the record count again, nor a late copy of its proclaim (see
- *          election/lua/read-leader and proclaim); unless the record's own leader ended it
- *          already, whose mark stays
+ *          holder's release marks it ended (field `ended` = the token), so that a copy of the
+ *          holder's own take that lands after this release (re-sent by a client library,
+ *          then delayed) cannot make the record count again, nor a late copy of its proclaim
+ *          (see election/lua/read-leader and proclaim). Where it released its hold here, it
+ *          marks unless the record's own leader ended it already (that mark stays); where it
+ *          found none left, only a record of its own or one with no mark
  * ARGV[1]  token
  * ARGV[2]  attempt whose hold it ends (see HOLD_VALUES)
  * ARGV[3]  '1' a holder's release: hand over to a waiter; '0' an undo: delete silently
@@ -50,7 +50,7 @@ export const releaseScript = defineScript({
   // The usual cases come first, before the line's functions (and the general parsing of
   // holds) are defined. With nobody in line, the key holds this very attempt's hold (or, for
   // a holder's release, a hand-over to it): a plain compare-and-delete, before any function
-  // is defined at all unless a record is to be marked. Under contention, the
+  // is defined at all unless a holder's release is to mark a record. Under contention, the
   // release of a young turn whose first waiter, still in time, was woken already: the lock is
   // left free and nobody is woken, exactly as the line's own path below would decide (which
   // would also drop the waiters behind the first that are past their deadline: the line's
@@ -61,7 +61,7 @@ local ours = value == token .. ':' .. attempt or (announce and value == token)
 local waiting
 if ours then
   waiting = announce and redis.call('EXISTS', KEYS[2]) == 1
-  if not waiting and not KEYS[6] then
+  if not waiting and not (announce and KEYS[6]) then
     redis.call('DEL', lockKey)
     return 1
   end
@@ -129,13 +129,16 @@ end
 local released = release()
 if announce and KEYS[6] then
   -- After the release's own write (a node out of memory refuses a first write other than a
-  -- delete), and never failing it. Also where no hold of ours was left (it ran out here, or
-  -- another holds the lock now): a late copy of the holder's take could still put the hold
-  -- back here, and with the record (or a late proclaim, which an end mark refuses) name it.
-  -- A record its own leader's release ended stays so: the release of a later holder that
-  -- gave the lock back before it proclaimed must not make that leader count again.
+  -- delete), and never failing it. The record keeps one mark: it is ours to write where the
+  -- record is ours or has none; else only where this release ended a hold, and never over a
+  -- mark that its own leader's release made (the release of a later holder that gave the
+  -- lock back before it proclaimed must not make that leader count again). So a release
+  -- that found no hold left (it ran out here, or another holds the lock now) still marks a
+  -- record of its own, or one with no mark, against a late copy of its take (and of its
+  -- proclaim, which a mark refuses), and replaces no other's mark.
   local record = redis.pcall('HMGET', KEYS[6], 'ended', 'token')
-  if record.err or not record[1] or record[1] ~= record[2] then
+  if record.err or not record[1] or record[2] == token
+      or (released == 1 and record[1] ~= record[2]) then
     redis.pcall('HSET', KEYS[6], 'ended', token)
   end
 end
