@@ -4,15 +4,6 @@ import { Worker } from 'node:worker_threads';
 import type { Outcome } from './explore-worker.js';
 import { FULL_SHAPE, type ScheduleShape } from './shape.js';
 
-// Less inlining for V8's optimizing compiler in this process (its threads share the flags):
-// a schedule is short and runs much code once, so the compiler's background threads spent
-// 3.5 s of CPU in a run of 100 seeds that took about 4 s. With a fifth of the default budget
-// (200 bytes of bytecode against 920), seeds 1 to 200 on one worker pinned to one core ran
-// at 28.5-29.3 schedules a second against 26.0-26.3, and seeds 1 to 600 on two workers at
-// 54-56 against 49-51. It changes how fast code gets, never what it does: the histories are
-// the same.
-setFlagsFromString('--max-inlined-bytecode-size-cumulative=200');
-
 /**
  * Runs schedules on `workers` worker threads, one at a time each, with the seeds `nextSeed`
  * gives until it gives none, under `shape`, and hands each outcome to `onOutcome` as it comes.
@@ -23,6 +14,15 @@ export function explorePool(
   onOutcome: (outcome: Outcome) => void,
   shape: ScheduleShape = FULL_SHAPE,
 ): Promise<void> {
+  // Less inlining for V8's optimizing compiler:
+  // a schedule is short and runs much code once, so the compiler's background threads spent
+  // 3.5 s of CPU in a run of 100 seeds that took about 4 s. With a fifth of the default budget
+  // (200 bytes of bytecode against 920), seeds 1 to 200 on one worker pinned to one core ran
+  // at 28.5-29.3 schedules a second against 26.0-26.3, and seeds 1 to 600 on two workers at
+  // 54-56 against 49-51. It changes how fast code gets, never what it does: the histories are
+  // the same. Set when a pool starts; V8's flags are the whole process's (the threads share
+  // them), so a test process that runs a pool keeps it for its other files' code too.
+  setFlagsFromString('--max-inlined-bytecode-size-cumulative=200');
   // The worker runs TypeScript as this process does: through tsx, registered in the thread.
   const tsx = import.meta.resolve('tsx/esm/api');
   const entry = new URL('./explore-worker.ts', import.meta.url).href;
