@@ -6,7 +6,7 @@
  * not fired, and terms that strictly increase in the order leaders were elected. Before it
  * campaigns and after it resigned, the client reads the leader (leader-reads.ts).
  */
-import type { Election } from '../src/index.js';
+import type { Election, Leadership } from '../src/index.js';
 import type { LeaderRead, Term } from './leader-reads.js';
 import { pause, type VirtualTime } from './virtual-time.js';
 import type { Ask, Client, Journal } from './workload.js';
@@ -82,23 +82,24 @@ async function readLeader(client: Client, election: Election, journal: Journal):
 }
 
 /**
- * Each client still open reads the leader once, all at once; resolves their reads (a read that
- * fails is only noted). For the calm's check that no leader is named once none stands.
+ * Each client still open and not cut off reads the leader once, all at once; resolves their
+ * reads (a read that fails is only noted). For the calm's check that no leader is named once
+ * none stands.
  */
-export async function calmLeaderReads(
+async function calmLeaderReads(
   clients: readonly Client[],
   time: Pick<VirtualTime, 'run' | 'now'>,
   journal: Journal,
 ): Promise<LeaderRead[]> {
-  const open = clients.filter((client) => client.closedAt === Number.POSITIVE_INFINITY);
+  const open = clients.filter(
+    (client) =>
+      client.closedAt === Number.POSITIVE_INFINITY && client.process.cutOffUntil <= time.now(),
+  );
   const calm: Journal = { ...journal, leaderReads: [] }; // its own reads, the same log
   const election = (client: Client) => client.locker.election(ELECTION, { leaseMs: MIN_LEASE_MS });
   await settledWithin(time, Promise.all(open.map((c) => readLeader(c, election(c), calm))));
   return calm.leaderReads;
 }
-
-/** How many leases the calm's leader stays cut off: past its lease on a slow node clock. */
-const CUT_OFF_LEASES = 3;
 
 /** Virtual time the calm's steps may take (ms): far more than a request's per-node timeouts. */
 const CALM_STEP_MS = 10_000;
@@ -122,21 +123,50 @@ async function settledWithin<T>(
 }
 
 /**
- * The calm's leader that is cut off: the first client still open campaigns, then is cut off
- * from every node (nothing it sends arrives, nothing is answered) for longer than its lease.
- * Its leadership gives up at its renew deadline, and its renewals and release arrive once the
- * lease is over on every node: nothing is released, so nothing is marked ended, and it
- * resigns after that, as late. Its leader record stays: only the read script's check of the
- * lease tells that the term is over. Resolves once it resigned (or could not campaign).
+ * The calm's check of `leader()`: one client campaigns and, once it leads, is cut off from
+ * every node (a partition: nothing it sends arrives, nothing it is sent reaches it) until the
+ * other clients have read the leader, once every lock key set before (its lease's too) is
+ * surely gone (`keysGoneAt`, then a lease of at most `maxTtlMs` by a node clock that may run
+ * slow). Its lease runs out unrenewed and unreleased meanwhile: only the read script's check
+ * of the lease keeps those reads from naming it (its release, queued behind the cut-off,
+ * would also mark its record ended). Then it resigns. Resolves with the reads and when they
+ * could begin; with no reads when the campaign failed.
  */
-export async function lapsedLeadership(
+export async function calmAfterLapsedLeadership(
   clients: readonly Client[],
   time: Pick<VirtualTime, 'run' | 'now'>,
   keysGoneAt: () => number,
+  maxTtlMs: number,
   journal: Journal,
-): Promise<void> {
+): Promise<{ reads: LeaderRead[]; goneAt: number }> {
   const client = clients.find((one) => one.closedAt === Number.POSITIVE_INFINITY);
-  if (!client) return;
+  const led = client && (await campaignInCalm(client, time, journal));
+  if (!client || !led) {
+    const goneAt = keysGoneAt() + maxTtlMs;
+    await time.run(() => false, goneAt);
+    return { reads: await calmLeaderReads(clients, time, journal), goneAt };
+  }
+  journal.note(`c${client.id} ${ELECTION} leads in the calm, term ${led.term}, and is cut off`);
+  // Every key set so far: nothing this client sends from now on arrives before the reads.
+  const goneAt = keysGoneAt() + maxTtlMs;
+  const cutOffUntil = goneAt + 2 * CALM_STEP_MS;
+  client.process.pausedUntil = cutOffUntil;
+  client.process.cutOffUntil = cutOffUntil;
+  await time.run(() => false, goneAt);
+  const reads = await calmLeaderReads(clients, time, journal);
+  await time.run(() => false, cutOffUntil);
+  const resigned = await settledWithin(time, led.resign());
+  const outcome = resigned instanceof Error ? resigned.name : (resigned ?? 'no answer');
+  journal.note(`c${client.id} ${ELECTION} resigned after its lease: ${outcome}`);
+  return { reads, goneAt };
+}
+
+/** A campaign of the calm's leader, given a calm step: its leadership, or nothing. */
+async function campaignInCalm(
+  client: Client,
+  time: Pick<VirtualTime, 'run' | 'now'>,
+  journal: Journal,
+): Promise<Leadership | undefined> {
   const election = client.locker.election(ELECTION, { leaseMs: MIN_LEASE_MS });
   const giveUp = new AbortController(); // on the virtual clock, unlike AbortSignal.timeout
   const timer = setTimeout(() => giveUp.abort(), CALM_STEP_MS);
@@ -147,16 +177,7 @@ export async function lapsedLeadership(
   clearTimeout(timer);
   if (led === undefined || led instanceof Error) {
     journal.note(`c${client.id} ${ELECTION} calm campaign failed ${led?.name ?? 'timeout'}`);
-    return;
+    return undefined;
   }
-  journal.note(`c${client.id} ${ELECTION} leads in the calm, term ${led.term}, and is cut off`);
-  const cutOffUntil = time.now() + CUT_OFF_LEASES * MIN_LEASE_MS;
-  client.process.pausedUntil = cutOffUntil;
-  client.process.cutOffUntil = cutOffUntil;
-  await time.run(() => led.signal.aborted, time.now() + CALM_STEP_MS);
-  // Its last renewal landed at the latest as its answer did; the lease lasts from there.
-  await time.run(() => false, keysGoneAt() + 2 * MIN_LEASE_MS);
-  const resigned = await settledWithin(time, led.resign());
-  const outcome = resigned instanceof Error ? resigned.name : (resigned ?? 'no answer');
-  journal.note(`c${client.id} ${ELECTION} resigned after its lease: ${outcome}`);
+  return led;
 }

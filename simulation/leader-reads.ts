@@ -12,6 +12,13 @@
  * a resignation did not end the leader record. The calm holds it everywhere
  * ({@link calmReadViolations}): once every leadership ended and every lock key set before
  * is surely gone, a read names no leader.
+ *
+ * A failover to a replica that missed a resignation's release brings the leadership back on
+ * that node; the node sits out reads for the restart grace after the change, after which a
+ * leader it names is one whose lease has not run out by its clock. docs/election.md promises
+ * no more than that holds "as long as no clock was set back by more than the failover took":
+ * a read begun after that grace is excused where such a failover lost the release and a
+ * clock was set back by more than it took, before the read ({@link FailoverExcuses}).
  */
 
 /** One `leader()` call that answered. */
@@ -32,10 +39,45 @@ export interface Term {
   resignedAt?: number;
 }
 
-/** What is wrong with `reads`, given the leaderships `terms`. */
+/** Failovers that lost writes, and node clocks set back: what may bring a leadership back. */
+export interface FailoverExcuses {
+  /**
+   * Each failover to a replica that lagged: from when the replica stopped replicating (a
+   * write from then on is lost) to when it was promoted (virtual ms).
+   */
+  readonly failovers: readonly { readonly lostFrom: number; readonly promotedAt: number }[];
+  /** Each time a node's clock was set back, and by how much (virtual ms). */
+  readonly clockBacks: readonly { readonly at: number; readonly backMs: number }[];
+  /** The restart grace: how long a node that changed server sits out reads at least. */
+  readonly graceMs: number;
+}
+
+const NO_FAILOVERS: FailoverExcuses = { failovers: [], clockBacks: [], graceMs: 0 };
+
+/**
+ * Whether a read begun at `readAt` may name a leadership resigned at `resignedAt`: a failover
+ * lost the release (the replica had stopped before the resignation), the read began after
+ * the restart grace that followed the promotion (during it the node must not be read), and
+ * some clock was set back before the read by more than that failover took.
+ */
+function failoverExcuses(
+  resignedAt: number,
+  readAt: number,
+  { failovers, clockBacks, graceMs }: FailoverExcuses,
+): boolean {
+  return failovers.some(
+    ({ lostFrom, promotedAt }) =>
+      lostFrom <= resignedAt &&
+      promotedAt + graceMs <= readAt &&
+      clockBacks.some(({ at, backMs }) => at <= readAt && backMs > promotedAt - lostFrom),
+  );
+}
+
+/** What is wrong with `reads`, given the leaderships `terms` (and what may excuse a read). */
 export function leaderReadViolations(
   reads: readonly LeaderRead[],
   terms: readonly Term[],
+  excuses: FailoverExcuses = NO_FAILOVERS,
 ): string[] {
   const found: string[] = [];
   for (const read of reads) {
@@ -53,7 +95,7 @@ export function leaderReadViolations(
     }
     const resigned = same.map((one) => one.resignedAt ?? Number.POSITIVE_INFINITY);
     const last = Math.max(...resigned);
-    if (last <= read.from) {
+    if (last <= read.from && !failoverExcuses(last, read.from, excuses)) {
       found.push(`${when}: term ${term}, resigned at ${last.toFixed(3)}`);
     }
   }

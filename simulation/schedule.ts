@@ -8,7 +8,7 @@
  */
 import { Locker } from '../src/index.js';
 import { BARGE_WINDOW_MS } from '../src/lua/waiting-line.js';
-import { calmLeaderReads, lapsedLeadership } from './campaign.js';
+import { calmAfterLapsedLeadership } from './campaign.js';
 import { moveSlots, SimCluster, SimClusterConnection } from './cluster.js';
 import { type ClientProcess, SimConnection } from './connection.js';
 import { injectFaults } from './faults.js';
@@ -56,6 +56,10 @@ export async function runSchedule(
   const log: string[] = [];
   const keyLosses: number[] = [];
   const clockBacks: number[] = [];
+  // For the leader reads' oracle: failovers that lost writes, and clocks set back by how much.
+  const failing = new Map<string, number>();
+  const failovers: { lostFrom: number; promotedAt: number }[] = [];
+  const clockJumps: { at: number; backMs: number }[] = [];
   const journal: Journal = {
     holdings: [],
     waits: [],
@@ -199,7 +203,15 @@ export async function runSchedule(
       if (line.includes('persistence=false') || line.includes('promoted: writes lost')) {
         keyLosses.push(time.now());
       }
-      if (line.startsWith('fault clock ')) clockBacks.push(time.now());
+      if (line.startsWith('fault clock ')) {
+        clockBacks.push(time.now());
+        clockJumps.push({ at: time.now(), backMs: -Number(line.split(' ').at(-1)) });
+      }
+      const failover = /^fault failover (\S+) /.exec(line);
+      if (failover) failing.set(failover[1] as string, time.now());
+      const promoted = /^replica of (\S+) promoted/.exec(line);
+      const lostFrom = promoted && failing.get(promoted[1] as string);
+      if (typeof lostFrom === 'number') failovers.push({ lostFrom, promotedAt: time.now() });
       journal.note(line);
     });
     await time.run(() => running === 0, shape.workloadMs + DRAIN_MS);
@@ -275,10 +287,9 @@ export async function runSchedule(
       // Every campaign ended with the workload, the last a leader cut off: once the
       // election's lock keys set before are gone (a lease lasts at most MAX_TTL_MS, by a node
       // clock that may run slow), no read may name a leader.
-      await lapsedLeadership(clients, time, keysGoneAt, journal);
-      const goneAt = keysGoneAt() + MAX_TTL_MS * (1 + MAX_DRIFT_RATE) + 1;
-      await time.run(() => false, goneAt);
-      const reads = await calmLeaderReads(clients, time, journal);
+      const maxTtlMs = MAX_TTL_MS * (1 + MAX_DRIFT_RATE) + 1;
+      const calm = await calmAfterLapsedLeadership(clients, time, keysGoneAt, maxTtlMs, journal);
+      const { reads, goneAt } = calm;
       found.push(...calmReadViolations(reads, goneAt));
     }
 
@@ -295,7 +306,8 @@ export async function runSchedule(
     found.push(...violations(journal.holdings, { keyLosses, oneNode, clockBacks }));
     found.push(...journal.silent);
     found.push(...storeViolations(store.writes));
-    found.push(...leaderReadViolations(journal.leaderReads, journal.terms));
+    const excuses = { failovers, clockBacks: clockJumps, graceMs: MAX_TTL_MS };
+    found.push(...leaderReadViolations(journal.leaderReads, journal.terms, excuses));
     if (focus === 'line-order') {
       // A request and its reply, a release before it and a wake-up: the most a client can
       // learn of a node's line later than the node.

@@ -42,6 +42,48 @@ describe('leader reads', () => {
     expect(found).toEqual([expect.stringContaining('value c3, but its leader is c0')]);
   });
 
+  describe('after a failover that lost the resignation', () => {
+    // The replica stopped replicating at 90 and was promoted at 140: 50 ms of writes, the
+    // release at 100 among them, were lost. The node sits out reads for 400 ms after that.
+    const failovers = [{ lostFrom: 90, promotedAt: 140 }];
+    const graceMs = 400;
+    const late = [read(600, { term: 7n, value: 'c0' })];
+
+    it('excuses a read after the grace once a clock was set back by more than the failover took', () => {
+      const excuses = { failovers, clockBacks: [{ at: 20, backMs: 51 }], graceMs };
+      expect(leaderReadViolations(late, [resigned], excuses)).toEqual([]);
+    });
+
+    it('finds the read when no clock was set back by more than the failover took', () => {
+      const excuses = { failovers, clockBacks: [{ at: 20, backMs: 50 }], graceMs };
+      expect(leaderReadViolations(late, [resigned], excuses)).toHaveLength(1);
+    });
+
+    it('finds a read during the grace after the promotion, whatever the clocks did', () => {
+      const excuses = { failovers, clockBacks: [{ at: 20, backMs: 900 }], graceMs };
+      expect(
+        leaderReadViolations([read(539, { term: 7n, value: 'c0' })], [resigned], excuses),
+      ).toHaveLength(1);
+    });
+
+    it('finds the read when the jump came after it, or the failover lost no release', () => {
+      const jumpAfter = { failovers, clockBacks: [{ at: 601, backMs: 500 }], graceMs };
+      expect(leaderReadViolations(late, [resigned], jumpAfter)).toHaveLength(1);
+      const releaseKept = {
+        failovers: [{ lostFrom: 101, promotedAt: 140 }],
+        clockBacks: [{ at: 20, backMs: 500 }],
+        graceMs,
+      };
+      expect(leaderReadViolations(late, [resigned], releaseKept)).toHaveLength(1);
+      const promotedLater = {
+        failovers: [{ lostFrom: 90, promotedAt: 601 }],
+        clockBacks: [{ at: 20, backMs: 900 }],
+        graceMs,
+      };
+      expect(leaderReadViolations(late, [resigned], promotedLater)).toHaveLength(1);
+    });
+  });
+
   it('finds a leader named in the calm, once every leadership ended and its keys were gone', () => {
     const found = calmReadViolations([read(900, { term: 9n, value: 'c1' }), read(900, null)], 900);
     expect(found).toEqual([
