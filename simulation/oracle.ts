@@ -84,8 +84,10 @@ export function violations(
       if (holding.fence !== undefined) {
         const since = lastFenced?.from ?? Number.POSITIVE_INFINITY;
         const earlier = lastFenced?.fence;
+        // A loss at the very moment the earlier grant resolved came after its fence was drawn
+        // (the node answered before it): seed 532998500 crashed a node in that millisecond.
         const lost =
-          keyLosses.some((at) => at > since && at < holding.from) &&
+          keyLosses.some((at) => at >= since && at < holding.from) &&
           (!oneNode || earlier === undefined || clockBehind(holding, earlier, clockBacks));
         if (!lost && lastFenced && earlier !== undefined && holding.fence <= earlier) {
           found.push(

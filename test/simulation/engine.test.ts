@@ -146,6 +146,12 @@ describe('the oracle', () => {
     expect(violations(later(2n), { ...lossAt7, oneNode: true })).toEqual([]);
     expect(violations(later(3n), { ...lossAt7, oneNode: true, clockBacks: [9] })).toEqual([]);
     expect(violations(later(3n), { ...lossAt7, oneNode: true, clockBacks: [3] })).toHaveLength(1);
+    // A loss in the very millisecond the earlier grant resolved came after its fence was drawn;
+    // one in the millisecond the later grant resolved, after the later fence was.
+    expect(violations(later(3n), { keyLosses: [0], clockBacks: [], oneNode: false })).toEqual([]);
+    expect(violations(later(3n), { keyLosses: [10], clockBacks: [], oneNode: false })).toHaveLength(
+      1,
+    );
     // Without a loss of the counters in between, the clock excuses nothing.
     expect(violations(later(2n), { keyLosses: [], clockBacks: [9], oneNode: true })).toHaveLength(
       1,
