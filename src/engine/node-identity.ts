@@ -310,25 +310,25 @@ export class NodeIdentities {
    */
   check(context: NodeSet, ttlMs: number): Promise<void> | undefined {
     if (ttlMs > this.#longestTtlMs) this.#longestTtlMs = ttlMs;
-    return this.#check(context, ttlMs);
+    return this.#check(context, nodeTimeoutFor(context, ttlMs));
   }
 
   /**
-   * {@link check} for a read that grants nothing (`Election.leader`): `ttlMs` only sizes the
-   * per-node timeout, and no lease is recorded for it, so that a user who may only read
+   * {@link check} for a read that grants nothing (`Election.leader`, `Locker.list`), with the
+   * read's per-node timeout: no lease is recorded for it, so that a user who may only read
    * writes nothing.
    */
-  checkForRead(context: NodeSet, ttlMs: number): Promise<void> | undefined {
-    return this.#check(context, ttlMs);
+  checkForRead(context: NodeSet, nodeTimeoutMs: number): Promise<void> | undefined {
+    return this.#check(context, nodeTimeoutMs);
   }
 
-  #check(context: NodeSet, ttlMs: number): Promise<void> | undefined {
+  #check(context: NodeSet, nodeTimeoutMs: number): Promise<void> | undefined {
     if (this.#refusal) return Promise.reject(this.#refusal);
     this.#set ??= context;
     if (!this.#checking) {
       if (!this.#due(context)) return undefined;
       this.#inBackground = !this.#mustWait(context);
-      this.#checking = this.#ask(context, ttlMs).finally(() => {
+      this.#checking = this.#ask(context, nodeTimeoutMs).finally(() => {
         this.#checking = undefined;
       });
     }
@@ -451,17 +451,16 @@ export class NodeIdentities {
    * (reconnects, re-checks, a node first reached late) keep the per-node timeout: a node
    * that answers late is known from the next attempt on.
    */
-  #roundTimeoutMs(context: NodeSet, ttlMs: number): number {
-    const timeoutMs = nodeTimeoutFor(context, ttlMs);
+  #roundTimeoutMs(timeoutMs: number): number {
     if (this.#metBefore) return timeoutMs;
     this.#metBefore = true;
     return Math.max(timeoutMs, CONNECT_GRACE_MS);
   }
 
-  async #ask(context: NodeSet, ttlMs: number): Promise<void> {
+  async #ask(context: NodeSet, nodeTimeoutMs: number): Promise<void> {
     const { clock } = context;
     const changes: (() => void)[] = [];
-    const timeoutMs = this.#roundTimeoutMs(context, ttlMs);
+    const timeoutMs = this.#roundTimeoutMs(nodeTimeoutMs);
     const asking = askEveryNode(
       context,
       timeoutMs,

@@ -25,14 +25,14 @@ export async function replyOfEveryNode<T>(
   context: NodeSet,
   timeoutMs: number,
   what: string,
-  request: (node: StallGuard, timeoutMs: number) => Promise<T>,
+  request: (node: StallGuard, timeoutMs: number, index: number) => Promise<T>,
 ): Promise<NodeReply<T>[]> {
   const replies: T[] = [];
   const round = fanOut(context.nodes, {
     timeoutMs,
     clock: context.clock,
     run: async (node, _timeoutMs, index) => {
-      replies[index] = await request(node, timeoutMs + OWN_WAIT_MARGIN_MS);
+      replies[index] = await request(node, timeoutMs + OWN_WAIT_MARGIN_MS, index);
     },
     judge: () => YES,
     onTimeout: (node) => node.markStalled(),

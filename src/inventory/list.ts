@@ -1,3 +1,4 @@
+import type { LockContext } from '../engine/context.js';
 import type { NodeSet } from '../engine/every-node.js';
 import { replyOfEveryNode } from '../engine/node-replies.js';
 import { decodedOwner } from '../engine/token.js';
@@ -50,6 +51,9 @@ export interface ListedResource {
   readonly unreachable: readonly { readonly node: string; readonly error: Error }[];
 }
 
+/** What a listing reads with: the nodes, and whose views count (see `NodeIdentities`). */
+export type ListContext = NodeSet & Pick<LockContext, 'identities'>;
+
 /** Resources read at once: each costs one script per node (two for some kinds). */
 const READ_AT_ONCE = 32;
 
@@ -60,7 +64,7 @@ const READ_AT_ONCE = 32;
  * could be scanned: a resource held on a majority is then not sure to be found.
  */
 export async function* listResources(
-  context: NodeSet,
+  context: ListContext,
   { match, timeoutMs }: { readonly match: string | undefined; readonly timeoutMs: number },
 ): AsyncGenerator<ListedResource> {
   const { prefix } = context.settings;
@@ -78,6 +82,11 @@ export async function* listResources(
     const message = `Listing what is locked under "${prefix}": fewer than ${quorum} of ${context.nodes.length} node(s) could be scanned.`;
     throw new NoQuorumError(match ?? '*', message, results);
   }
+  // As `Election.leader` does: a configuration that lists one server twice is refused rather
+  // than listed with that server's view counted twice, and an election's leader is read only
+  // from nodes whose view counts (see readElection). The scans opened the connections.
+  const identifying = context.identities.checkForRead(context, timeoutMs);
+  if (identifying) await identifying;
   const wanted = nameMatcher(match);
   const found = new Map<string, ResourceRef>();
   for (const scan of scanned) {
@@ -96,7 +105,7 @@ export async function* listResources(
 
 /** Reads one resource on every node. */
 function readResource(
-  context: NodeSet,
+  context: ListContext,
   { kind, name }: ResourceRef,
   timeoutMs: number,
 ): Promise<ListedResource> {
@@ -144,27 +153,40 @@ function unreachableOf(
   );
 }
 
-/** An election: its leadership's lock, and the leader a majority names. */
+/**
+ * An election: its leadership's lock, and the leader a majority names, counting only the nodes
+ * whose view counts for `Election.leader` too (a node whose server changed may show a
+ * leadership that ended; one that has not said which server it is may be another node's).
+ */
 async function readElection(
-  context: NodeSet,
+  context: ListContext,
   name: string,
   timeoutMs: number,
 ): Promise<ListedResource> {
   const keys = electionKeys(context.settings.prefix, name);
+  const { identities } = context;
   const [seen, views] = await Promise.all([
     inspectLock(context, name, timeoutMs, keys.lock),
-    replyOfEveryNode(context, timeoutMs, `the leader of "${name}"`, (node, ms) =>
-      readLeaderScript.run(node, { key: keys.lock, leaderKey: keys.leader }, ms),
-    ),
+    replyOfEveryNode(context, timeoutMs, `the leader of "${name}"`, (node, ms, index) => {
+      const unreadable = identities.unreadable(index);
+      if (unreadable) return Promise.reject(unreadable);
+      return readLeaderScript.run(node, { key: keys.lock, leaderKey: keys.leader }, ms);
+    }),
   ]);
   const leader = leaderOf(
     views.map((view) => ('reply' in view ? view.reply : undefined)),
     context.nodes.length,
   );
+  const listing = lockListing('election', name, seen);
+  // A node that answered the inspection but whose view of the leader does not count.
+  const uncounted = views.flatMap((view) =>
+    'error' in view && !listing.unreachable.some(({ node }) => node === view.node) ? [view] : [],
+  );
   return {
-    ...lockListing('election', name, seen),
+    ...listing,
     fence: leader?.term ?? seen.fence,
     leader: leader?.value ?? null,
+    unreachable: [...listing.unreachable, ...uncounted],
   };
 }
 

@@ -397,6 +397,15 @@ describe('locker.election', () => {
       .next()
       .catch((e: unknown) => e);
     expect(observed).toBe(read); // the same refusal, not an observer that never yields
+    // Before: `list()` named 'a' the leader, from the first server's view counted twice.
+    const listing = async () => {
+      for await (const resource of locker({ nodes: twice }).list({ match: 'listed-twice' })) {
+        return resource;
+      }
+    };
+    const listed = await listing().catch((error: unknown) => error);
+    expect(listed).toBeInstanceOf(InvalidArgumentError);
+    expect((listed as InvalidArgumentError).field).toBe('nodes[1]');
     await leadership.resign();
   });
 

@@ -324,6 +324,41 @@ describe('a node name re-pointed at another listed server', () => {
   });
 });
 
+describe('a node name re-pointed at another server that has the keys', () => {
+  it("does not count towards an election's leader, in leader() and list() alike", async () => {
+    const { admin, redis } = fixture();
+    const [, , c, d] = redis.nodes;
+    const proxy = await FaultProxy.start(c?.port as number);
+    proxies.push(proxy);
+    const nodes = [redis.urls[0], redis.urls[1], proxy.url] as string[];
+    const reader = locker({ nodes });
+    const leadership = await locker({ nodes }).election('jobs').campaign('a');
+    expect(await reader.election('jobs').leader()).toMatchObject({ value: 'a' });
+    // The third name now reaches D, which has C's copy of the leadership (as a replica
+    // promoted in a failover would), and A lost it: only B and D still show 'a'. D may miss
+    // a later release, so its view does not count until every lease it could have granted
+    // has run out.
+    const keys = ['distlock:{jobs}:election', 'distlock:{jobs}:election:leader'];
+    for (const key of keys) {
+      const dump = (await admin[2]?.dumpBuffer(key)) as Buffer;
+      const ttl = (await admin[2]?.pttl(key)) as number; // -1: the record never expires
+      await admin[3]?.restore(key, Math.max(ttl, 0), dump);
+    }
+    proxy.retarget(d?.port as number);
+    await admin[0]?.del(...keys);
+    await reconnected(reader);
+    expect(await reader.election('jobs').leader()).toBeNull();
+    // Before: list() counted D's view and named 'a' the leader.
+    const listed = [];
+    for await (const resource of reader.list({ match: 'jobs' })) listed.push(resource);
+    expect(listed).toMatchObject([{ kind: 'election', leader: null }]);
+    expect(listed[0]?.unreachable.map(({ error }) => error.message)).toEqual([
+      expect.stringMatching(/answers as another server.*abstains/),
+    ]);
+    await leadership.resign();
+  });
+});
+
 describe('a single node', () => {
   it('warns, naming the node, when it restarted, and goes on locking', async () => {
     const { redis } = fixture();

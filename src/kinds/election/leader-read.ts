@@ -43,13 +43,14 @@ export async function readLeader(
   // leadership that ended, and one that has not said which server it is may be another
   // node's. A read grants no lease, so it records none (a user that may only read gets no
   // NOPERM); a configuration the check refuses (one server listed twice) is refused here.
-  const identifying = identities.checkForRead(context, leaseMs);
+  const nodeTimeoutMs = nodeTimeoutFor(context, leaseMs);
+  const identifying = identities.checkForRead(context, nodeTimeoutMs);
   if (identifying) await identifying;
   const views: (NodeLeader | null | undefined)[] = context.nodes.map(() => undefined);
   const input = { key: keys.lock, leaderKey: keys.leader };
   const round = askEveryNode(
     context,
-    nodeTimeoutFor(context, leaseMs),
+    nodeTimeoutMs,
     (node, timeoutMs, index) => {
       const unreadable = identities.unreadable(index);
       if (unreadable) return Promise.reject(unreadable);
