@@ -55,11 +55,11 @@ export async function runSchedule(
   const time = installVirtualTime(new Random(seed ^ 0x5bd1e995));
   const log: string[] = [];
   const keyLosses: number[] = [];
-  const clockBacks: number[] = [];
-  // For the leader reads' oracle: failovers that lost writes, and clocks set back by how much.
+  // When a node's clock was set back, and by how much (for the fence and leader oracles).
+  const clockJumps: { at: number; backMs: number }[] = [];
+  // For the leader reads' oracle: failovers that lost writes.
   const failing = new Map<string, number>();
   const failovers: { lostFrom: number; promotedAt: number }[] = [];
-  const clockJumps: { at: number; backMs: number }[] = [];
   const journal: Journal = {
     holdings: [],
     waits: [],
@@ -204,7 +204,6 @@ export async function runSchedule(
         keyLosses.push(time.now());
       }
       if (line.startsWith('fault clock ')) {
-        clockBacks.push(time.now());
         clockJumps.push({ at: time.now(), backMs: -Number(line.split(' ').at(-1)) });
       }
       const failover = /^fault failover (\S+) /.exec(line);
@@ -258,7 +257,7 @@ export async function runSchedule(
     // arrives, for up to its TTL from then (seed 2050122349: a tick's SET cut off by a reset
     // reached the node 576 ms later, after the calm, and held the next tick).
     const keysGoneAt = () => {
-      const lastJumpAt = clockBacks.at(-1) ?? 0;
+      const lastJumpAt = clockJumps.at(-1)?.at ?? 0;
       const inFlightUntil = Math.max(...[links, ...clientLinks].map((l) => l.lastArrivalAt));
       return Math.max(time.now(), lastJumpAt + faults.jumpedBackMs, inFlightUntil);
     };
@@ -303,6 +302,7 @@ export async function runSchedule(
     if (closed < clientCount) found.push(`${clientCount - closed} locker(s) did not close`);
     found.push(...keysWithoutTtl(servers));
     const oneNode = nodeCount === 1;
+    const clockBacks = clockJumps.map(({ at }) => at);
     found.push(...violations(journal.holdings, { keyLosses, oneNode, clockBacks }));
     found.push(...journal.silent);
     found.push(...storeViolations(store.writes));
