@@ -260,7 +260,11 @@ export class Locker {
    * `KEYS`; each resource found then costs one read per node (two for a read-write lock or an
    * election). Bad options throw before any I/O; fewer than a majority of nodes scanned
    * rejects with `NoQuorumError`; a node that fails a read is named in that resource's
-   * `unreachable`.
+   * `unreachable`. As {@link Election.leader} does, it first checks which server each node
+   * is (`INFO`, when due): one server listed twice rejects with an `InvalidArgumentError`
+   * naming it, and a node that became another server (a failover, a restart with its data)
+   * is not read but named in `unreachable`, until every lease that the earlier one could have
+   * granted has run out.
    *
    * @example
    * ```ts

@@ -13,7 +13,8 @@ export type ListedJson = Omit<ListedResource, 'fence' | 'since' | 'unreachable'>
 /**
  * Everything held or waited for under `prefix` whose name matches `match`
  * (`Locker.list`). Bad nodes, prefix or pattern throw `InvalidArgumentError` before any
- * connection is opened; fewer than a majority of nodes scanned rejects with `NoQuorumError`.
+ * connection is opened, and one server listed twice once the nodes said which server they
+ * are; fewer than a majority of nodes scanned rejects with `NoQuorumError`.
  */
 export function listLocks(
   nodes: NodeOptions,

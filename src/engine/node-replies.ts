@@ -16,23 +16,34 @@ export type NodeReply<T> =
 const OWN_WAIT_MARGIN_MS = 50;
 
 /**
+ * The nodes of an operator's read, and which of them it leaves out: `uncounted(index)` says
+ * why node `index`'s view does not count (see `NodeIdentities.unreadable`), or `undefined`.
+ */
+export interface ReadNodeSet extends NodeSet {
+  readonly uncounted?: (index: number) => Error | undefined;
+}
+
+/**
  * Sends `request` to every node at once and resolves each node's reply, for operations that
  * want what every node says rather than a vote (an inspection, a forced release). Each node
  * gets at most `timeoutMs`, connecting included; one silent for longer gets a
- * `NoReplyError` naming `what`, and no new work until it answers. Never rejects.
+ * `NoReplyError` naming `what`, and no new work until it answers. A node that
+ * `context.uncounted` names is not asked: its error is why. Never rejects.
  */
 export async function replyOfEveryNode<T>(
-  context: NodeSet,
+  context: ReadNodeSet,
   timeoutMs: number,
   what: string,
-  request: (node: StallGuard, timeoutMs: number, index: number) => Promise<T>,
+  request: (node: StallGuard, timeoutMs: number) => Promise<T>,
 ): Promise<NodeReply<T>[]> {
   const replies: T[] = [];
   const round = fanOut(context.nodes, {
     timeoutMs,
     clock: context.clock,
     run: async (node, _timeoutMs, index) => {
-      replies[index] = await request(node, timeoutMs + OWN_WAIT_MARGIN_MS, index);
+      const uncounted = context.uncounted?.(index);
+      if (uncounted) throw uncounted;
+      replies[index] = await request(node, timeoutMs + OWN_WAIT_MARGIN_MS);
     },
     judge: () => YES,
     onTimeout: (node) => node.markStalled(),

@@ -1,6 +1,6 @@
 import type { LockContext } from '../engine/context.js';
 import type { NodeSet } from '../engine/every-node.js';
-import { replyOfEveryNode } from '../engine/node-replies.js';
+import { type ReadNodeSet, replyOfEveryNode } from '../engine/node-replies.js';
 import { decodedOwner } from '../engine/token.js';
 import { NoQuorumError } from '../errors.js';
 import {
@@ -47,7 +47,10 @@ export interface ListedResource {
   readonly waiters: number;
   /** An election's leader: the value it proclaimed; `null` when none has a majority. */
   readonly leader?: string | null;
-  /** The nodes that could not be read, each with why. */
+  /**
+   * The nodes that could not be read, each with why; also a node whose view does not count
+   * (it became another server, see {@link Locker.list}).
+   */
   readonly unreachable: readonly { readonly node: string; readonly error: Error }[];
 }
 
@@ -60,8 +63,10 @@ const READ_AT_ONCE = 32;
 /**
  * The resources under the locker's prefix that are held or waited for, in name order: keys
  * found by `SCAN` on every node (every master of a Cluster), grouped by resource, then each
- * read on every node. Rejects with `NoQuorumError` when fewer than a majority of the nodes
- * could be scanned: a resource held on a majority is then not sure to be found.
+ * read on every node whose view counts. Rejects with `NoQuorumError` when fewer than a
+ * majority of the nodes could be scanned (a resource held on a majority is then not sure to
+ * be found), and with the identity check's refusal (an `InvalidArgumentError` naming a server
+ * listed twice).
  */
 export async function* listResources(
   context: ListContext,
@@ -82,11 +87,6 @@ export async function* listResources(
     const message = `Listing what is locked under "${prefix}": fewer than ${quorum} of ${context.nodes.length} node(s) could be scanned.`;
     throw new NoQuorumError(match ?? '*', message, results);
   }
-  // As `Election.leader` does: a configuration that lists one server twice is refused rather
-  // than listed with that server's view counted twice, and an election's leader is read only
-  // from nodes whose view counts (see readElection). The scans opened the connections.
-  const identifying = context.identities.checkForRead(context, timeoutMs);
-  if (identifying) await identifying;
   const wanted = nameMatcher(match);
   const found = new Map<string, ResourceRef>();
   for (const scan of scanned) {
@@ -96,16 +96,30 @@ export async function* listResources(
     }
   }
   const refs = [...found.keys()].sort().map((id) => found.get(id) as ResourceRef);
+  const { identities } = context;
+  // Only nodes whose view counts, as `Election.leader` reads them: not one server listed
+  // twice (refused), nor one that became another server (left out, with why, until every
+  // lease the earlier one could have granted has run out).
+  const counted: ReadNodeSet = {
+    nodes: context.nodes,
+    settings: context.settings,
+    clock: context.clock,
+    uncounted: (index) => identities.unreadable(index),
+  };
   for (let first = 0; first < refs.length; first += READ_AT_ONCE) {
+    // Before each batch: a node that reconnected meanwhile is asked again (the scans opened
+    // the connections). Nothing is sent when no node is due.
+    const identifying = identities.checkForRead(context, timeoutMs);
+    if (identifying) await identifying;
     const batch = refs.slice(first, first + READ_AT_ONCE);
-    const read = await Promise.all(batch.map((ref) => readResource(context, ref, timeoutMs)));
+    const read = await Promise.all(batch.map((ref) => readResource(counted, ref, timeoutMs)));
     for (const listed of read) if (listed.held || listed.waiters > 0) yield listed;
   }
 }
 
 /** Reads one resource on every node. */
 function readResource(
-  context: ListContext,
+  context: ReadNodeSet,
   { kind, name }: ResourceRef,
   timeoutMs: number,
 ): Promise<ListedResource> {
@@ -153,40 +167,34 @@ function unreachableOf(
   );
 }
 
-/**
- * An election: its leadership's lock, and the leader a majority names, counting only the nodes
- * whose view counts for `Election.leader` too (a node whose server changed may show a
- * leadership that ended; one that has not said which server it is may be another node's).
- */
+/** An election: its leadership's lock, and the leader a majority names. */
 async function readElection(
-  context: ListContext,
+  context: ReadNodeSet,
   name: string,
   timeoutMs: number,
 ): Promise<ListedResource> {
   const keys = electionKeys(context.settings.prefix, name);
-  const { identities } = context;
   const [seen, views] = await Promise.all([
     inspectLock(context, name, timeoutMs, keys.lock),
-    replyOfEveryNode(context, timeoutMs, `the leader of "${name}"`, (node, ms, index) => {
-      const unreadable = identities.unreadable(index);
-      if (unreadable) return Promise.reject(unreadable);
-      return readLeaderScript.run(node, { key: keys.lock, leaderKey: keys.leader }, ms);
-    }),
+    replyOfEveryNode(context, timeoutMs, `the leader of "${name}"`, (node, ms) =>
+      readLeaderScript.run(node, { key: keys.lock, leaderKey: keys.leader }, ms),
+    ),
   ]);
   const leader = leaderOf(
     views.map((view) => ('reply' in view ? view.reply : undefined)),
     context.nodes.length,
   );
-  const listing = lockListing('election', name, seen);
-  // A node that answered the inspection but whose view of the leader does not count.
-  const uncounted = views.flatMap((view) =>
-    'error' in view && !listing.unreachable.some(({ node }) => node === view.node) ? [view] : [],
-  );
+  // A node is unreachable where either read failed (the inspection's error first).
+  const unreachable = seen.nodes.flatMap(({ node, reachable, error }, index) => {
+    if (!reachable && error) return [{ node, error }];
+    const view = views[index];
+    return view && 'error' in view ? [{ node: view.node, error: view.error }] : [];
+  });
   return {
-    ...listing,
+    ...lockListing('election', name, seen),
     fence: leader?.term ?? seen.fence,
     leader: leader?.value ?? null,
-    unreachable: [...listing.unreachable, ...uncounted],
+    unreachable,
   };
 }
 
@@ -197,7 +205,7 @@ type HoldsViews = readonly (
 )[];
 
 function readHolds(
-  context: NodeSet,
+  context: ReadNodeSet,
   name: string,
   key: string,
   deadlines: string,
@@ -243,7 +251,7 @@ function setListing(
 
 /** A read-write lock: its writer (a lock of its own) or its readers (a set of holds). */
 async function readReadWrite(
-  context: NodeSet,
+  context: ReadNodeSet,
   name: string,
   timeoutMs: number,
 ): Promise<ListedResource> {

@@ -1,5 +1,4 @@
-import type { NodeSet } from '../../engine/context.js';
-import { replyOfEveryNode } from '../../engine/node-replies.js';
+import { type ReadNodeSet, replyOfEveryNode } from '../../engine/node-replies.js';
 import { decodedOwner } from '../../engine/token.js';
 import { lockKey } from '../../keys.js';
 import { quorumOf } from '../../quorum/tally.js';
@@ -72,7 +71,7 @@ export interface LockInspection {
  * key when another kind keeps a lock of its own (an election's leadership).
  */
 export async function inspectLock(
-  context: NodeSet,
+  context: ReadNodeSet,
   resource: string,
   timeoutMs: number,
   key = lockKey(context.settings.prefix, resource),
