@@ -20,6 +20,7 @@ import { CONNECT_WAIT_MS } from './driver/connection.js';
 import { StallGuard } from './driver/stall-guard.js';
 import { acquireLock } from './engine/acquire.js';
 import type { LockContext } from './engine/context.js';
+import { countedNodes } from './engine/counted-nodes.js';
 import type { ForceReleaseResult } from './engine/events.js';
 import { LockerEmitter, warn } from './engine/events.js';
 import { evictionCheck } from './engine/eviction.js';
@@ -235,7 +236,11 @@ export class Locker {
    * Reads the lock on `resource` on every node, without taking it: held or free, for how
    * long, its fence counter and how many wait in line, per node and in summary; never the
    * holder's token. Each node gets at most `timeoutMs`; one that fails or stays silent is
-   * reported with its cause, so this never rejects for a node. Locks only: a semaphore or
+   * reported with its cause, so this never rejects for a node. Once they answered, it checks
+   * which server each node is (`INFO`, when due), as {@link Election.leader} does: one server
+   * listed twice rejects with an `InvalidArgumentError` naming it, and a node that became
+   * another server (a failover, a restart with its data) is reported with why, not with what
+   * it answered, until every lease the earlier one could have granted has run out. Locks only: a semaphore or
    * read-write lock of the same name has keys of its own, which this does not read.
    *
    * @example
@@ -249,7 +254,7 @@ export class Locker {
     if (this.#context.shutdown.closed) {
       return Promise.reject(new LockerClosedError(`Inspecting "${resource}"`));
     }
-    return inspectLock(this.#context, resource, timeoutMs);
+    return inspectLock(countedNodes(this.#context, timeoutMs), resource, timeoutMs);
   }
 
   /**
@@ -260,11 +265,9 @@ export class Locker {
    * `KEYS`; each resource found then costs one read per node (two for a read-write lock or an
    * election). Bad options throw before any I/O; fewer than a majority of nodes scanned
    * rejects with `NoQuorumError`; a node that fails a read is named in that resource's
-   * `unreachable`. As {@link Election.leader} does, it first checks which server each node
-   * is (`INFO`, when due): one server listed twice rejects with an `InvalidArgumentError`
-   * naming it, and a node that became another server (a failover, a restart with its data)
-   * is not read but named in `unreachable`, until every lease that the earlier one could have
-   * granted has run out.
+   * `unreachable`. It counts the nodes as {@link inspect} does: one server listed twice
+   * rejects with an `InvalidArgumentError`, and a node that became another server is named
+   * in `unreachable`, with why.
    *
    * @example
    * ```ts

@@ -269,6 +269,19 @@ export class NodeIdentities {
     return this.abstention(index, 0) ?? this.unidentified(index);
   }
 
+  /**
+   * Why node `index`'s view does not count for a read although it answered: it reaches the
+   * same server as another node, or it became another server and abstains (see
+   * {@link abstention}); `undefined` otherwise, also where it has not said which server it is.
+   */
+  otherServer(index: number): NotSentError | undefined {
+    const id = this.#ids[index];
+    if (!id || !((id.change || id.duplicateOf !== undefined) && this.#abstains(id))) {
+      return undefined;
+    }
+    return this.abstention(index, 0);
+  }
+
   /** Why nothing is sent to node `index`, which has not said which server it is yet. */
   unidentified(index: number): NotSentError {
     const name = this.#set?.nodes[index]?.name ?? `nodes[${index}]`;

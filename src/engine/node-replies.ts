@@ -16,19 +16,22 @@ export type NodeReply<T> =
 const OWN_WAIT_MARGIN_MS = 50;
 
 /**
- * The nodes of an operator's read, and which of them it leaves out: `uncounted(index)` says
- * why node `index`'s view does not count (see `NodeIdentities.unreadable`), or `undefined`.
+ * The nodes of an operator's read, and which of them it counts: `counted()`, called once the
+ * nodes answered (their connections are open then), resolves to a function that says why node
+ * `index`'s view does not count, or `undefined` when it does; it rejects when the
+ * configuration is refused (one server listed twice). See `countedNodes`.
  */
 export interface ReadNodeSet extends NodeSet {
-  readonly uncounted?: (index: number) => Error | undefined;
+  readonly counted?: () => Promise<(index: number) => Error | undefined>;
 }
 
 /**
  * Sends `request` to every node at once and resolves each node's reply, for operations that
  * want what every node says rather than a vote (an inspection, a forced release). Each node
  * gets at most `timeoutMs`, connecting included; one silent for longer gets a
- * `NoReplyError` naming `what`, and no new work until it answers. A node that
- * `context.uncounted` names is not asked: its error is why. Never rejects.
+ * `NoReplyError` naming `what`, and no new work until it answers. A node whose view
+ * `context.counted` does not count gets why as its error instead of its reply. Never rejects
+ * for a node; rejects only with `counted`'s refusal.
  */
 export async function replyOfEveryNode<T>(
   context: ReadNodeSet,
@@ -41,15 +44,17 @@ export async function replyOfEveryNode<T>(
     timeoutMs,
     clock: context.clock,
     run: async (node, _timeoutMs, index) => {
-      const uncounted = context.uncounted?.(index);
-      if (uncounted) throw uncounted;
       replies[index] = await request(node, timeoutMs + OWN_WAIT_MARGIN_MS);
     },
     judge: () => YES,
     onTimeout: (node) => node.markStalled(),
   });
-  return (await round.settled).map((result, index): NodeReply<T> => {
+  const results = await round.settled;
+  const uncounted = context.counted ? await context.counted() : undefined;
+  return results.map((result, index): NodeReply<T> => {
     const { node } = result;
+    const why = uncounted?.(index);
+    if (why) return { node, error: why };
     if (result.outcome === 'yes') return { node, reply: replies[index] as T };
     if (result.outcome === 'error') return { node, error: result.error };
     return { node, error: new NoReplyError(node, what, timeoutMs) };

@@ -1,5 +1,4 @@
-import type { LockContext } from '../engine/context.js';
-import type { NodeSet } from '../engine/every-node.js';
+import { countedNodes } from '../engine/counted-nodes.js';
 import { type ReadNodeSet, replyOfEveryNode } from '../engine/node-replies.js';
 import { decodedOwner } from '../engine/token.js';
 import { NoQuorumError } from '../errors.js';
@@ -54,8 +53,8 @@ export interface ListedResource {
   readonly unreachable: readonly { readonly node: string; readonly error: Error }[];
 }
 
-/** What a listing reads with: the nodes, and whose views count (see `NodeIdentities`). */
-export type ListContext = NodeSet & Pick<LockContext, 'identities'>;
+/** What a listing reads with (see `countedNodes`). */
+export type ListContext = Parameters<typeof countedNodes>[0];
 
 /** Resources read at once: each costs one script per node (two for some kinds). */
 const READ_AT_ONCE = 32;
@@ -96,21 +95,10 @@ export async function* listResources(
     }
   }
   const refs = [...found.keys()].sort().map((id) => found.get(id) as ResourceRef);
-  const { identities } = context;
-  // Only nodes whose view counts, as `Election.leader` reads them: not one server listed
-  // twice (refused), nor one that became another server (left out, with why, until every
-  // lease the earlier one could have granted has run out).
-  const counted: ReadNodeSet = {
-    nodes: context.nodes,
-    settings: context.settings,
-    clock: context.clock,
-    uncounted: (index) => identities.unreadable(index),
-  };
+  // Each read asks for the nodes' identities once it has its answers: a node that reconnected
+  // during a long listing says again which server it is. Nothing is sent when none is due.
+  const counted = countedNodes(context, timeoutMs);
   for (let first = 0; first < refs.length; first += READ_AT_ONCE) {
-    // Before each batch: a node that reconnected meanwhile is asked again (the scans opened
-    // the connections). Nothing is sent when no node is due.
-    const identifying = identities.checkForRead(context, timeoutMs);
-    if (identifying) await identifying;
     const batch = refs.slice(first, first + READ_AT_ONCE);
     const read = await Promise.all(batch.map((ref) => readResource(counted, ref, timeoutMs)));
     for (const listed of read) if (listed.held || listed.waiters > 0) yield listed;

@@ -44,6 +44,10 @@ describe('an eviction policy that may drop lock keys', () => {
       expect((error as UnsafeNodeError).code).toBe('UNSAFE_NODE');
     }
     expect(await fixture().admin[0]?.keys('*')).toEqual([]);
+    // Reads still show what the nodes hold: the refusal is about locking there.
+    await fixture().admin[0]?.set('distlock:{r}', 'someone', 'PX', 10_000);
+    expect(await l.inspect('r')).toMatchObject({ state: 'held' });
+    for await (const listed of l.list()) expect(listed).toMatchObject({ name: 'r', held: true });
   });
 
   it("is refused even before a slow connection could be checked, with 'refuse'", async () => {

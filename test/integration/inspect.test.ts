@@ -181,6 +181,20 @@ describe('locker.inspect', () => {
     await lock.release();
   });
 
+  it('refuses one server listed twice, as an acquisition does', async () => {
+    const { redis } = fixture();
+    const lock = await oneNode().acquire('twice', { ttlMs: 10_000 });
+    // 127.1 is 127.0.0.1: the first server twice, so "2 of 3" would be one server.
+    const twice = [redis.urls[0], `redis://127.1:${redis.nodes[0]?.port}`, redis.urls[1]];
+    const seen = await locker({ nodes: twice as string[] })
+      .inspect('twice')
+      .catch((error: unknown) => error);
+    // Before: "held", on 2 of 3 nodes.
+    expect(seen).toBeInstanceOf(InvalidArgumentError);
+    expect((seen as InvalidArgumentError).field).toBe('nodes[1]');
+    await lock.release();
+  });
+
   it('rejects bad input synchronously, naming the field', () => {
     const inspector = locker();
     for (const call of [

@@ -1,0 +1,37 @@
+import { InvalidArgumentError } from '../errors.js';
+import type { LockContext } from './context.js';
+import type { ReadNodeSet } from './node-replies.js';
+
+/**
+ * The nodes of an operator's read (`Locker.inspect`, `Locker.list`), which counts what they
+ * answered as `Election.leader` would (docs/safety.md, "Identities"): once they answered (a
+ * new locker's connections are then open), the nodes' identity check runs when one is due,
+ * with the read's per-node timeout; one server listed twice rejects the read with an
+ * `InvalidArgumentError` naming it, and a node that became another server (a failover, a
+ * restart with its data) gets why as its error, until every lease the earlier one could have
+ * granted has run out. A node not identified (yet) is read as it answers: its own failure is
+ * the one to tell. A read grants nothing, so it records no lease, and the eviction check's
+ * refusal does not stop it.
+ */
+export function countedNodes(
+  context: Pick<LockContext, 'nodes' | 'settings' | 'clock' | 'identities'>,
+  nodeTimeoutMs: number,
+): ReadNodeSet {
+  const { identities } = context;
+  return {
+    nodes: context.nodes,
+    settings: context.settings,
+    clock: context.clock,
+    counted: async () => {
+      const identifying = identities.checkForRead(context, nodeTimeoutMs);
+      // The eviction check's refusal (`onEvictionRisk: 'refuse'`) is about locking there; a
+      // read still shows what the node holds. One server listed twice is refused.
+      if (identifying) {
+        await identifying.catch((error: unknown) => {
+          if (error instanceof InvalidArgumentError) throw error;
+        });
+      }
+      return (index) => identities.otherServer(index);
+    },
+  };
+}
