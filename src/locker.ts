@@ -237,7 +237,9 @@ export class Locker {
    * long, its fence counter and how many wait in line, per node and in summary; never the
    * holder's token. Each node gets at most `timeoutMs`; one that fails or stays silent is
    * reported with its cause, so this never rejects for a node. Once they answered, it checks
-   * which server each node is (`INFO`, when due), as {@link Election.leader} does: one server
+   * which server each node is (`INFO`, when due: a new locker's first read, or after a
+   * reconnect; a node silent for that too costs as much again), as {@link Election.leader}
+   * does: one server
    * listed twice rejects with an `InvalidArgumentError` naming it, and a node that became
    * another server (a failover, a restart with its data) is reported with why, not with what
    * it answered, until every lease the earlier one could have granted has run out. Locks only: a semaphore or

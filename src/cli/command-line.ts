@@ -59,7 +59,12 @@ export async function act(
   }
 }
 
-/** Runs `use` with a locker on `nodes` (and the key `prefix` if given), and closes it after. */
+/**
+ * Runs `use` with a locker on `nodes` (and the key `prefix` if given), and closes it after.
+ * `reads`: the command only reads (`status`, `ls`), so the eviction check's warnings, which
+ * are about locking on a node, are not printed; every other warning is, as the library prints
+ * it.
+ */
 export async function withLocker<T>(
   nodes: NodeOptions,
   use: (locker: Locker) => Promise<T>,
@@ -67,7 +72,13 @@ export async function withLocker<T>(
     prefix,
     restartGraceMs,
     owner,
-  }: { prefix?: string; restartGraceMs?: number | undefined; owner?: string } = {},
+    reads = false,
+  }: {
+    prefix?: string;
+    restartGraceMs?: number | undefined;
+    owner?: string;
+    reads?: boolean;
+  } = {},
 ): Promise<T> {
   const given = lockerNodes(nodes);
   let locker: Locker;
@@ -85,6 +96,12 @@ export async function withLocker<T>(
   } catch (error) {
     given.close();
     throw error;
+  }
+  if (reads) {
+    locker.events.on('warning', ({ node, code, message }) => {
+      if (code === 'EVICTION_RISK' || code === 'EVICTION_UNCHECKED') return;
+      process.emitWarning(`${node}: ${message}`, { type: 'DistlockWarning', code });
+    });
   }
   try {
     return await use(locker);

@@ -28,7 +28,7 @@ export function listLocks(
       for await (const resource of locker.list(options)) found.push(resource);
       return found;
     },
-    prefix === undefined ? {} : { prefix },
+    { ...(prefix === undefined ? {} : { prefix }), reads: true },
   );
 }
 

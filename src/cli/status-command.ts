@@ -81,7 +81,7 @@ export function lockStatus(
         nodes: found.nodes.map(nodeStatus),
       };
     },
-    prefix === undefined ? {} : { prefix },
+    { ...(prefix === undefined ? {} : { prefix }), reads: true },
   );
 }
 

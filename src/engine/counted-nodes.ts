@@ -1,4 +1,3 @@
-import { InvalidArgumentError } from '../errors.js';
 import type { LockContext } from './context.js';
 import type { ReadNodeSet } from './node-replies.js';
 
@@ -10,8 +9,9 @@ import type { ReadNodeSet } from './node-replies.js';
  * `InvalidArgumentError` naming it, and a node that became another server (a failover, a
  * restart with its data) gets why as its error, until every lease the earlier one could have
  * granted has run out. A node not identified (yet) is read as it answers: its own failure is
- * the one to tell. A read grants nothing, so it records no lease, and the eviction check's
- * refusal does not stop it.
+ * the one to tell. A read grants nothing, so it records no lease. With `onEvictionRisk:
+ * 'refuse'`, a refused node rejects the read as it rejects `Election.leader` (the refusal
+ * is the check's only answer then: it would hide one server listed twice).
  */
 export function countedNodes(
   context: Pick<LockContext, 'nodes' | 'settings' | 'clock' | 'identities'>,
@@ -24,13 +24,7 @@ export function countedNodes(
     clock: context.clock,
     counted: async () => {
       const identifying = identities.checkForRead(context, nodeTimeoutMs);
-      // The eviction check's refusal (`onEvictionRisk: 'refuse'`) is about locking there; a
-      // read still shows what the node holds. One server listed twice is refused.
-      if (identifying) {
-        await identifying.catch((error: unknown) => {
-          if (error instanceof InvalidArgumentError) throw error;
-        });
-      }
+      if (identifying) await identifying;
       return (index) => identities.otherServer(index);
     },
   };

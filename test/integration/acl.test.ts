@@ -11,6 +11,7 @@ import {
   NoQuorumError,
 } from '../../src/index.js';
 import { type RedisNodes, startRedis } from '../../src/testing/index.js';
+import { distlock } from '../support/cli.js';
 
 /**
  * ACL users: each row of the table under "ACL users" in docs/deployments.md, read from the
@@ -178,6 +179,13 @@ describe('the documented rules of each feature, run as a user with exactly them'
     ];
     expect(await names(await lockerAs('acl-lo', [...LOCKS, ...LIST]))).toEqual(expected);
     expect(await names(await lockerAs('acl-lr', LIST_READ_ONLY))).toEqual(expected);
+    // The command as that user: it reads which server each node is without +info, and says
+    // nothing of the eviction check, which is about locking there.
+    const readOnly = await userWith('acl-lr', ['~distlock:*', '&distlock:*', ...LIST_READ_ONLY]);
+    const shown = await distlock(['ls', 'acl-list*', '--redis', readOnly]).done;
+    expect(shown.stdout).toMatch(/^lock acl-list +held by acl-holder/m);
+    // ioredis says it skips its ready check (without +info, as documented); distlock nothing.
+    expect(shown.stderr).not.toMatch(/DistlockWarning|EVICTION/);
     const error = await names(holder).catch((e: unknown) => e);
     expect(String(error)).toMatch(/NOPERM.*scan/i);
     await lock.release();
