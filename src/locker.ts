@@ -239,11 +239,11 @@ export class Locker {
    * reported with its cause, so this never rejects for a node. Once they answered, it checks
    * which server each node is (`INFO`, when due: a new locker's first read, or after a
    * reconnect; a node silent for that too costs as much again), as {@link Election.leader}
-   * does: one server
-   * listed twice rejects with an `InvalidArgumentError` naming it, and a node that became
-   * another server (a failover, a restart with its data) is reported with why, not with what
-   * it answered, until every lease the earlier one could have granted has run out. Locks only: a semaphore or
-   * read-write lock of the same name has keys of its own, which this does not read.
+   * does: one server listed twice rejects with an `InvalidArgumentError` naming it, and a node
+   * that became another server (a failover, a restart with its data) is reported with why, not
+   * with what it answered, until every lease the earlier one could have granted has run out.
+   * Locks only: a semaphore or read-write lock of the same name has keys of its own, which
+   * this does not read.
    *
    * @example
    * ```ts
