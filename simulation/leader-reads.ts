@@ -47,12 +47,12 @@ export interface FailoverExcuses {
    */
   readonly failovers: readonly { readonly lostFrom: number; readonly promotedAt: number }[];
   /** Each time a node's clock was set back, and by how much (virtual ms). */
-  readonly clockBacks: readonly { readonly at: number; readonly backMs: number }[];
+  readonly clockJumps: readonly { readonly at: number; readonly backMs: number }[];
   /** The restart grace: how long a node that changed server sits out reads at least. */
   readonly graceMs: number;
 }
 
-const NO_FAILOVERS: FailoverExcuses = { failovers: [], clockBacks: [], graceMs: 0 };
+const NO_FAILOVERS: FailoverExcuses = { failovers: [], clockJumps: [], graceMs: 0 };
 
 /**
  * Whether a read begun at `readAt` may name a leadership resigned at `resignedAt`: a failover
@@ -63,13 +63,13 @@ const NO_FAILOVERS: FailoverExcuses = { failovers: [], clockBacks: [], graceMs: 
 function failoverExcuses(
   resignedAt: number,
   readAt: number,
-  { failovers, clockBacks, graceMs }: FailoverExcuses,
+  { failovers, clockJumps, graceMs }: FailoverExcuses,
 ): boolean {
   return failovers.some(
     ({ lostFrom, promotedAt }) =>
       lostFrom <= resignedAt &&
       promotedAt + graceMs <= readAt &&
-      clockBacks.some(({ at, backMs }) => at <= readAt && backMs > promotedAt - lostFrom),
+      clockJumps.some(({ at, backMs }) => at <= readAt && backMs > promotedAt - lostFrom),
   );
 }
 

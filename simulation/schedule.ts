@@ -306,7 +306,7 @@ export async function runSchedule(
     found.push(...violations(journal.holdings, { keyLosses, oneNode, clockBacks }));
     found.push(...journal.silent);
     found.push(...storeViolations(store.writes));
-    const excuses = { failovers, clockBacks: clockJumps, graceMs: MAX_TTL_MS };
+    const excuses = { failovers, clockJumps, graceMs: MAX_TTL_MS };
     found.push(...leaderReadViolations(journal.leaderReads, journal.terms, excuses));
     if (focus === 'line-order') {
       // A request and its reply, a release before it and a wake-up: the most a client can

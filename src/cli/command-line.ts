@@ -1,4 +1,5 @@
 import { InvalidArgumentError as BadOption, type Command, Option } from 'commander';
+import { emitProcessWarning } from '../engine/events.js';
 import { InvalidArgumentError } from '../errors.js';
 import { Locker } from '../locker.js';
 import { formatDuration, parseDuration } from './duration.js';
@@ -98,9 +99,10 @@ export async function withLocker<T>(
     throw error;
   }
   if (reads) {
-    locker.events.on('warning', ({ node, code, message }) => {
-      if (code === 'EVICTION_RISK' || code === 'EVICTION_UNCHECKED') return;
-      process.emitWarning(`${node}: ${message}`, { type: 'DistlockWarning', code });
+    locker.events.on('warning', (warning) => {
+      if (warning.code !== 'EVICTION_RISK' && warning.code !== 'EVICTION_UNCHECKED') {
+        emitProcessWarning(warning);
+      }
     });
   }
   try {

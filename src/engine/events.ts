@@ -132,8 +132,13 @@ export function warn(
   if (events.listenerCount('warning') > 0) {
     events.report('warning', () => ({ node, code, message }));
   } else {
-    process.emitWarning(`${node}: ${message}`, { type: 'DistlockWarning', code });
+    emitProcessWarning({ node, code, message });
   }
+}
+
+/** A warning as a process warning (`DistlockWarning`), as when nobody listens for it. */
+export function emitProcessWarning({ node, code, message }: LockerEvents['warning'][0]): void {
+  process.emitWarning(`${node}: ${message}`, { type: 'DistlockWarning', code });
 }
 
 /** Typed event emitter for {@link LockerEvents}. */

@@ -323,7 +323,7 @@ export class NodeIdentities {
    */
   check(context: NodeSet, ttlMs: number): Promise<void> | undefined {
     if (ttlMs > this.#longestTtlMs) this.#longestTtlMs = ttlMs;
-    return this.#check(context, nodeTimeoutFor(context, ttlMs));
+    return this.#check(context, ttlMs, true);
   }
 
   /**
@@ -332,15 +332,18 @@ export class NodeIdentities {
    * writes nothing.
    */
   checkForRead(context: NodeSet, nodeTimeoutMs: number): Promise<void> | undefined {
-    return this.#check(context, nodeTimeoutMs);
+    return this.#check(context, nodeTimeoutMs, false);
   }
 
-  #check(context: NodeSet, nodeTimeoutMs: number): Promise<void> | undefined {
+  /** `ms`: a lease (`isTtl`), whose per-node timeout the round takes, or that timeout. */
+  #check(context: NodeSet, ms: number, isTtl: boolean): Promise<void> | undefined {
     if (this.#refusal) return Promise.reject(this.#refusal);
     this.#set ??= context;
     if (!this.#checking) {
       if (!this.#due(context)) return undefined;
       this.#inBackground = !this.#mustWait(context);
+      // Converted only here: on the hot path no round is due.
+      const nodeTimeoutMs = isTtl ? nodeTimeoutFor(context, ms) : ms;
       this.#checking = this.#ask(context, nodeTimeoutMs).finally(() => {
         this.#checking = undefined;
       });

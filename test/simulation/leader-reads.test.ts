@@ -50,34 +50,34 @@ describe('leader reads', () => {
     const late = [read(600, { term: 7n, value: 'c0' })];
 
     it('excuses a read after the grace once a clock was set back by more than the failover took', () => {
-      const excuses = { failovers, clockBacks: [{ at: 20, backMs: 51 }], graceMs };
+      const excuses = { failovers, clockJumps: [{ at: 20, backMs: 51 }], graceMs };
       expect(leaderReadViolations(late, [resigned], excuses)).toEqual([]);
     });
 
     it('finds the read when no clock was set back by more than the failover took', () => {
-      const excuses = { failovers, clockBacks: [{ at: 20, backMs: 50 }], graceMs };
+      const excuses = { failovers, clockJumps: [{ at: 20, backMs: 50 }], graceMs };
       expect(leaderReadViolations(late, [resigned], excuses)).toHaveLength(1);
     });
 
     it('finds a read during the grace after the promotion, whatever the clocks did', () => {
-      const excuses = { failovers, clockBacks: [{ at: 20, backMs: 900 }], graceMs };
+      const excuses = { failovers, clockJumps: [{ at: 20, backMs: 900 }], graceMs };
       expect(
         leaderReadViolations([read(539, { term: 7n, value: 'c0' })], [resigned], excuses),
       ).toHaveLength(1);
     });
 
     it('finds the read when the jump came after it, or the failover lost no release', () => {
-      const jumpAfter = { failovers, clockBacks: [{ at: 601, backMs: 500 }], graceMs };
+      const jumpAfter = { failovers, clockJumps: [{ at: 601, backMs: 500 }], graceMs };
       expect(leaderReadViolations(late, [resigned], jumpAfter)).toHaveLength(1);
       const releaseKept = {
         failovers: [{ lostFrom: 101, promotedAt: 140 }],
-        clockBacks: [{ at: 20, backMs: 500 }],
+        clockJumps: [{ at: 20, backMs: 500 }],
         graceMs,
       };
       expect(leaderReadViolations(late, [resigned], releaseKept)).toHaveLength(1);
       const promotedLater = {
         failovers: [{ lostFrom: 90, promotedAt: 601 }],
-        clockBacks: [{ at: 20, backMs: 900 }],
+        clockJumps: [{ at: 20, backMs: 900 }],
         graceMs,
       };
       expect(leaderReadViolations(late, [resigned], promotedLater)).toHaveLength(1);
