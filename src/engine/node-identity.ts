@@ -111,6 +111,8 @@ export class NodeIdentities {
   #checking: Promise<void> | undefined;
   /** Whether {@link #checking} asks only Cluster nodes that answered before: no vote waits. */
   #inBackground = false;
+  /** The lease {@link #checking} records, once it has read which (see {@link #settleRecords}). */
+  #recordingTtlMs: number | undefined;
   /** Why no lock may be granted: a server listed twice, or one `inspect` refused. */
   #refusal: Error | undefined;
   readonly #inspect: ServerInspection;
@@ -344,9 +346,13 @@ export class NodeIdentities {
       this.#inBackground = !this.#mustWait(context);
       // Converted only here: on the hot path no round is due.
       const nodeTimeoutMs = isTtl ? nodeTimeoutFor(context, ms) : ms;
+      this.#recordingTtlMs = undefined;
       this.#checking = this.#ask(context, nodeTimeoutMs).finally(() => {
         this.#checking = undefined;
       });
+    } else if (isTtl && this.#recordingTtlMs !== undefined && ms > this.#recordingTtlMs) {
+      // Joined a round already recording a shorter lease: once it is over, this one's.
+      return this.#checking.then(() => this.#check(context, ms, isTtl));
     }
     const trusted = this.#trustedAtOnce && this.#ids[0]?.runIds !== undefined;
     if (trusted || (this.#inBackground && !this.#mustWait(context))) {
@@ -551,6 +557,7 @@ export class NodeIdentities {
     }
     // The longest lease's per-node timeout, as when recording it elsewhere, if that is longer.
     const longestMs = this.#longestTtlMs;
+    this.#recordingTtlMs = longestMs;
     const recordMs = Math.max(timeoutMs, nodeTimeoutFor(context, longestMs));
     await records.record(context, longestMs, (i) => this.#recordable(i), recordMs);
   }

@@ -43,6 +43,8 @@ interface ScriptedServer {
   replyDelayMs?: number;
   /** Not connected: nothing is sent. */
   down?: boolean;
+  /** Called as each record-lease script arrives, before it runs. */
+  onRecord?: (() => void) | undefined;
 }
 
 /** What the record-lease script does, on a scripted server: KEYS[1], ARGV ttlMs, server. */
@@ -76,7 +78,10 @@ function scripted(
         return info(server.runId, server.uptimeS);
       }
       if (command === 'GET') return server.leaseRecord ?? null;
-      if (command === 'EVAL' || command === 'EVALSHA') return recordLease(server, args);
+      if (command === 'EVAL' || command === 'EVALSHA') {
+        server.onRecord?.();
+        return recordLease(server, args);
+      }
       return 'OK';
     },
   };
@@ -196,6 +201,26 @@ describe('NodeIdentities', () => {
     (servers[1] as ScriptedServer).generation = 2;
     await check();
     expect(votes()).toEqual([true, false, false]);
+  });
+
+  it('records a longer lease asked for while a round was recording a shorter one, before the caller goes on', async () => {
+    // Two acquisitions of a new locker: the second (a 60 s lease) joins the first's round
+    // (10 s) once that round is writing its lease records. Going on after that round, its
+    // attempt would find no node with a 60 s lease on record: no vote, and a `tryAcquire`
+    // failed for nothing.
+    const { check, servers, votes, identities, set } = over([RUN_A, RUN_B, RUN_C]);
+    let joined: Promise<void> | undefined;
+    (servers[0] as ScriptedServer).onRecord = () => {
+      (servers[0] as ScriptedServer).onRecord = undefined;
+      joined = identities.check(set, 60_000);
+    };
+    await check();
+    expect(joined).toBeInstanceOf(Promise);
+    await joined;
+    expect(votes(60_000)).toEqual([true, true, true]);
+    expect(servers.map((s) => s.leaseRecord)).toEqual(
+      [RUN_A, RUN_B, RUN_C].map((r) => `60000 ${r}`),
+    );
   });
 
   it('gives no vote to a node that reconnected until it answered again', async () => {
