@@ -1,11 +1,9 @@
 /** A pool of worker threads running schedules (explore-worker.ts), for `npm run simulate` and the tests. */
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
-import { threadId, Worker } from 'node:worker_threads';
-import { build } from 'esbuild';
+import { Worker } from 'node:worker_threads';
 import type { Outcome } from './explore-worker.js';
 import { FULL_SHAPE, type ScheduleShape } from './shape.js';
+import { bundleWorker } from './worker-bundle.js';
 
 /**
  * Runs schedules on `workers` worker threads, one at a time each, with the seeds `nextSeed`
@@ -29,49 +27,12 @@ export function explorePool(
   return workerFile().then((file) => runPool(file, workers, nextSeed, onOutcome, shape));
 }
 
-/** The worker's code bundled once per process, for {@link explorePool} (see `bundleWorker`). */
+/** The worker's code, bundled once per process (see worker-bundle.ts). */
 let bundled: Promise<string> | undefined;
 
 function workerFile(): Promise<string> {
   bundled ??= bundleWorker();
   return bundled;
-}
-
-/**
- * explore-worker.ts and the sources it imports, as one JavaScript file (its packages are
- * imported as they are): the same code as tsx runs, without tsx's per-module wrapping (it
- * names every function as it is made). Seeds 1 to 250, one worker on one core: 1.21 times the
- * schedules a second (geometric mean of 4 alternating pairs), the same histories bit for bit.
- * It is written next to the packages (so that they resolve from it), under a name of its own
- * first, then renamed: test files that start pools at once never read half a file.
- */
-async function bundleWorker(): Promise<string> {
-  const entry = fileURLToPath(new URL('./explore-worker.ts', import.meta.url));
-  const directory = fileURLToPath(new URL('../node_modules/.cache/distlock/', import.meta.url));
-  const result = await build({
-    entryPoints: [entry],
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: `node${process.versions.node}`,
-    packages: 'external',
-    sourcemap: 'inline',
-    write: false,
-    logLevel: 'warning',
-    // src/driver/libraries.ts loads some packages with `require` where there is one: in an
-    // ES module bundle there is none, and esbuild's stand-in would throw.
-    banner: {
-      js: "import { createRequire as createRequireForBundle } from 'node:module'; const require = createRequireForBundle(import.meta.url);",
-    },
-  });
-  const [output] = result.outputFiles;
-  if (!output) throw new Error('bundling the simulation worker produced no file');
-  mkdirSync(directory, { recursive: true });
-  const file = `${directory}simulation-worker.mjs`;
-  const written = `${file}.${process.pid}-${threadId}`;
-  writeFileSync(written, output.contents);
-  renameSync(written, file);
-  return file;
 }
 
 function runPool(
