@@ -8,8 +8,9 @@ import type { ReadNodeSet } from './node-replies.js';
  * with the read's per-node timeout; one server listed twice rejects the read with an
  * `InvalidArgumentError` naming it, and a node that became another server (a failover, a
  * restart with its data) gets why as its error, until every lease the earlier one could have
- * granted has run out. A node not identified (yet) is read as it answers: its own failure is
- * the one to tell. A read grants nothing, so it records no lease. With `onEvictionRisk:
+ * granted has run out. A node that answered but has not said which server it is (its INFO
+ * was not answered within the timeout) is not counted either; one whose read failed tells
+ * that failure, its real cause, whatever the check says of it. A read grants nothing, so it records no lease. With `onEvictionRisk:
  * 'refuse'`, a refused node rejects the read as it rejects `Election.leader` (the refusal
  * is the check's only answer then: it would hide one server listed twice).
  */
@@ -25,7 +26,7 @@ export function countedNodes(
     counted: async () => {
       const identifying = identities.checkForRead(context, nodeTimeoutMs);
       if (identifying) await identifying;
-      return (index) => identities.otherServer(index);
+      return (index) => identities.unreadable(index);
     },
   };
 }

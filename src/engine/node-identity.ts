@@ -260,8 +260,9 @@ export class NodeIdentities {
   }
 
   /**
-   * Why a reader (`Election.leader`) must not count node `index`'s view now: it would not vote
-   * in an acquisition, lease records aside (a read grants nothing). Its server changed (a
+   * Why a reader (`Election.leader`, `Locker.inspect`, `Locker.list`) must not count node
+   * `index`'s view now: it would not vote in an acquisition, lease records aside (a read
+   * grants nothing). Its server changed (a
    * replica promoted before it got a release may hold a lease that was given back, as well as
    * lack one that was granted) or is another node's, or it has not said which server it is on
    * its current connection (it may be either). `undefined` when its view counts.
@@ -269,19 +270,6 @@ export class NodeIdentities {
   unreadable(index: number): NotSentError | undefined {
     if (this.#votes(index)) return undefined;
     return this.abstention(index, 0) ?? this.unidentified(index);
-  }
-
-  /**
-   * Why node `index`'s view does not count for a read although it answered: it reaches the
-   * same server as another node, or it became another server and abstains (see
-   * {@link abstention}); `undefined` otherwise, also where it has not said which server it is.
-   */
-  otherServer(index: number): NotSentError | undefined {
-    const id = this.#ids[index];
-    if (!id || !((id.change || id.duplicateOf !== undefined) && this.#abstains(id))) {
-      return undefined;
-    }
-    return this.abstention(index, 0);
   }
 
   /** Why nothing is sent to node `index`, which has not said which server it is yet. */

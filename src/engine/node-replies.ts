@@ -29,8 +29,8 @@ export interface ReadNodeSet extends NodeSet {
  * Sends `request` to every node at once and resolves each node's reply, for operations that
  * want what every node says rather than a vote (an inspection, a forced release). Each node
  * gets at most `timeoutMs`, connecting included; one silent for longer gets a
- * `NoReplyError` naming `what`, and no new work until it answers. A node whose view
- * `context.counted` does not count gets why as its error instead of its reply. Never rejects
+ * `NoReplyError` naming `what`, and no new work until it answers. A node that answered but
+ * whose view `context.counted` does not count gets why as its error instead of its reply. Never rejects
  * for a node; rejects only with `counted`'s refusal.
  */
 export async function replyOfEveryNode<T>(
@@ -53,9 +53,10 @@ export async function replyOfEveryNode<T>(
   const uncounted = context.counted ? await context.counted() : undefined;
   return results.map((result, index): NodeReply<T> => {
     const { node } = result;
-    const why = uncounted?.(index);
-    if (why) return { node, error: why };
-    if (result.outcome === 'yes') return { node, reply: replies[index] as T };
+    if (result.outcome === 'yes') {
+      const why = uncounted?.(index);
+      return why ? { node, error: why } : { node, reply: replies[index] as T };
+    }
     if (result.outcome === 'error') return { node, error: result.error };
     return { node, error: new NoReplyError(node, what, timeoutMs) };
   });

@@ -4,6 +4,7 @@ import type { Clock } from '../../src/clock.js';
 import { lockerSettings } from '../../src/config/options.js';
 import { NotSentError, type RedisConnection } from '../../src/driver/connection.js';
 import { StallGuard } from '../../src/driver/stall-guard.js';
+import { countedNodes } from '../../src/engine/counted-nodes.js';
 import type { NodeSet } from '../../src/engine/every-node.js';
 import {
   changeOf,
@@ -16,6 +17,7 @@ import {
   IDENTITY_RECHECK_MS,
   NodeIdentities,
 } from '../../src/engine/node-identity.js';
+import { replyOfEveryNode } from '../../src/engine/node-replies.js';
 
 const RUN_A = 'a'.repeat(40);
 const RUN_B = 'b'.repeat(40);
@@ -41,6 +43,8 @@ interface ScriptedServer {
   leaseRecord?: string | undefined;
   /** How long it takes to answer each command (ms). */
   replyDelayMs?: number;
+  /** How long it takes to answer INFO (ms), the other commands answered at once. */
+  infoDelayMs?: number;
   /** Not connected: nothing is sent. */
   down?: boolean;
   /** Called as each record-lease script arrives, before it runs. */
@@ -74,6 +78,7 @@ function scripted(
       if (server.down) throw new NotSentError(`not connected to ${name}`);
       if (server.replyDelayMs) await delay(server.replyDelayMs);
       if (command === 'INFO') {
+        if (server.infoDelayMs) await delay(server.infoDelayMs);
         server.infos++;
         return info(server.runId, server.uptimeS);
       }
@@ -422,5 +427,39 @@ describe('NodeIdentities', () => {
     await settled();
     expect(seen).toHaveLength(3);
     expect(warnings).toEqual([]); // a Cluster's failover is no change of identity here
+  });
+});
+
+describe("an operator's read (inspect, list)", () => {
+  /** Each node's `GET` reply, or its error's message, counted as `inspect` counts them. */
+  async function read(made: ReturnType<typeof over>): Promise<string[]> {
+    const { set, identities } = made;
+    const counted = countedNodes({ ...set, identities }, 20);
+    const replies = await replyOfEveryNode(counted, 20, 'reading', (node, timeoutMs) =>
+      node.send('GET', ['k'], timeoutMs),
+    );
+    return replies.map((r) => ('error' in r ? r.error.message : 'answered'));
+  }
+
+  it('counts a node only as it would vote: not one that answered but not INFO', async () => {
+    const made = over([RUN_A, RUN_B, RUN_C]);
+    await made.check();
+    // Node 2 reconnects; the read gets its answer, INFO none within the read's timeout. It
+    // may now be another server, so `leader()` would not count it. Before: counted.
+    Object.assign(made.servers[2] as ScriptedServer, { generation: 2, infoDelayMs: 200 });
+    const views = await read(made);
+    expect(views.slice(0, 2)).toEqual(['answered', 'answered']);
+    expect(views[2]).toMatch(/^node2 reconnected: it votes again once it has said which server/);
+  });
+
+  it("tells a failed read's own cause, not only that the node does not count", async () => {
+    const made = over([RUN_A, RUN_B, RUN_C]);
+    await made.check();
+    const moved = made.servers[1] as ScriptedServer;
+    Object.assign(moved, { runId: 'd'.repeat(40), generation: 2 }); // a failover
+    expect((await read(made))[1]).toMatch(/^node1 answers as another server/);
+    // Then its connection drops: that is why the read got nothing. Before: the abstention.
+    moved.down = true;
+    expect((await read(made))[1]).toBe('not connected to node1');
   });
 });
