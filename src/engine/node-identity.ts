@@ -109,6 +109,9 @@ export const CLUSTER_RECHECK_MS = 10_000;
 export class NodeIdentities {
   readonly #ids: Identity[];
   #checking: Promise<void> | undefined;
+  /** The per-node timeout of {@link #checking}, and whether it is the locker's first round. */
+  #checkingMs = 0;
+  #checkingFirst = false;
   /** Whether {@link #checking} asks only Cluster nodes that answered before: no vote waits. */
   #inBackground = false;
   /** The lease {@link #checking} records, once it has read which (see {@link #settleRecords}). */
@@ -329,13 +332,16 @@ export class NodeIdentities {
   #check(context: NodeSet, ms: number, isTtl: boolean): Promise<void> | undefined {
     if (this.#refusal) return Promise.reject(this.#refusal);
     this.#set ??= context;
+    // Converted only where a round is due or under way: on the hot path none is.
+    let ownMs: number | undefined;
     if (!this.#checking) {
       if (!this.#due(context)) return undefined;
       this.#inBackground = !this.#mustWait(context);
-      // Converted only here: on the hot path no round is due.
-      const nodeTimeoutMs = isTtl ? nodeTimeoutFor(context, ms) : ms;
+      this.#checkingFirst = !this.#metBefore;
+      ownMs = this.#roundTimeoutMs(isTtl ? nodeTimeoutFor(context, ms) : ms);
+      this.#checkingMs = ownMs;
       this.#recordingTtlMs = undefined;
-      this.#checking = this.#ask(context, nodeTimeoutMs).finally(() => {
+      this.#checking = this.#ask(context, ownMs).finally(() => {
         this.#checking = undefined;
       });
     } else if (isTtl && this.#recordingTtlMs !== undefined && ms > this.#recordingTtlMs) {
@@ -347,6 +353,15 @@ export class NodeIdentities {
       // Votes count meanwhile: asking again only warns, or finds a refusal for next time.
       this.#checking.catch(() => undefined);
       return undefined;
+    }
+    if (ownMs === undefined && isTtl) {
+      // Joined a round that may allow its nodes longer than this acquisition's own would
+      // (one a read started, with the read's timeout): wait no longer than its own, the first
+      // contact's grace included. A node still unanswered then does not vote in this attempt;
+      // the next attempt joins again.
+      ownMs = nodeTimeoutFor(context, ms);
+      if (this.#checkingFirst) ownMs = Math.max(ownMs, CONNECT_GRACE_MS);
+      if (ownMs < this.#checkingMs) return settledWithin(this.#checking, ownMs);
     }
     return this.#checking;
   }
@@ -467,10 +482,10 @@ export class NodeIdentities {
     return Math.max(timeoutMs, CONNECT_GRACE_MS);
   }
 
-  async #ask(context: NodeSet, nodeTimeoutMs: number): Promise<void> {
+  /** `timeoutMs`: the round's per-node timeout (see {@link #roundTimeoutMs}). */
+  async #ask(context: NodeSet, timeoutMs: number): Promise<void> {
     const { clock } = context;
     const changes: (() => void)[] = [];
-    const timeoutMs = this.#roundTimeoutMs(nodeTimeoutMs);
     const asking = askEveryNode(
       context,
       timeoutMs,
@@ -658,6 +673,26 @@ export class NodeIdentities {
       }
     }
   }
+}
+
+/**
+ * `round`, or `undefined` once `ms` have passed if it is still going on then; rejects as
+ * `round` does before that.
+ */
+function settledWithin(round: Promise<void>, ms: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(resolve, ms);
+    round.then(
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
 }
 
 /** The server(s) a record names: run_ids in order, whatever order a client lists them in. */

@@ -324,6 +324,36 @@ describe('a node name re-pointed at another listed server', () => {
   });
 });
 
+describe('an acquisition beside a read, while a node is asked which server it is', () => {
+  it("waits for that node no longer than its own per-node timeout, not the read's", async () => {
+    const { redis } = fixture();
+    const proxy = await FaultProxy.start(redis.nodes[2]?.port as number);
+    proxies.push(proxy);
+    const l = locker({ nodes: [redis.urls[0], redis.urls[1], proxy.url] as string[] });
+    await warmUp(l);
+    // The third node reconnects, then answers everything 2 s late: it must say which server
+    // it is again before it votes. A read of a 100 s election asks it with that lease's
+    // per-node timeout (500 ms); an acquisition of TTL_MS allows 20 ms.
+    proxy.set({ mode: 'reset' });
+    await delay(50);
+    proxy.set({ mode: 'pass' });
+    await delay(300);
+    proxy.set({ mode: 'delay', delayMs: 2_000 });
+    const read = l.election('jobs', { leaseMs: 100_000 }).leader();
+    const acquiring = l.tryAcquire('r', { ttlMs: TTL_MS });
+    const first = await Promise.race([
+      read.then(() => 'read'),
+      acquiring.then(() => 'acquisition'),
+    ]);
+    // Before: the acquisition waited with the read's 500 ms, and settled after it.
+    expect(first).toBe('acquisition');
+    const lock = await acquiring;
+    expect(lock?.remainingMs()).toBeGreaterThan(0); // on the two nodes that vote
+    await expect(read).resolves.toBeNull();
+    await lock?.release();
+  });
+});
+
 describe('a node name re-pointed at another server that has the keys', () => {
   it("does not count towards an election's leader, in leader() and list() alike", async () => {
     const { admin, redis } = fixture();

@@ -228,6 +228,36 @@ describe('NodeIdentities', () => {
     );
   });
 
+  it('waits no longer than its own per-node timeout in a round that a read started', async () => {
+    // A monitoring read (`inspect`, 2 s per node) asks node 2, which reconnected and is slow
+    // to answer INFO. An acquisition (20 ms per node) that joins that round goes on after its
+    // own 20 ms, with the two nodes that vote. Before: it waited for node 2's INFO.
+    const { check, identities, servers, set, votes } = over([RUN_A, RUN_B, RUN_C], undefined, {
+      nodeTimeoutMs: 20,
+    });
+    await check();
+    const slow = servers[2] as ScriptedServer;
+    Object.assign(slow, { generation: 2, infoDelayMs: 1_000 });
+    const reading = identities.checkForRead(set, 2_000);
+    await check();
+    expect(slow.infos).toBe(1); // the round still waits for node 2's second answer
+    expect(votes()).toEqual([true, true, false]);
+    await reading;
+    expect(slow.infos).toBe(2);
+    expect(votes()).toEqual([true, true, true]);
+  });
+
+  it("keeps the first contact's grace when it joins a locker's first round, a read's", async () => {
+    const { check, identities, servers, set, votes } = over([RUN_A, RUN_B, RUN_C], undefined, {
+      nodeTimeoutMs: 5,
+    });
+    for (const server of servers) server.replyDelayMs = 50;
+    const reading = identities.checkForRead(set, 2_000);
+    await check(); // as if it had asked first: the grace, not its 5 ms
+    expect(votes()).toEqual([true, true, true]);
+    await reading;
+  });
+
   it('gives no vote to a node that reconnected until it answered again', async () => {
     const { check, servers, votes } = over([RUN_A, RUN_B, RUN_C]);
     await check();
