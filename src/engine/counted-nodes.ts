@@ -10,9 +10,10 @@ import type { ReadNodeSet } from './node-replies.js';
  * restart with its data) gets why as its error, until every lease the earlier one could have
  * granted has run out. A node that answered but has not said which server it is (its INFO
  * was not answered within the timeout) is not counted either; one whose read failed tells
- * that failure, its real cause, whatever the check says of it. A read grants nothing, so it records no lease. With `onEvictionRisk:
- * 'refuse'`, a refused node rejects the read as it rejects `Election.leader` (the refusal
- * is the check's only answer then: it would hide one server listed twice).
+ * that failure, its real cause, whatever the check says of it. A read grants nothing, so it
+ * records no lease. With `onEvictionRisk: 'refuse'`, a refused node rejects the read as it
+ * rejects `Election.leader` (the refusal is the check's only answer then: it would hide one
+ * server listed twice).
  */
 export function countedNodes(
   context: Pick<LockContext, 'nodes' | 'settings' | 'clock' | 'identities'>,

@@ -61,6 +61,13 @@ interface Identity {
   changed: boolean;
   /** The node that reaches the same server and votes for it, while this one abstains. */
   duplicateOf: number | undefined;
+  /**
+   * It said which server it is (first, or another than before), and that server was not yet
+   * compared with the other nodes' (see `#findDuplicates`): it does not vote meanwhile.
+   */
+  unchecked: boolean;
+  /** Its answer to the INFO of a round, while on the way (it may outlast the round). */
+  answering: Promise<void> | undefined;
   /** Its servers when first seen, until the round's lease records tell whether it is young. */
   arrival: { servers: readonly ServerInfo[]; readAt: number } | undefined;
   /** How far its wall clock is ahead of this process's (ms), by its last INFO. */
@@ -146,6 +153,8 @@ export class NodeIdentities {
       change: undefined,
       changed: false,
       duplicateOf: undefined,
+      unchecked: false,
+      answering: undefined,
       arrival: undefined,
       clockOffsetMs: undefined,
     }));
@@ -183,6 +192,7 @@ export class NodeIdentities {
     if ((id.change || id.duplicateOf !== undefined) && this.#abstains(id)) return false;
     if (id.arrival) return false; // first seen: the lease records tell whether it is young
     if (this.#trustedAtOnce) return true;
+    if (id.unchecked) return false;
     if (id.runIds === undefined) return false;
     const node = this.#set?.nodes[index];
     return id.runIds === null || node === undefined || node.isCluster || this.#current(id, node);
@@ -244,6 +254,11 @@ export class NodeIdentities {
     if (id.arrival) {
       return new NotSentError(
         `${name} is first seen: it votes once the lease records of the other nodes tell whether it restarted`,
+      );
+    }
+    if (id.unchecked) {
+      return new NotSentError(
+        `${name} said which server it is, not yet compared with the other nodes' (one server must not count twice): it votes once that check is over`,
       );
     }
     if (!this.recorded(index, ttlMs)) {
@@ -328,8 +343,11 @@ export class NodeIdentities {
     return this.#check(context, nodeTimeoutMs, false);
   }
 
-  /** `ms`: a lease (`isTtl`), whose per-node timeout the round takes, or that timeout. */
-  #check(context: NodeSet, ms: number, isTtl: boolean): Promise<void> | undefined {
+  /**
+   * `ms`: a lease (`isTtl`), whose per-node timeout the round takes, or that timeout; `again`:
+   * a read's second check, after a round with a shorter timeout.
+   */
+  #check(context: NodeSet, ms: number, isTtl: boolean, again = false): Promise<void> | undefined {
     if (this.#refusal) return Promise.reject(this.#refusal);
     this.#set ??= context;
     // Converted only where a round is due or under way: on the hot path none is.
@@ -347,6 +365,10 @@ export class NodeIdentities {
     } else if (isTtl && this.#recordingTtlMs !== undefined && ms > this.#recordingTtlMs) {
       // Joined a round already recording a shorter lease: once it is over, this one's.
       return this.#checking.then(() => this.#check(context, ms, isTtl));
+    } else if (!isTtl && !again && ms > this.#checkingMs) {
+      // A read joined a round with a shorter timeout (an acquisition's): the answers still on
+      // their way get the read's own, and a node still due is then asked again with it.
+      return this.#checking.then(() => this.#readAgain(context, ms));
     }
     const trusted = this.#trustedAtOnce && this.#ids[0]?.runIds !== undefined;
     if (trusted || (this.#inBackground && !this.#mustWait(context))) {
@@ -361,9 +383,21 @@ export class NodeIdentities {
       // the next attempt joins again.
       ownMs = nodeTimeoutFor(context, ms);
       if (this.#checkingFirst) ownMs = Math.max(ownMs, CONNECT_GRACE_MS);
-      if (ownMs < this.#checkingMs) return settledWithin(this.#checking, ownMs);
+      if (ownMs < this.#checkingMs) {
+        // A refusal found meanwhile (a server listed twice, one `inspect` refused) is its too.
+        return settledWithin(this.#checking, ownMs).then(() => {
+          if (this.#refusal) throw this.#refusal;
+        });
+      }
     }
     return this.#checking;
+  }
+
+  /** A read's check after a round with a shorter timeout than its own `ms` (see `#check`). */
+  async #readAgain(context: NodeSet, ms: number): Promise<void> {
+    const answering = this.#ids.flatMap((id) => (id.answering ? [id.answering] : []));
+    if (answering.length > 0) await settledWithin(Promise.all(answering), ms);
+    return this.#check(context, ms, false, true);
   }
 
   /** Whether `id` was read on `node`'s current connection. */
@@ -485,49 +519,70 @@ export class NodeIdentities {
   /** `timeoutMs`: the round's per-node timeout (see {@link #roundTimeoutMs}). */
   async #ask(context: NodeSet, timeoutMs: number): Promise<void> {
     const { clock } = context;
-    const changes: (() => void)[] = [];
+    const round: Round = { over: false, changes: [] };
     const asking = askEveryNode(
       context,
       timeoutMs,
-      async (node, _timeoutMs, index) => {
+      (node, _timeoutMs, index) => {
         const id = this.#ids[index] as Identity;
-        if (!this.#identityDue(index, node, clock)) return; // (its record comes after)
-        const generation = node.generation;
-        // Read before INFO is answered: that answer is the new connection's.
-        const lastAnsweredAt = node.answeredAt(id.generation);
-        try {
-          // A readiness wait of 0: a connection that is not up is asked again next time.
-          const askedAt = clock.now();
-          const infoSent = node.send('INFO', [], 0);
-          // Its lease record, read in the same round trip (a read: nothing a stranger keeps).
-          const record = this.#records ? LeaseRecords.fetch(context, node) : undefined;
-          record?.catch(() => undefined); // INFO's failure is the one to tell
-          const info = String(await infoSent);
-          const read = { askedAt, readAt: clock.now() };
-          const offsetMs = serverClockOffsetMs(info, read, Date.now());
-          if (offsetMs !== undefined) this.#takeClockOffset(index, offsetMs);
-          const change = this.#read(index, info, generation, read, lastAnsweredAt);
-          if (change) changes.push(change);
-          if (record) this.#records?.take(index, await record);
-        } catch (error) {
-          id.failure = error instanceof Error ? error : undefined;
-          // Only the server's own refusal (INFO renamed or denied) is final; a connection
-          // error, or nothing sent, is asked again next time.
-          if (isInfoRefused(error) && id.runIds === undefined) {
-            id.runIds = null;
-            this.#refusal ??= this.#inspect(index, undefined);
-          }
-        }
+        // Not due: its lease record comes after the round.
+        if (!this.#identityDue(index, node, clock)) return Promise.resolve();
+        const answering = this.#askOne(context, node, index, round);
+        id.answering = answering;
+        answering.finally(() => {
+          if (id.answering === answering) id.answering = undefined;
+        });
+        return answering;
       },
       { judge: () => ({ vote: 'yes' }) },
     );
     await asking.settled;
+    round.over = true;
+    const { changes } = round;
     // A node that changed abstains for the fleet's longest lease: read every record first.
     if (changes.length > 0) await this.#records?.refresh(context, timeoutMs);
     for (const warn of changes) warn();
     this.#findDuplicates(context);
     if (this.#refusal) throw this.#refusal;
     if (this.#records) await this.#settleRecords(context, this.#records, timeoutMs);
+  }
+
+  /** Asks node `index` which server it is (and its lease record), in `round`. */
+  async #askOne(context: NodeSet, node: StallGuard, index: number, round: Round): Promise<void> {
+    const { clock } = context;
+    const id = this.#ids[index] as Identity;
+    const generation = node.generation;
+    // Read before INFO is answered: that answer is the new connection's.
+    const lastAnsweredAt = node.answeredAt(id.generation);
+    try {
+      // A readiness wait of 0: a connection that is not up is asked again next time.
+      const askedAt = clock.now();
+      const infoSent = node.send('INFO', [], 0);
+      // Its lease record, read in the same round trip (a read: nothing a stranger keeps).
+      const record = this.#records ? LeaseRecords.fetch(context, node) : undefined;
+      record?.catch(() => undefined); // INFO's failure is the one to tell
+      const info = String(await infoSent);
+      const read = { askedAt, readAt: clock.now() };
+      const offsetMs = serverClockOffsetMs(info, read, Date.now());
+      if (offsetMs !== undefined) this.#takeClockOffset(index, offsetMs);
+      const change = this.#read(index, info, generation, read, lastAnsweredAt);
+      if (!round.over) {
+        if (change) round.changes.push(change);
+      } else {
+        // An answer after its round: warned of, and compared with the others, now.
+        change?.();
+        this.#findDuplicates(context);
+      }
+      if (record) this.#records?.take(index, await record);
+    } catch (error) {
+      id.failure = error instanceof Error ? error : undefined;
+      // Only the server's own refusal (INFO renamed or denied) is final; a connection
+      // error, or nothing sent, is asked again next time.
+      if (isInfoRefused(error) && id.runIds === undefined) {
+        id.runIds = null;
+        this.#refusal ??= this.#inspect(index, undefined);
+      }
+    }
   }
 
   /**
@@ -592,6 +647,7 @@ export class NodeIdentities {
     const runIds = servers.map((s) => s.runId);
     id.runIds = runIds;
     if (!Array.isArray(before)) {
+      id.unchecked = true;
       this.#refusal ??= this.#inspect(index, info);
       if (this.#restartGraceMs) id.change = youngOnArrival(servers, readAt, this.#restartGraceMs);
       else if (this.#records) id.arrival = { servers, readAt }; // young? the records tell
@@ -603,6 +659,7 @@ export class NodeIdentities {
       return undefined;
     }
     if (!isNewIdentity(before, runIds)) return undefined;
+    id.unchecked = true;
     id.changed = true;
     this.#records?.forget(index);
     this.#refusal ??= this.#inspect(index, info); // another server: its settings too
@@ -647,6 +704,7 @@ export class NodeIdentities {
       const id = ids[index] as Identity;
       const was = id.duplicateOf;
       id.duplicateOf = undefined;
+      id.unchecked = false;
       if (!Array.isArray(id.runIds)) continue;
       const clash = id.runIds.map((runId) => owner.get(runId)).find((o) => o !== undefined);
       if (clash === undefined) {
@@ -675,13 +733,21 @@ export class NodeIdentities {
   }
 }
 
+/** One round of INFO: whether it is over, and the warnings it gives when it is. */
+interface Round {
+  over: boolean;
+  /** The warnings of nodes that answer as another server. */
+  readonly changes: (() => void)[];
+}
+
 /**
  * `round`, or `undefined` once `ms` have passed if it is still going on then; rejects as
  * `round` does before that.
  */
-function settledWithin(round: Promise<void>, ms: number): Promise<void> {
+function settledWithin(round: Promise<unknown>, ms: number): Promise<void> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(resolve, ms);
+    timer.unref?.();
     round.then(
       () => {
         clearTimeout(timer);

@@ -30,8 +30,8 @@ export interface ReadNodeSet extends NodeSet {
  * want what every node says rather than a vote (an inspection, a forced release). Each node
  * gets at most `timeoutMs`, connecting included; one silent for longer gets a
  * `NoReplyError` naming `what`, and no new work until it answers. A node that answered but
- * whose view `context.counted` does not count gets why as its error instead of its reply. Never rejects
- * for a node; rejects only with `counted`'s refusal.
+ * whose view `context.counted` does not count gets why as its error instead of its reply.
+ * Never rejects for a node; rejects only with `counted`'s refusal.
  */
 export async function replyOfEveryNode<T>(
   context: ReadNodeSet,

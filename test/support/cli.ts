@@ -52,13 +52,24 @@ export function distlock(
 export const redisArgs = (fixture: RedisFixture) =>
   fixture.redis.urls.flatMap((url) => ['--redis', url]);
 
-/** Resolves once `key` exists on the first node (a command's lock is held). */
+/**
+ * Resolves once `key` exists on a majority of the nodes (a command's lock is held there; on
+ * the first node alone it may still be an attempt that fails). A test that must know the
+ * holder has its answers too waits for its command to start instead.
+ */
 export async function lockHeld(fixture: RedisFixture, key: string, withinMs = 10_000) {
   const deadline = performance.now() + withinMs;
-  while ((await fixture.admin[0]?.exists(key)) !== 1) {
+  const majority = Math.floor(fixture.admin.length / 2) + 1;
+  while ((await nodesWith(fixture, key)) < majority) {
     if (performance.now() > deadline) throw new Error(`${key} not locked after ${withinMs} ms`);
     await delay(20);
   }
+}
+
+/** The longest `PTTL` of `key` over the nodes (-2 where it exists on none). */
+export async function longestPttl(fixture: RedisFixture, key: string): Promise<number> {
+  const pttls = await Promise.all(fixture.admin.map((client) => client.pttl(key)));
+  return Math.max(-2, ...pttls);
 }
 
 /** On how many nodes `key` exists. */

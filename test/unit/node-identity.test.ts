@@ -18,6 +18,7 @@ import {
   NodeIdentities,
 } from '../../src/engine/node-identity.js';
 import { replyOfEveryNode } from '../../src/engine/node-replies.js';
+import { InvalidArgumentError } from '../../src/errors.js';
 
 const RUN_A = 'a'.repeat(40);
 const RUN_B = 'b'.repeat(40);
@@ -256,6 +257,52 @@ describe('NodeIdentities', () => {
     await check(); // as if it had asked first: the grace, not its 5 ms
     expect(votes()).toEqual([true, true, true]);
     await reading;
+  });
+
+  it('gives no vote to a server said before the round compared it with the others', async () => {
+    // One server listed twice (nodes 0 and 1), no lease records (restartGraceMs given), node 2
+    // slow to answer. An acquisition that leaves the read's first round after its own timeout
+    // must not count nodes 0 and 1, though each said which server it is.
+    const { check, identities, servers, set, votes } = over([RUN_A, RUN_A, RUN_C], 1_000, {
+      nodeTimeoutMs: 5,
+    });
+    (servers[2] as ScriptedServer).infoDelayMs = 1_000;
+    const reading = identities.checkForRead(set, 2_000);
+    await check();
+    expect(votes()).toEqual([false, false, false]);
+    await expect(reading).rejects.toBeInstanceOf(InvalidArgumentError);
+    await expect(check()).rejects.toBeInstanceOf(InvalidArgumentError);
+  });
+
+  it('compares a server said after its round was over, and warns, as soon as it is said', async () => {
+    // Node 2 reconnects to node 0's server and says so after the round's 20 ms; with
+    // restartGraceMs 0 a changed node does not abstain. Before: it voted, one server twice,
+    // until a later round, and its NODE_IDENTITY_CHANGED warning was never given.
+    const { check, servers, votes, warnings } = over([RUN_A, RUN_B, RUN_C], 0, {
+      nodeTimeoutMs: 20,
+    });
+    await check();
+    const late = servers[2] as ScriptedServer;
+    Object.assign(late, { generation: 2, runId: RUN_A, infoDelayMs: 100 });
+    await check();
+    expect(late.infos).toBe(1);
+    await delay(300); // its answer arrives, after the round
+    expect(late.infos).toBe(2);
+    expect(votes()).toEqual([true, true, false]);
+    expect(warnings).toEqual(['2 NODE_IDENTITY_CHANGED', '2 NODE_DUPLICATE']);
+    expect(check()).toBeUndefined(); // nothing left to ask
+  });
+
+  it("gives a read that joins an acquisition's round its own timeout", async () => {
+    const { check, identities, servers, set } = over([RUN_A, RUN_B, RUN_C], undefined, {
+      nodeTimeoutMs: 20,
+    });
+    await check();
+    Object.assign(servers[2] as ScriptedServer, { generation: 2, infoDelayMs: 100 });
+    const acquiring = check(); // a round of 20 ms
+    await identities.checkForRead(set, 2_000); // joins it, then asks node 2 with 2 s
+    await acquiring;
+    expect(identities.unreadable(2)).toBeUndefined();
   });
 
   it('gives no vote to a node that reconnected until it answered again', async () => {
