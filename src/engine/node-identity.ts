@@ -192,7 +192,7 @@ export class NodeIdentities {
     if ((id.change || id.duplicateOf !== undefined) && this.#abstains(id)) return false;
     if (id.arrival) return false; // first seen: the lease records tell whether it is young
     if (this.#trustedAtOnce) return true;
-    if (id.unchecked) return false;
+    if (id.unchecked || this.#refusal) return false;
     if (id.runIds === undefined) return false;
     const node = this.#set?.nodes[index];
     return id.runIds === null || node === undefined || node.isCluster || this.#current(id, node);
@@ -365,16 +365,17 @@ export class NodeIdentities {
     } else if (isTtl && this.#recordingTtlMs !== undefined && ms > this.#recordingTtlMs) {
       // Joined a round already recording a shorter lease: once it is over, this one's.
       return this.#checking.then(() => this.#check(context, ms, isTtl));
-    } else if (!isTtl && !again && ms > this.#checkingMs) {
-      // A read joined a round with a shorter timeout (an acquisition's): the answers still on
-      // their way get the read's own, and a node still due is then asked again with it.
-      return this.#checking.then(() => this.#readAgain(context, ms));
     }
     const trusted = this.#trustedAtOnce && this.#ids[0]?.runIds !== undefined;
     if (trusted || (this.#inBackground && !this.#mustWait(context))) {
       // Votes count meanwhile: asking again only warns, or finds a refusal for next time.
       this.#checking.catch(() => undefined);
       return undefined;
+    }
+    if (ownMs === undefined && !isTtl && !again && ms > this.#checkingMs) {
+      // A read joined a round with a shorter timeout (an acquisition's): the answers still on
+      // their way get the read's own, and a node still due is then asked again with it.
+      return this.#checking.then(() => this.#readAgain(context, ms));
     }
     if (ownMs === undefined && isTtl) {
       // Joined a round that may allow its nodes longer than this acquisition's own would
@@ -529,9 +530,10 @@ export class NodeIdentities {
         if (!this.#identityDue(index, node, clock)) return Promise.resolve();
         const answering = this.#askOne(context, node, index, round);
         id.answering = answering;
-        answering.finally(() => {
+        const answered = () => {
           if (id.answering === answering) id.answering = undefined;
-        });
+        };
+        answering.then(answered, answered);
         return answering;
       },
       { judge: () => ({ vote: 'yes' }) },
@@ -570,8 +572,11 @@ export class NodeIdentities {
         if (change) round.changes.push(change);
       } else {
         // An answer after its round: warned of, and compared with the others, now.
-        change?.();
-        this.#findDuplicates(context);
+        try {
+          change?.();
+        } finally {
+          this.#findDuplicates(context);
+        }
       }
       if (record) this.#records?.take(index, await record);
     } catch (error) {

@@ -16,6 +16,7 @@ import {
   CLUSTER_RECHECK_MS,
   IDENTITY_RECHECK_MS,
   NodeIdentities,
+  type ServerInspection,
 } from '../../src/engine/node-identity.js';
 import { replyOfEveryNode } from '../../src/engine/node-replies.js';
 import { InvalidArgumentError } from '../../src/errors.js';
@@ -98,7 +99,7 @@ function scripted(
 function over(
   runIds: readonly string[],
   restartGraceMs?: number,
-  { nodeTimeoutMs }: { nodeTimeoutMs?: number } = {},
+  { nodeTimeoutMs, inspect }: { nodeTimeoutMs?: number; inspect?: ServerInspection } = {},
 ) {
   const clock = fakeClock();
   const made = runIds.map((runId, i) => scripted(`node${i}`, runId));
@@ -115,6 +116,7 @@ function over(
   const identities = new NodeIdentities(runIds.length, {
     restartGraceMs,
     warn: (index, code) => warnings.push(`${index} ${code}`),
+    ...(inspect ? { inspect } : {}),
   });
   const check = () => identities.check(set, 10_000);
   const votes = (ttlMs = 10_000) => runIds.map((_, i) => identities.known(i, ttlMs));
@@ -291,6 +293,29 @@ describe('NodeIdentities', () => {
     expect(votes()).toEqual([true, true, false]);
     expect(warnings).toEqual(['2 NODE_IDENTITY_CHANGED', '2 NODE_DUPLICATE']);
     expect(check()).toBeUndefined(); // nothing left to ask
+  });
+
+  it('takes a refusal found while it waited, when it leaves a round early', async () => {
+    // `inspect` refuses node 0 as soon as its INFO is in; node 2 answers after 1 s. The
+    // acquisition leaves the read's round after the first contact's grace: refused.
+    const refused = new Error('node 0 refused');
+    const { check, identities, servers, set } = over([RUN_A, RUN_B, RUN_C], undefined, {
+      nodeTimeoutMs: 5,
+      inspect: (index) => (index === 0 ? refused : undefined),
+    });
+    (servers[2] as ScriptedServer).infoDelayMs = 1_000;
+    const reading = identities.checkForRead(set, 2_000);
+    await expect(check()).rejects.toBe(refused);
+    expect((servers[2] as ScriptedServer).infos).toBe(0); // it left before the round ended
+    await expect(reading).rejects.toBe(refused);
+  });
+
+  it('lets a read on one node go on while that node is asked again in the background', async () => {
+    const { check, identities, servers, set } = over([RUN_A]);
+    await check();
+    (servers[0] as ScriptedServer).generation = 2; // reconnected: asked again, votes meanwhile
+    expect(check()).toBeUndefined();
+    expect(identities.checkForRead(set, 2_000)).toBeUndefined();
   });
 
   it("gives a read that joins an acquisition's round its own timeout", async () => {
