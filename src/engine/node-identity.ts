@@ -520,7 +520,7 @@ export class NodeIdentities {
   /** `timeoutMs`: the round's per-node timeout (see {@link #roundTimeoutMs}). */
   async #ask(context: NodeSet, timeoutMs: number): Promise<void> {
     const { clock } = context;
-    const round: Round = { over: false, changes: [] };
+    const round: Round = { over: false, changes: [], timeoutMs };
     const asking = askEveryNode(
       context,
       timeoutMs,
@@ -571,9 +571,12 @@ export class NodeIdentities {
       if (!round.over) {
         if (change) round.changes.push(change);
       } else {
-        // An answer after its round: warned of, and compared with the others, now.
+        // An answer after its round: compared with the others now; a node that changed
+        // abstains for the fleet's longest lease, read again first, as in a round.
         try {
-          change?.();
+          const refreshing = change && this.#records?.refresh(context, round.timeoutMs);
+          if (refreshing) refreshing.then(change, change);
+          else change?.();
         } finally {
           this.#findDuplicates(context);
         }
@@ -743,6 +746,8 @@ interface Round {
   over: boolean;
   /** The warnings of nodes that answer as another server. */
   readonly changes: (() => void)[];
+  /** Its per-node timeout. */
+  readonly timeoutMs: number;
 }
 
 /**

@@ -295,6 +295,23 @@ describe('NodeIdentities', () => {
     expect(check()).toBeUndefined(); // nothing left to ask
   });
 
+  it("keeps a node whose late answer says it changed out for the fleet's longest lease, read again", async () => {
+    const { check, clock, identities, servers, warnings } = over([RUN_A, RUN_B, RUN_C], undefined, {
+      nodeTimeoutMs: 20,
+    });
+    await check(); // this locker's 10 s lease recorded on every node
+    for (const server of servers) server.leaseRecord = `60000 ${server.runId}`; // another's
+    const restarted = servers[0] as ScriptedServer;
+    Object.assign(restarted, { runId: 'd'.repeat(40), generation: 2, infoDelayMs: 100 });
+    restarted.leaseRecord = undefined;
+    await check(); // gives up on node 0 after 20 ms
+    await delay(300); // its answer comes, then the records are read
+    expect(warnings).toEqual(['0 NODE_IDENTITY_CHANGED']);
+    clock.advance(30_000);
+    // Before: it abstained for the 10 s it knew of, and voted again by now.
+    expect(identities.unreadable(0)?.message).toMatch(/60000 ms restart grace/);
+  });
+
   it('takes a refusal found while it waited, when it leaves a round early', async () => {
     // `inspect` refuses node 0 as soon as its INFO is in; node 2 answers after 1 s. The
     // acquisition leaves the read's round after the first contact's grace: refused.
