@@ -50,6 +50,11 @@ export interface FocusSettings {
    * healthy while faults go on: the scheduled job must then run every tick of the workload.
    */
   readonly faultyMinority?: boolean;
+  /**
+   * 3 or 5 nodes, and lockers on the default restart grace: the longest lease on record on
+   * the nodes (their lease records), not `restartGraceMs`.
+   */
+  readonly leaseRecords?: boolean;
 }
 
 /** Orphaned requests up to 600 ms late (the mix also resets more often; see network.ts). */
@@ -171,6 +176,14 @@ const FAULTY_MINORITY: FocusSettings = {
   faultyMinority: true,
 };
 
+/** The mix on 3 or 5 nodes, its lockers keeping lease records (see `leaseRecords`). */
+const LEASE_RECORDS: FocusSettings = {
+  maxTtlMs: MAX_TTL_MS,
+  quiet: false,
+  mixedWorkload: true,
+  leaseRecords: true,
+};
+
 /** The mix, with its first node a Redis Cluster whose slots keep moving. */
 const SLOT_MOVES: FocusSettings = {
   maxTtlMs: MAX_TTL_MS,
@@ -198,6 +211,8 @@ export function focusSettings(focus: Focus): FocusSettings {
       return LATE_LEADERS;
     case 'faulty-minority':
       return FAULTY_MINORITY;
+    case 'lease-records':
+      return LEASE_RECORDS;
     default:
       return { maxTtlMs: MAX_TTL_MS, quiet: false };
   }

@@ -86,9 +86,10 @@ export async function runSchedule(
     }
     const slowness = (drawn: number) => (allows(shape, 'slow') ? drawn : 0);
     const drawnNodes = random.pick([1, 3, 5]);
-    const nodeCount = settings.faultyMinority
-      ? Math.max(3, drawnNodes)
-      : Math.min(drawnNodes, settings.maxNodes ?? drawnNodes);
+    const nodeCount =
+      settings.faultyMinority || settings.leaseRecords
+        ? Math.max(3, drawnNodes)
+        : Math.min(drawnNodes, settings.maxNodes ?? drawnNodes);
     /** The nodes that faults hit: the first ones (all of them but with a faulty minority). */
     const faulty = settings.faultyMinority ? Math.floor((nodeCount - 1) / 2) : nodeCount;
     const drift = allows(shape, 'drift') ? MAX_DRIFT_RATE : 0;
@@ -147,8 +148,9 @@ export async function runSchedule(
         nodes: connections,
         retryDelayMs: focus === 'slow-replies' ? random.int(5, 15) : random.int(5, 60),
         // A restarted node may have lost its keys: it must not vote before every lease it
-        // could have granted ran out. The default covers only this locker's own TTLs.
-        restartGraceMs: MAX_TTL_MS,
+        // could have granted ran out. By default that is the longest lease on record on the
+        // nodes, which the lease-records focus keeps; the others give the workload's longest.
+        ...(settings.leaseRecords ? {} : { restartGraceMs: MAX_TTL_MS }),
         // The client's name, not this host's and pid: the same seed, the same values stored.
         owner: `c${id}`,
       });
@@ -351,10 +353,10 @@ export async function runSchedule(
 }
 
 /**
- * Keys that never expire, by design: fence counters (fences only grow) and an election's
- * leader hash (docs/election.md, "Keys").
+ * Keys that never expire, by design: fence counters (fences only grow), an election's leader
+ * hash (docs/election.md, "Keys") and a node's lease record (docs/safety.md, "Identities").
  */
-const LASTING = [':fence', ':election:leader'];
+const LASTING = [':fence', ':election:leader', ':longest-lease'];
 
 /** Keys that would live for ever, once every locker closed: anything else must carry a TTL. */
 function keysWithoutTtl(world: readonly WorldNode[]): string[] {

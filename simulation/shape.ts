@@ -53,7 +53,9 @@ export type FaultKind = (typeof FAULT_KINDS)[number];
  * while the first copy lands late, after a leader resigned or a tick's retry took it.
  * Never drawn, only asked for (`--focus`, and `npm test`), `faulty-minority`: 3 or 5 nodes,
  * every fault confined to a minority of them, so that the scheduled job must run every tick
- * while the faults go on, not only after them.
+ * while the faults go on, not only after them; and `lease-records`: the mix on 3 or 5 nodes,
+ * its lockers on the default restart grace (the nodes' lease records, which every other
+ * focus replaces with `restartGraceMs`), so that restarts and failovers meet that rule.
  */
 export const FOCUSES = [
   'mixed',
@@ -65,6 +67,7 @@ export const FOCUSES = [
   'slot-moves',
   'late-leaders',
   'faulty-minority',
+  'lease-records',
 ] as const;
 
 export type Focus = (typeof FOCUSES)[number];

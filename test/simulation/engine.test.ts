@@ -17,6 +17,8 @@ const FOCUSED_SEEDS = Number(process.env.SIM_FOCUSED_SEEDS ?? 200);
 const QUIET_SEEDS = Number(process.env.SIM_QUIET_SEEDS ?? 160);
 /** Seeds of the late-takes and late-leaders focuses: fast (one node); their bugs need more. */
 const LATE_TAKE_SEEDS = Number(process.env.SIM_LATE_TAKE_SEEDS ?? 600);
+/** Seeds of the lease-records focus: a restarted node voting at once fails from seed 321 on. */
+const LEASE_RECORD_SEEDS = Number(process.env.SIM_LEASE_RECORD_SEEDS ?? 600);
 
 describe('the engine on a simulated world', () => {
   it('replays a seed with the same history, bit for bit, under any shape', async () => {
@@ -46,6 +48,11 @@ describe('the engine on a simulated world', () => {
       FOCUSED_SEEDS,
       'faults on a minority of the nodes',
       { ...FULL_SHAPE, focus: 'faulty-minority' as const },
+    ],
+    [
+      LEASE_RECORD_SEEDS,
+      "the nodes' lease records as the restart grace",
+      { ...FULL_SHAPE, focus: 'lease-records' as const },
     ],
   ])(
     'keeps every invariant over seeds 1 to %i, with %s',
