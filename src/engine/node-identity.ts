@@ -57,6 +57,11 @@ interface Identity {
   failure: Error | undefined;
   /** Why it abstains until `since` + the grace: it restarted, failed over, is young. */
   change: IdentityChange | undefined;
+  /**
+   * The lease records are being read again for its `change`: its grace may still grow, so it
+   * abstains whatever the grace read so far says.
+   */
+  rereading: boolean;
   /** Whether it ever answered as another server than at first. */
   changed: boolean;
   /** The node that reaches the same server and votes for it, while this one abstains. */
@@ -116,8 +121,9 @@ export const CLUSTER_RECHECK_MS = 10_000;
 export class NodeIdentities {
   readonly #ids: Identity[];
   #checking: Promise<void> | undefined;
-  /** The per-node timeout of {@link #checking}, and whether it is the locker's first round. */
+  /** The per-node timeout of {@link #checking}. */
   #checkingMs = 0;
+  /** Whether {@link #checking} is the locker's first round (see {@link #roundTimeoutMs}). */
   #checkingFirst = false;
   /** Whether {@link #checking} asks only Cluster nodes that answered before: no vote waits. */
   #inBackground = false;
@@ -151,6 +157,7 @@ export class NodeIdentities {
       readAt: 0,
       failure: undefined,
       change: undefined,
+      rereading: false,
       changed: false,
       duplicateOf: undefined,
       unchecked: false,
@@ -280,10 +287,10 @@ export class NodeIdentities {
   /**
    * Why a reader (`Election.leader`, `Locker.inspect`, `Locker.list`) must not count node
    * `index`'s view now: it would not vote in an acquisition, lease records aside (a read
-   * grants nothing). Its server changed (a
-   * replica promoted before it got a release may hold a lease that was given back, as well as
-   * lack one that was granted) or is another node's, or it has not said which server it is on
-   * its current connection (it may be either). `undefined` when its view counts.
+   * grants nothing). Its server changed (a replica promoted before it got a release may hold
+   * a lease that was given back, as well as lack one that was granted) or is another node's,
+   * or it has not said which server it is on its current connection (it may be either).
+   * `undefined` when its view counts.
    */
   unreadable(index: number): NotSentError | undefined {
     if (this.#votes(index)) return undefined;
@@ -322,8 +329,10 @@ export class NodeIdentities {
 
   /**
    * Resolves once the nodes that answer are known to be distinct servers that `inspect`
-   * accepts; rejects with an `InvalidArgumentError` naming a duplicate, or with the error
-   * `inspect` returned (and so does every later call). Returns `undefined`, so that the
+   * accepts, or once the caller's own per-node timeout is over in a round started with a
+   * longer one (a node unanswered or not yet compared by then does not vote); rejects with an
+   * `InvalidArgumentError` naming a duplicate, or with the error `inspect` returned (and so
+   * does every later call). Returns `undefined`, so that the
    * caller need not even await, when no node is due to be asked (or, for a single node that
    * votes at once and for Redis Cluster nodes that answered before, while they are asked
    * again in the background). `ttlMs`: the lease the caller is about to ask for, which the
@@ -434,7 +443,7 @@ export class NodeIdentities {
   #abstains(id: Identity): boolean {
     if (id.duplicateOf !== undefined) return true;
     if (!id.change || !this.#set) return false;
-    if (this.#set.clock.now() < this.#until(id.change)) return true;
+    if (id.rereading || this.#set.clock.now() < this.#until(id.change)) return true;
     id.change = undefined;
     return false;
   }
@@ -543,7 +552,8 @@ export class NodeIdentities {
     const { changes } = round;
     // A node that changed abstains for the fleet's longest lease: read every record first.
     if (changes.length > 0) await this.#records?.refresh(context, timeoutMs);
-    for (const warn of changes) warn();
+    for (const { id } of changes) id.rereading = false;
+    for (const { warn } of changes) warn();
     this.#findDuplicates(context);
     if (this.#refusal) throw this.#refusal;
     if (this.#records) await this.#settleRecords(context, this.#records, timeoutMs);
@@ -569,14 +579,19 @@ export class NodeIdentities {
       if (offsetMs !== undefined) this.#takeClockOffset(index, offsetMs);
       const change = this.#read(index, info, generation, read, lastAnsweredAt);
       if (!round.over) {
-        if (change) round.changes.push(change);
+        if (change) round.changes.push({ id, warn: change });
       } else {
         // An answer after its round: compared with the others now; a node that changed
         // abstains for the fleet's longest lease, read again first, as in a round.
         try {
           const refreshing = change && this.#records?.refresh(context, round.timeoutMs);
-          if (refreshing) refreshing.then(change, change);
-          else change?.();
+          if (refreshing) {
+            const reread = () => {
+              id.rereading = false;
+              change?.();
+            };
+            refreshing.then(reread, reread).catch(() => undefined); // a warning that threw
+          } else change?.();
         } finally {
           this.#findDuplicates(context);
         }
@@ -672,7 +687,10 @@ export class NodeIdentities {
     this.#records?.forget(index);
     this.#refusal ??= this.#inspect(index, info); // another server: its settings too
     const change = changeOf(before, servers, read, lastAnsweredAt);
-    if (this.#abstainsOnChange) id.change = change;
+    if (this.#abstainsOnChange) {
+      id.change = change;
+      id.rereading = this.#records !== undefined; // see `#ask`: the records are read again
+    }
     return () =>
       this.#warn(
         index,
@@ -744,8 +762,8 @@ export class NodeIdentities {
 /** One round of INFO: whether it is over, and the warnings it gives when it is. */
 interface Round {
   over: boolean;
-  /** The warnings of nodes that answer as another server. */
-  readonly changes: (() => void)[];
+  /** The nodes that answer as another server, and their warnings. */
+  readonly changes: { readonly id: Identity; readonly warn: () => void }[];
   /** Its per-node timeout. */
   readonly timeoutMs: number;
 }

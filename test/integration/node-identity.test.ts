@@ -1,9 +1,11 @@
 import { setTimeout as delay } from 'node:timers/promises';
+import type { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { IORedisConnection } from '../../src/driver/ioredis.js';
 import { IDENTITY_RECHECK_MS } from '../../src/engine/node-identity.js';
 import { type Locker, type LockerEvents, NoQuorumError } from '../../src/index.js';
 import { FaultProxy } from '../../src/testing/index.js';
+import { until } from '../../src/testing/until.js';
 import { distlock } from '../support/cli.js';
 import { useLockers, useRedis } from '../support/redis.js';
 
@@ -44,6 +46,20 @@ async function reconnected(l: Locker): Promise<void> {
     (lock) => lock?.release(),
     () => undefined,
   );
+}
+
+/** The ids of the connections a server has (`CLIENT LIST`). */
+async function clientIds(server: Redis): Promise<Set<string>> {
+  return new Set(
+    String(await server.client('LIST'))
+      .split('\n')
+      .map(idOf),
+  );
+}
+
+/** The connection id of one `CLIENT LIST` line. */
+function idOf(line: string): string {
+  return /^id=(\d+) /.exec(line)?.[1] ?? '';
 }
 
 /** The message of node `index`'s failed vote. */
@@ -326,7 +342,7 @@ describe('a node name re-pointed at another listed server', () => {
 
 describe('an acquisition beside a read, while a node is asked which server it is', () => {
   it("waits for that node no longer than its own per-node timeout, not the read's", async () => {
-    const { redis } = fixture();
+    const { admin, redis } = fixture();
     const proxy = await FaultProxy.start(redis.nodes[2]?.port as number);
     proxies.push(proxy);
     const l = locker({ nodes: [redis.urls[0], redis.urls[1], proxy.url] as string[] });
@@ -334,10 +350,22 @@ describe('an acquisition beside a read, while a node is asked which server it is
     // The third node reconnects, then answers everything 2 s late: it must say which server
     // it is again before it votes. A read of a 100 s election asks it with that lease's
     // per-node timeout (500 ms); an acquisition of TTL_MS allows 20 ms.
+    const server = admin[2] as (typeof admin)[number];
+    const before = await clientIds(server);
     proxy.set({ mode: 'reset' });
     await delay(50);
     proxy.set({ mode: 'pass' });
-    await delay(300);
+    // The locker's client is back once a new connection ran its ready check (INFO).
+    await until(
+      'the locker to connect again',
+      async () => {
+        const list = String(await server.client('LIST')).split('\n');
+        const back = list.some((line) => line.includes('cmd=info') && !before.has(idOf(line)));
+        return back ? { done: true } : { reason: 'no new connection that ran INFO' };
+      },
+      10_000,
+    );
+    await delay(100); // its answer reaches the client
     proxy.set({ mode: 'delay', delayMs: 2_000 });
     const read = l.election('jobs', { leaseMs: 100_000 }).leader();
     const acquiring = l.tryAcquire('r', { ttlMs: TTL_MS });

@@ -47,6 +47,8 @@ interface ScriptedServer {
   replyDelayMs?: number;
   /** How long it takes to answer INFO (ms), the other commands answered at once. */
   infoDelayMs?: number;
+  /** Called as each GET (of its lease record) arrives, before it is answered. */
+  onGet?: (() => void) | undefined;
   /** Not connected: nothing is sent. */
   down?: boolean;
   /** Called as each record-lease script arrives, before it runs. */
@@ -84,7 +86,10 @@ function scripted(
         server.infos++;
         return info(server.runId, server.uptimeS);
       }
-      if (command === 'GET') return server.leaseRecord ?? null;
+      if (command === 'GET') {
+        server.onGet?.();
+        return server.leaseRecord ?? null;
+      }
       if (command === 'EVAL' || command === 'EVALSHA') {
         server.onRecord?.();
         return recordLease(server, args);
@@ -309,6 +314,32 @@ describe('NodeIdentities', () => {
     expect(warnings).toEqual(['0 NODE_IDENTITY_CHANGED']);
     clock.advance(30_000);
     // Before: it abstained for the 10 s it knew of, and voted again by now.
+    expect(identities.unreadable(0)?.message).toMatch(/60000 ms restart grace/);
+  });
+
+  it('keeps a node that changed out while the records are read again, whatever is asked meanwhile', async () => {
+    // Node 0 restarted 19 s ago; the 10 s grace this locker knew of is over, but another
+    // locker recorded a 60 s lease, which the records read again will tell. A check made
+    // during that read must not end the abstention. Before: it did, for good.
+    const { check, clock, identities, servers } = over([RUN_A, RUN_B, RUN_C], undefined, {
+      nodeTimeoutMs: 20,
+    });
+    await check();
+    for (const server of servers) server.leaseRecord = `60000 ${server.runId}`;
+    clock.advance(40_000);
+    const restarted = servers[0] as ScriptedServer;
+    Object.assign(restarted, { runId: 'd'.repeat(40), uptimeS: 19, generation: 2 });
+    Object.assign(restarted, { infoDelayMs: 100, leaseRecord: undefined });
+    await check(); // gives up on node 0 after 20 ms
+    let during: Promise<void> | undefined;
+    const other = servers[1] as ScriptedServer;
+    other.onGet = () => {
+      other.onGet = undefined;
+      during = check() ?? Promise.resolve(); // as the records are read again
+    };
+    await delay(300); // node 0's answer, then the records
+    expect(during).toBeInstanceOf(Promise);
+    await during;
     expect(identities.unreadable(0)?.message).toMatch(/60000 ms restart grace/);
   });
 
