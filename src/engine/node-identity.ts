@@ -549,14 +549,30 @@ export class NodeIdentities {
     );
     await asking.settled;
     round.over = true;
-    const { changes } = round;
-    // A node that changed abstains for the fleet's longest lease: read every record first.
-    if (changes.length > 0) await this.#records?.refresh(context, timeoutMs);
-    for (const { id } of changes) id.rereading = false;
-    for (const { warn } of changes) warn();
+    await this.#takeChanges(context, timeoutMs, round.changes);
     this.#findDuplicates(context);
     if (this.#refusal) throw this.#refusal;
     if (this.#records) await this.#settleRecords(context, this.#records, timeoutMs);
+  }
+
+  /**
+   * Takes in the nodes that answered as another server: each abstains for the fleet's longest
+   * lease, so every record is read again first (with lease records: a promise, over once they
+   * are), then each gets its warning.
+   */
+  #takeChanges(
+    context: NodeSet,
+    timeoutMs: number,
+    changes: Round['changes'],
+  ): Promise<void> | undefined {
+    if (changes.length === 0) return undefined;
+    const take = () => {
+      for (const { id } of changes) id.rereading = false;
+      for (const { warn } of changes) warn();
+    };
+    const refreshing = this.#records?.refresh(context, timeoutMs);
+    if (!refreshing) return void take();
+    return refreshing.then(take);
   }
 
   /** Asks node `index` which server it is (and its lease record), in `round`. */
@@ -584,14 +600,8 @@ export class NodeIdentities {
         // An answer after its round: compared with the others now; a node that changed
         // abstains for the fleet's longest lease, read again first, as in a round.
         try {
-          const refreshing = change && this.#records?.refresh(context, round.timeoutMs);
-          if (refreshing) {
-            const reread = () => {
-              id.rereading = false;
-              change?.();
-            };
-            refreshing.then(reread, reread).catch(() => undefined); // a warning that threw
-          } else change?.();
+          const changes = change ? [{ id, warn: change }] : [];
+          this.#takeChanges(context, round.timeoutMs, changes)?.catch(() => undefined);
         } finally {
           this.#findDuplicates(context);
         }
