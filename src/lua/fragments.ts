@@ -169,8 +169,8 @@ end
  *   `<waiter>:count` field (see LOCK_LINE); the line's keys then live at least
  *   that long (so a line whose waiters all died leaves nothing behind), by
  *   `keepAtLeast(lineKey, ms)`, which never shortens a key's life;
- * - `leaveLine(waiter)`, `dropGone(now, leave)` (each waiter past its deadline leaves by
- *   `leave`, `leaveLine` unless given); a kind that keeps more about its waiters sets
+ * - `leaveLine(waiter)`, `dropGone(now, leave)` (each waiter past its deadline, and each at
+ *   the front without one, leaves by `leave`, `leaveLine` unless given); a kind that keeps more about its waiters sets
  *   `whenLeaving(waiter)`, which `leaveLine` then calls too;
  * - `firstWaiter()`: the first waiter's token and ticket, or nil;
  * - `wakeWaiter(waiter, note)`: tells the waiter on its channel, naming its ticket (and
@@ -218,14 +218,22 @@ local function leaveLine(waiter)
     whenLeaving(waiter)
   end
 end
-local function dropGone(now, leave)
-  for _, gone in ipairs(redis.call('ZRANGEBYSCORE', deadlines, '-inf', now)) do
-    (leave or leaveLine)(gone)
-  end
-end
 local function firstWaiter()
   local first = redis.call('ZRANGE', queue, 0, 0, 'WITHSCORES')
   return first[1], first[2]
+end
+local function dropGone(now, leave)
+  leave = leave or leaveLine
+  for _, gone in ipairs(redis.call('ZRANGEBYSCORE', deadlines, '-inf', now)) do
+    leave(gone)
+  end
+  -- A waiter without a deadline is gone too: the line's keys expire one by one, and a clock
+  -- set back revives a key Redis had not reaped yet, with waiters whose deadlines are gone.
+  local first = firstWaiter()
+  while first and not redis.call('ZSCORE', deadlines, first) do
+    leave(first)
+    first = firstWaiter()
+  end
 end
 local function wakeWaiter(waiter, note)
   local entry = redis.call('HGET', channels, waiter)
@@ -270,7 +278,8 @@ end
  * The waiting line of a read-write lock: {@link WAITING_LINE} plus `waitingWriters`
  * (KEYS[6], the waiting writers by ticket), as local functions:
  * - `joinRwLine(waiter, writes, ticket, channel, patience, now)`, `leaveRwLine(waiter)`,
- *   `dropGoneRw(now)`;
+ *   `dropGoneRw(now)` (`dropGone`, and the first waiting writers no longer in the line
+ *   leave `waitingWriters`);
  * - `wakeFront()`: wakes the waiters at the front who may go next: the first one if it is
  *   a writer, else every reader before the first waiting writer (at most 100).
  */
@@ -289,6 +298,11 @@ local function leaveRwLine(waiter)
 end
 local function dropGoneRw(now)
   dropGone(now, leaveRwLine)
+  local firstWriter = redis.call('ZRANGE', waitingWriters, 0, 0)[1]
+  while firstWriter and not redis.call('ZSCORE', queue, firstWriter) do
+    redis.call('ZREM', waitingWriters, firstWriter)
+    firstWriter = redis.call('ZRANGE', waitingWriters, 0, 0)[1]
+  end
 end
 local function wakeFront()
   for i, waiter in ipairs(redis.call('ZRANGE', queue, 0, 99)) do

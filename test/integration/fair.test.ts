@@ -126,4 +126,33 @@ describe('fair acquisition', () => {
     expect(performance.now() - started).toBeLessThan(1_800);
     await lock.release();
   });
+
+  it('drops a waiter left in line without its deadline, on every kind of lock', async () => {
+    // Redis reaps a line's expired keys one by one, and a clock set back revives one it had
+    // not reaped yet: a queue whose waiters' deadlines are gone. Such a waiter at the front
+    // held the line shut for as long as others kept joining it (simulation seed 1475091695).
+    const admin = fixture().admin[0];
+    const one = { nodes: fixture().redis.urls.slice(0, 1) };
+    const ghostAhead = async (base: string, writes = false) => {
+      await admin?.zadd(`${base}:queue`, 0, 'ghost');
+      if (writes) await admin?.zadd(`${base}:queue-writers`, 0, 'ghost');
+    };
+    const wait = { ttlMs: 5_000, waitMs: 3_000 };
+
+    await ghostAhead('distlock:{printer}');
+    const lock = await locker(one).acquire('printer', { ...wait, fair: true });
+    await lock.release();
+    await ghostAhead('distlock:{doc}:rw', true);
+    const write = await locker(one).readWriteLock('doc').write.acquire(wait);
+    await write.release();
+    await ghostAhead('distlock:{pool}:permits');
+    const pool = locker(one).semaphore('pool', { permits: 1 });
+    const permit = await pool.acquire({ ...wait, fair: true });
+    await permit.release();
+
+    for (const base of ['distlock:{printer}', 'distlock:{doc}:rw', 'distlock:{pool}:permits']) {
+      expect(await admin?.zscore(`${base}:queue`, 'ghost'), base).toBeNull();
+    }
+    expect(await admin?.zscore('distlock:{doc}:rw:queue-writers', 'ghost')).toBeNull();
+  });
 });

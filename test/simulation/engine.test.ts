@@ -94,6 +94,7 @@ describe('the engine on a simulated world', () => {
     [1866745763, "a resigned leader's own late take does not make it leader again"],
     [2050124122, 'a node that failed over before a resign is not read until it may vote'],
     [1355511760, 'acquireAll callers handing each other the resources in fair lines finish'],
+    [1475091695, 'a line revived without its deadlines by a clock set back lets writers in'],
   ])('regression, seed %i: %s', async (seed) => {
     const result = await runSchedule(seed);
     expect(result.violations).toEqual([]);
