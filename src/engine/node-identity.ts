@@ -1,21 +1,20 @@
 import type { Clock } from '../clock.js';
 import { CONNECT_GRACE_MS, NotSentError } from '../driver/connection.js';
 import type { StallGuard } from '../driver/stall-guard.js';
-import { InvalidArgumentError } from '../errors.js';
 import { driftMs } from '../quorum/validity.js';
+import { abstentionError } from './abstention.js';
+import { findDuplicates } from './duplicate-servers.js';
 import type { WarningCode } from './events.js';
 import { askEveryNode, type NodeSet, nodeTimeoutFor } from './every-node.js';
 import {
   abstentionReason,
-  changeOf,
   type IdentityChange,
   type InfoRead,
-  isNewIdentity,
-  type ServerInfo,
   serverClockOffsetMs,
-  serversIn,
   youngOnArrival,
 } from './identity-change.js';
+import { type Identity, isInfoRefused, newIdentity, serverName } from './identity-state.js';
+import { takeInfo } from './info-answer.js';
 import { LeaseRecords } from './lease-records.js';
 
 /**
@@ -40,43 +39,6 @@ export interface IdentityOptions {
   readonly restartGraceMs?: number | undefined;
   /** Reports a warning about node `index`. */
   readonly warn?: (index: number, code: WarningCode, message: string) => void;
-}
-
-/** What the locker knows of one node's server. */
-interface Identity {
-  /**
-   * The run_ids it answered with last (each master's, for a Redis Cluster); `null` when it
-   * will not say (INFO renamed or denied); `undefined` before it answered.
-   */
-  runIds: readonly string[] | null | undefined;
-  /** Its connection's generation when that answer was asked for. */
-  generation: number;
-  /** When it answered last (the locker's clock). */
-  readAt: number;
-  /** Why it could not be asked last time (its connection's real cause). */
-  failure: Error | undefined;
-  /** Why it abstains until `since` + the grace: it restarted, failed over, is young. */
-  change: IdentityChange | undefined;
-  /**
-   * The lease records are being read again for its `change`: its grace may still grow, so it
-   * abstains whatever the grace read so far says.
-   */
-  rereading: boolean;
-  /** Whether it ever answered as another server than at first. */
-  changed: boolean;
-  /** The node that reaches the same server and votes for it, while this one abstains. */
-  duplicateOf: number | undefined;
-  /**
-   * It said which server it is (first, or another than before), and that server was not yet
-   * compared with the other nodes' (see `#findDuplicates`): it does not vote meanwhile.
-   */
-  unchecked: boolean;
-  /** Its answer to the INFO of a round, while on the way (it may outlast the round). */
-  answering: Promise<void> | undefined;
-  /** Its servers when first seen, until the round's lease records tell whether it is young. */
-  arrival: { servers: readonly ServerInfo[]; readAt: number } | undefined;
-  /** How far its wall clock is ahead of this process's (ms), by its last INFO. */
-  clockOffsetMs: number | undefined;
 }
 
 /**
@@ -151,20 +113,7 @@ export class NodeIdentities {
 
   constructor(nodeCount: number, options: IdentityOptions = {}) {
     const { inspect = () => undefined, mustInspect = false, restartGraceMs } = options;
-    this.#ids = Array.from({ length: nodeCount }, () => ({
-      runIds: undefined,
-      generation: -1,
-      readAt: 0,
-      failure: undefined,
-      change: undefined,
-      rereading: false,
-      changed: false,
-      duplicateOf: undefined,
-      unchecked: false,
-      answering: undefined,
-      arrival: undefined,
-      clockOffsetMs: undefined,
-    }));
+    this.#ids = Array.from({ length: nodeCount }, newIdentity);
     this.#inspect = inspect;
     this.#warn = options.warn ?? (() => undefined);
     this.#restartGraceMs = restartGraceMs;
@@ -237,51 +186,35 @@ export class NodeIdentities {
     const id = this.#ids[index];
     const set = this.#set;
     if (!id || !set) return undefined;
-    const name = set.nodes[index]?.name ?? `nodes[${index}]`;
-    if (id.duplicateOf !== undefined) {
-      const other = set.nodes[id.duplicateOf]?.name ?? '';
-      return new NotSentError(
-        `${name} now reaches the same server as nodes[${id.duplicateOf}] (${other}), which votes for it: one server must not count twice`,
-      );
-    }
+    const { nodes, clock } = set;
+    const node = nodes[index];
+    const other = id.duplicateOf;
     const change = id.change;
-    if (change && this.#abstains(id)) {
-      const now = set.clock.now();
-      const reason = abstentionReason(change, now, this.#graceName(change), this.#until(change));
-      return new NotSentError(`${name} ${reason}`);
-    }
-    const node = set.nodes[index];
-    if (Array.isArray(id.runIds) && node && !node.isCluster && !this.#current(id, node)) {
-      const why = id.failure ? `: ${id.failure.message}` : '';
-      return new NotSentError(
-        `${name} reconnected: it votes again once it has said which server it now is${why}`,
-        { cause: id.failure },
-      );
-    }
-    if (id.arrival) {
-      return new NotSentError(
-        `${name} is first seen: it votes once the lease records of the other nodes tell whether it restarted`,
-      );
-    }
-    if (id.unchecked) {
-      return new NotSentError(
-        `${name} said which server it is, not yet compared with the other nodes' (one server must not count twice): it votes once that check is over`,
-      );
-    }
-    if (!this.recorded(index, ttlMs)) {
-      // The server's own refusal first (READONLY, OOM, NOPERM): the lock would get it too.
-      const failure = this.#records?.failure(index);
-      const recording = `the ${ttlMs} ms lease record that guards against its restarts`;
-      return failure
-        ? new NotSentError(
-            `${failure.message} (${name}, writing ${recording}; nothing else sent)`,
-            {
-              cause: failure,
-            },
-          )
-        : new NotSentError(`${name} has not written ${recording} yet: it votes once it has`);
-    }
-    return undefined;
+    return abstentionError({
+      name: node?.name ?? `nodes[${index}]`,
+      duplicateOf:
+        other === undefined ? undefined : { index: other, name: nodes[other]?.name ?? '' },
+      grace:
+        other === undefined && change && this.#abstains(id)
+          ? {
+              change,
+              now: clock.now(),
+              graceName: this.#graceName(change),
+              until: this.#until(change),
+            }
+          : undefined,
+      reconnected:
+        Array.isArray(id.runIds) &&
+        node !== undefined &&
+        !node.isCluster &&
+        !this.#current(id, node),
+      failure: id.failure,
+      arriving: id.arrival !== undefined,
+      unchecked: id.unchecked,
+      unrecorded: this.recorded(index, ttlMs)
+        ? undefined
+        : { ttlMs, failure: this.#records?.failure(index) },
+    });
   }
 
   /**
@@ -655,8 +588,8 @@ export class NodeIdentities {
 
   /**
    * Takes in node `index`'s answer to INFO, sent on connection `generation` (`read`: when it
-   * was asked and answered). Returns the warning to give once the round is over, when the
-   * node answers as another server.
+   * was asked and answered; see `takeInfo`). Returns the warning to give once the round is
+   * over, when the node answers as another server.
    */
   #read(
     index: number,
@@ -665,47 +598,22 @@ export class NodeIdentities {
     read: InfoRead,
     lastAnsweredAt: number | undefined,
   ): (() => void) | undefined {
-    const { readAt } = read;
-    const id = this.#ids[index] as Identity;
-    const before = id.runIds;
-    const servers = serversIn(info);
-    id.generation = generation;
-    id.readAt = readAt;
-    id.failure = undefined;
-    if (servers.length === 0) {
-      if (before === undefined) this.#refusal ??= this.#inspect(index, info);
-      id.runIds ??= null; // it will not say; one that did keeps what it said
-      return undefined;
-    }
-    const runIds = servers.map((s) => s.runId);
-    id.runIds = runIds;
-    if (!Array.isArray(before)) {
-      id.unchecked = true;
-      this.#refusal ??= this.#inspect(index, info);
-      if (this.#restartGraceMs) id.change = youngOnArrival(servers, readAt, this.#restartGraceMs);
-      else if (this.#records) id.arrival = { servers, readAt }; // young? the records tell
-      return undefined;
-    }
-    if (this.#set?.nodes[index]?.isCluster) {
-      // Its masters, read again: their settings may have changed, or a replica took over.
-      this.#refusal ??= this.#inspect(index, info);
-      return undefined;
-    }
-    if (!isNewIdentity(before, runIds)) return undefined;
-    id.unchecked = true;
-    id.changed = true;
-    this.#records?.forget(index);
-    this.#refusal ??= this.#inspect(index, info); // another server: its settings too
-    const change = changeOf(before, servers, read, lastAnsweredAt);
-    if (this.#abstainsOnChange) {
-      id.change = change;
-      id.rereading = this.#records !== undefined; // see `#ask`: the records are read again
-    }
+    const taken = takeInfo(this.#ids[index] as Identity, info, generation, read, lastAnsweredAt, {
+      isCluster: this.#set?.nodes[index]?.isCluster === true,
+      restartGraceMs: this.#restartGraceMs,
+      leaseRecords: this.#records !== undefined,
+      abstainsOnChange: this.#abstainsOnChange,
+    });
+    const changed = taken.changed;
+    if (changed) this.#records?.forget(index);
+    if (taken.inspect) this.#refusal ??= this.#inspect(index, info);
+    if (!changed) return undefined;
+    const { change, before, after } = changed;
     return () =>
       this.#warn(
         index,
         'NODE_IDENTITY_CHANGED',
-        this.#changeWarning(change, readAt, before, runIds),
+        this.#changeWarning(change, read.readAt, before, after),
       );
   }
 
@@ -727,45 +635,11 @@ export class NodeIdentities {
     );
   }
 
-  /**
-   * Finds nodes that reach one server. Between nodes as they were first seen, that is a
-   * listing error: a refusal. Once a node changed, the one that changed abstains (its
-   * address now leads elsewhere) while it lasts, with a warning when it begins.
-   */
+  /** Compares the servers the nodes answered as (see `findDuplicates`). */
   #findDuplicates(context: NodeSet): void {
-    const ids = this.#ids;
-    const owner = new Map<string, number>();
-    const order = [...ids.keys()].sort((a, b) => Number(ids[a]?.changed) - Number(ids[b]?.changed));
-    for (const index of order) {
-      const id = ids[index] as Identity;
-      const was = id.duplicateOf;
-      id.duplicateOf = undefined;
-      id.unchecked = false;
-      if (!Array.isArray(id.runIds)) continue;
-      const clash = id.runIds.map((runId) => owner.get(runId)).find((o) => o !== undefined);
-      if (clash === undefined) {
-        for (const runId of id.runIds) owner.set(runId, index);
-        continue;
-      }
-      if (!id.changed) {
-        const runId = id.runIds.find((r) => owner.get(r) === clash);
-        this.#refusal ??= new InvalidArgumentError(
-          `nodes[${index}]`,
-          `a different Redis server from nodes[${clash}] (both answer with run_id ${runId}; one server counted twice would inflate the quorum)`,
-          context.nodes[index]?.name,
-        );
-        continue;
-      }
-      id.duplicateOf = clash;
-      if (was !== clash) {
-        const other = context.nodes[clash]?.name ?? '';
-        this.#warn(
-          index,
-          'NODE_DUPLICATE',
-          `it now reaches the same server as nodes[${clash}] (${other}): it does not vote while one server would count twice`,
-        );
-      }
-    }
+    const found = findDuplicates(this.#ids, (index) => context.nodes[index]?.name);
+    this.#refusal ??= found.refusal;
+    for (const { index, message } of found.warnings) this.#warn(index, 'NODE_DUPLICATE', message);
   }
 }
 
@@ -797,17 +671,4 @@ function settledWithin(round: Promise<unknown>, ms: number): Promise<void> {
       },
     );
   });
-}
-
-/** The server(s) a record names: run_ids in order, whatever order a client lists them in. */
-function serverName(runIds: readonly string[]): string {
-  return [...runIds].sort().join(',');
-}
-
-/**
- * The server refuses INFO itself: denied to the user (NOPERM) or renamed away (unknown
- * command). Anything else (NOAUTH, LOADING, a connection failure) is asked again next time.
- */
-function isInfoRefused(error: unknown): boolean {
-  return error instanceof Error && /^(NOPERM|ERR unknown command)/.test(error.message);
 }
