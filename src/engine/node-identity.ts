@@ -277,9 +277,9 @@ export class NodeIdentities {
   }
 
   /**
-   * {@link check} for a read that grants nothing (`Election.leader`, `Locker.list`), with the
-   * read's per-node timeout: no lease is recorded for it, so that a user who may only read
-   * writes nothing.
+   * {@link check} for a read that grants nothing (`Election.leader`, `Locker.inspect`,
+   * `Locker.list`), with the read's per-node timeout: no lease is recorded for it, so that a
+   * user who may only read writes nothing.
    */
   checkForRead(context: NodeSet, nodeTimeoutMs: number): Promise<void> | undefined {
     return this.#check(context, nodeTimeoutMs, false);
