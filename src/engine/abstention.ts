@@ -11,7 +11,10 @@ export interface NodeStanding {
   readonly name: string;
   /** Another node that reaches the same server, and votes for it. */
   readonly duplicateOf: { readonly index: number; readonly name: string } | undefined;
-  /** A change (a restart, a failover, a young server) whose grace still runs at `now`. */
+  /**
+   * A change (a restart, a failover, a young server) it abstains for at `now`: its grace
+   * still runs, or the lease records that may lengthen it are being read again.
+   */
   readonly grace:
     | {
         readonly change: IdentityChange;

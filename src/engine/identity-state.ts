@@ -1,7 +1,6 @@
 /**
- * What a locker knows of one node's server (`Identity`), as `NodeIdentities` keeps it, and the
- * small facts about it that need no other node: its state before it ever answered, the name
- * its lease record gives its server, and which INFO failures are final.
+ * What a locker knows of one node's server (`Identity`), as `NodeIdentities` keeps it, and
+ * its state before it ever answered.
  */
 import type { IdentityChange, ServerInfo } from './identity-change.js';
 
@@ -31,7 +30,7 @@ export interface Identity {
   duplicateOf: number | undefined;
   /**
    * It said which server it is (first, or another than before), and that server was not yet
-   * compared with the other nodes' (see `#findDuplicates`): it does not vote meanwhile.
+   * compared with the other nodes' (see `findDuplicates`): it does not vote meanwhile.
    */
   unchecked: boolean;
   /** Its answer to the INFO of a round, while on the way (it may outlast the round). */
@@ -58,17 +57,4 @@ export function newIdentity(): Identity {
     arrival: undefined,
     clockOffsetMs: undefined,
   };
-}
-
-/** The server(s) a record names: run_ids in order, whatever order a client lists them in. */
-export function serverName(runIds: readonly string[]): string {
-  return [...runIds].sort().join(',');
-}
-
-/**
- * The server refuses INFO itself: denied to the user (NOPERM) or renamed away (unknown
- * command). Anything else (NOAUTH, LOADING, a connection failure) is asked again next time.
- */
-export function isInfoRefused(error: unknown): boolean {
-  return error instanceof Error && /^(NOPERM|ERR unknown command)/.test(error.message);
 }

@@ -80,3 +80,11 @@ export function takeInfo(
   // Another server: its settings are inspected too.
   return { inspect: true, changed: { change, before, after: runIds } };
 }
+
+/**
+ * The server refuses INFO itself: denied to the user (NOPERM) or renamed away (unknown
+ * command). Anything else (NOAUTH, LOADING, a connection failure) is asked again next time.
+ */
+export function isInfoRefused(error: unknown): boolean {
+  return error instanceof Error && /^(NOPERM|ERR unknown command)/.test(error.message);
+}

@@ -142,3 +142,8 @@ export class LeaseRecords {
     await asking.settled;
   }
 }
+
+/** The server(s) a record names: run_ids in order, whatever order a client lists them in. */
+export function serverName(runIds: readonly string[]): string {
+  return [...runIds].sort().join(',');
+}

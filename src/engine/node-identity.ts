@@ -13,9 +13,9 @@ import {
   serverClockOffsetMs,
   youngOnArrival,
 } from './identity-change.js';
-import { type Identity, isInfoRefused, newIdentity, serverName } from './identity-state.js';
-import { takeInfo } from './info-answer.js';
-import { LeaseRecords } from './lease-records.js';
+import { type Identity, newIdentity } from './identity-state.js';
+import { isInfoRefused, takeInfo } from './info-answer.js';
+import { LeaseRecords, serverName } from './lease-records.js';
 
 /**
  * The locker's check of a server's settings (such as eviction) by its `INFO`, before it takes

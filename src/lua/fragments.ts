@@ -170,7 +170,8 @@ end
  *   that long (so a line whose waiters all died leaves nothing behind), by
  *   `keepAtLeast(lineKey, ms)`, which never shortens a key's life;
  * - `leaveLine(waiter)`, `dropGone(now, leave)` (each waiter past its deadline, and each at
- *   the front without one, leaves by `leave`, `leaveLine` unless given); a kind that keeps more about its waiters sets
+ *   the front without one, leaves by `leave`, `leaveLine` unless given; returns whether
+ *   anyone is left in line); a kind that keeps more about its waiters sets
  *   `whenLeaving(waiter)`, which `leaveLine` then calls too;
  * - `firstWaiter()`: the first waiter's token and ticket, or nil;
  * - `wakeWaiter(waiter, note)`: tells the waiter on its channel, naming its ticket (and
@@ -224,16 +225,24 @@ local function firstWaiter()
 end
 local function dropGone(now, leave)
   leave = leave or leaveLine
-  for _, gone in ipairs(redis.call('ZRANGEBYSCORE', deadlines, '-inf', now)) do
-    leave(gone)
+  local first = firstWaiter()
+  if not first then
+    return false
+  end
+  local gone = redis.call('ZRANGEBYSCORE', deadlines, '-inf', now)
+  for _, waiter in ipairs(gone) do
+    leave(waiter)
+  end
+  if #gone > 0 then
+    first = firstWaiter()
   end
   -- A waiter without a deadline is gone too: the line's keys expire one by one, and a clock
   -- set back revives a key Redis had not reaped yet, with waiters whose deadlines are gone.
-  local first = firstWaiter()
   while first and not redis.call('ZSCORE', deadlines, first) do
     leave(first)
     first = firstWaiter()
   end
+  return first ~= nil
 end
 local function wakeWaiter(waiter, note)
   local entry = redis.call('HGET', channels, waiter)
@@ -297,7 +306,11 @@ local function leaveRwLine(waiter)
   redis.call('ZREM', waitingWriters, waiter)
 end
 local function dropGoneRw(now)
-  dropGone(now, leaveRwLine)
+  if not dropGone(now, leaveRwLine) then
+    return
+  end
+  -- A waiting writer no longer in line (its entry revived, as above) would let readers pass
+  -- the writers that do wait.
   local firstWriter = redis.call('ZRANGE', waitingWriters, 0, 0)[1]
   while firstWriter and not redis.call('ZSCORE', queue, firstWriter) do
     redis.call('ZREM', waitingWriters, firstWriter)
