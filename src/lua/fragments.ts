@@ -170,8 +170,8 @@ end
  *   that long (so a line whose waiters all died leaves nothing behind), by
  *   `keepAtLeast(lineKey, ms)`, which never shortens a key's life;
  * - `leaveLine(waiter)`, `dropGone(now, leave)` (each waiter past its deadline, and each at
- *   the front without one, leaves by `leave`, `leaveLine` unless given; returns whether
- *   anyone is left in line); a kind that keeps more about its waiters sets
+ *   the front without one, leaves by `leave`, `leaveLine` unless given; returns the first
+ *   waiter left, or nil); a kind that keeps more about its waiters sets
  *   `whenLeaving(waiter)`, which `leaveLine` then calls too;
  * - `firstWaiter()`: the first waiter's token and ticket, or nil;
  * - `wakeWaiter(waiter, note)`: tells the waiter on its channel, naming its ticket (and
@@ -227,7 +227,7 @@ local function dropGone(now, leave)
   leave = leave or leaveLine
   local first = firstWaiter()
   if not first then
-    return false
+    return nil
   end
   local gone = redis.call('ZRANGEBYSCORE', deadlines, '-inf', now)
   for _, waiter in ipairs(gone) do
@@ -242,7 +242,7 @@ local function dropGone(now, leave)
     leave(first)
     first = firstWaiter()
   end
-  return first ~= nil
+  return first
 end
 local function wakeWaiter(waiter, note)
   local entry = redis.call('HGET', channels, waiter)
@@ -287,8 +287,8 @@ end
  * The waiting line of a read-write lock: {@link WAITING_LINE} plus `waitingWriters`
  * (KEYS[6], the waiting writers by ticket), as local functions:
  * - `joinRwLine(waiter, writes, ticket, channel, patience, now)`, `leaveRwLine(waiter)`,
- *   `dropGoneRw(now)` (`dropGone`, and the first waiting writers no longer in the line
- *   leave `waitingWriters`);
+ *   `dropGoneRw(now)` (`dropGone`, and, while someone is in line, the first waiting writers
+ *   no longer in it leave `waitingWriters`);
  * - `wakeFront()`: wakes the waiters at the front who may go next: the first one if it is
  *   a writer, else every reader before the first waiting writer (at most 100).
  */

@@ -160,8 +160,11 @@ describe('fair acquisition', () => {
     const admin = fixture().admin[0] as Redis;
     const one = { nodes: fixture().redis.urls.slice(0, 1) };
     const doc = () => locker(one).readWriteLock('doc');
-    const reading = await doc().read.acquire({ ttlMs: 5_000 });
-    const writing = doc().write.acquire({ ttlMs: 5_000, waitMs: 5_000 });
+    const reading = await doc().read.acquire({ ttlMs: 20_000 });
+    // Slow polling keeps the writer's place for 5 s (5 x retryDelayMs) between its attempts,
+    // every 1.9 s: a stall of this machine does not drop it from the line meanwhile.
+    const writer = locker({ ...one, retryDelayMs: 1_000 }).readWriteLock('doc');
+    const writing = writer.write.acquire({ ttlMs: 5_000, waitMs: 20_000 });
     await until(
       'the writer in line',
       async () => {

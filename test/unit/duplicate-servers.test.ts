@@ -13,7 +13,11 @@ const nameOf = (index: number) => names[index];
 
 describe('findDuplicates', () => {
   it("finds nothing among distinct servers, and ends every node's wait for the comparison", () => {
-    const ids = [answered(['a']), answered(['b']), { ...newIdentity(), runIds: null }];
+    const ids = [
+      answered(['a']),
+      answered(['b']),
+      { ...newIdentity(), runIds: null, unchecked: true },
+    ];
     expect(findDuplicates(ids, nameOf)).toEqual({ refusal: undefined, warnings: [] });
     expect(ids.map((id) => [id.unchecked, id.duplicateOf])).toEqual([
       [false, undefined],

@@ -51,10 +51,10 @@ export interface LineAcquisition {
  * When the key holds a hand-over to the caller or an earlier attempt's hold (that landed
  * unseen), it becomes this attempt's, with the TTL this attempt's validity counts on; when a
  * later attempt of the caller's holds it, this request came late and changes nothing (-3).
- * Otherwise drops waiters whose deadline passed and, when the lock is held by another,
- * (re)joins the line at the caller's ticket and renews its deadline. A free lock goes to the
- * caller unless it must go in line order (the caller is fair, or a fair waiter joined the
- * line) and another waiter is first. The line's keys expire (never sooner than any waiter's
+ * Otherwise drops waiters that are gone (see WAITING_LINE's `dropGone`) and, when the lock is
+ * held by another, (re)joins the line at the caller's ticket and renews its deadline. A free
+ * lock goes to the caller unless it must go in line order (the caller is fair, or a fair
+ * waiter joined the line) and another waiter is first. The line's keys expire (never sooner than any waiter's
  * deadline), so a line whose waiters all died leaves nothing behind.
  *
  * Returns { state, fence }: state 0 when the lock is ours (and the caller left the line), the

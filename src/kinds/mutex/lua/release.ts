@@ -103,8 +103,7 @@ ${LOCK_LINE}
   -- Separate HGETs, not one HMGET: the ACL rules that users were given name +hget only.
   local now, first = serverMs(), nil
   if not inTurn() then
-    dropGone(now)
-    first = firstWaiter()
+    first = dropGone(now)
     if not first then
       redis.call('DEL', lockKey)
       return 1
