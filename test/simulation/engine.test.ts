@@ -19,6 +19,8 @@ const QUIET_SEEDS = Number(process.env.SIM_QUIET_SEEDS ?? 160);
 const LATE_TAKE_SEEDS = Number(process.env.SIM_LATE_TAKE_SEEDS ?? 600);
 /** Seeds of the lease-records focus: a restarted node voting at once fails from seed 321 on. */
 const LEASE_RECORD_SEEDS = Number(process.env.SIM_LEASE_RECORD_SEEDS ?? 600);
+/** Worker threads (`npm test` runs these seeds on one, beside the other test files). */
+const WORKERS = Number(process.env.SIM_WORKERS ?? availableParallelism());
 
 describe('the engine on a simulated world', () => {
   it('replays a seed with the same history, bit for bit, under any shape', async () => {
@@ -62,7 +64,7 @@ describe('the engine on a simulated world', () => {
       let holdings = 0;
       let next = 1;
       await explorePool(
-        availableParallelism(),
+        WORKERS,
         () => (next <= seeds ? next++ : undefined),
         (outcome) => {
           holdings += outcome.holdings;
