@@ -54,8 +54,8 @@ export interface LineAcquisition {
  * Otherwise drops waiters that are gone (see WAITING_LINE's `dropGone`) and, when the lock is
  * held by another, (re)joins the line at the caller's ticket and renews its deadline. A free
  * lock goes to the caller unless it must go in line order (the caller is fair, or a fair
- * waiter joined the line) and another waiter is first. The line's keys expire (never sooner than any waiter's
- * deadline), so a line whose waiters all died leaves nothing behind.
+ * waiter joined the line) and another waiter is first. The line's keys expire (never sooner
+ * than any waiter's deadline), so a line whose waiters all died leaves nothing behind.
  *
  * Returns { state, fence }: state 0 when the lock is ours (and the caller left the line), the
  * holder's remaining TTL in ms (> 0) when held, -1 when held without expiry, -2 when free but
