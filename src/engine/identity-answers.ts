@@ -64,7 +64,7 @@ export async function askOne(
     const info = String(await infoSent);
     const read = { askedAt, readAt: clock.now() };
     const offsetMs = serverClockOffsetMs(info, read, Date.now());
-    if (offsetMs !== undefined) book.voting.takeClockOffset(index, offsetMs);
+    if (offsetMs !== undefined) takeClockOffset(book, index, offsetMs);
     const change = readAnswer(book, index, info, generation, read, lastAnsweredAt);
     if (!round.over) {
       if (change) round.changes.push({ id, warn: change });
@@ -128,4 +128,13 @@ export function compareServers(book: IdentityBook, context: NodeSet): void {
   book.refusal ??= found.refusal;
   for (const { index, message } of found.warnings)
     book.rules.warn(index, 'NODE_DUPLICATE', message);
+}
+
+/** Takes node `index`'s clock offset, by its latest INFO (see `NodeIdentities.clockOffsetMs`). */
+function takeClockOffset(book: IdentityBook, index: number, offsetMs: number): void {
+  (book.ids[index] as Identity).clockOffsetMs = offsetMs;
+  const offsets: number[] = [];
+  for (const id of book.ids) if (id.clockOffsetMs !== undefined) offsets.push(id.clockOffsetMs);
+  offsets.sort((a, b) => a - b);
+  book.clockOffsetMs = offsets[Math.floor(offsets.length / 2)];
 }

@@ -1,6 +1,7 @@
 /**
- * What a locker knows of its nodes' servers, shared by `NodeIdentities` (who votes) and
- * `IdentityRounds` (asking the nodes): the vocabulary both use.
+ * What a locker knows of its nodes' servers (`IdentityBook`): `NodeIdentities` reads it to
+ * tell who votes; the rounds that ask the nodes (`IdentityRounds`, with `identity-due.ts` and
+ * `identity-answers.ts`) fill it in.
  */
 import type { WarningCode } from './events.js';
 import type { NodeSet } from './every-node.js';
@@ -39,17 +40,19 @@ export interface IdentityBook {
   refusal: Error | undefined;
   /** The longest TTL the locker asked for so far: part of the default restart grace. */
   longestTtlMs: number;
-  /** What the rounds ask of the votes. */
-  readonly voting: Voting;
+  /** The median of the nodes' clock offsets (see `NodeIdentities.clockOffsetMs`). */
+  clockOffsetMs: number | undefined;
+  readonly voting: VotingRules;
 }
 
-/** What the rounds ask of the votes (`NodeIdentities`). */
-export interface Voting {
+/** How the votes count (`NodeIdentities`), as the rounds need it. */
+export interface VotingRules {
   /** Whether node `index` votes, its lease record aside. */
   votes(index: number): boolean;
-  /** Takes node `index`'s clock offset, by its latest INFO. */
-  takeClockOffset(index: number, offsetMs: number): void;
-  /** The warning for a node that answers as another server (`read.readAt`: `now`). */
+  /**
+   * The warning for a node that answers as another server, `now` when it answered: its words
+   * name the grace it abstains for.
+   */
   changeWarning(
     change: IdentityChange,
     now: number,

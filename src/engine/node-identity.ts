@@ -5,13 +5,13 @@ import type { WarningCode } from './events.js';
 import type { NodeSet } from './every-node.js';
 import type { IdentityBook, ServerInspection } from './identity-book.js';
 import { abstentionReason, type IdentityChange } from './identity-change.js';
-import { readOnCurrent } from './identity-due.js';
+import { CLUSTER_RECHECK_MS, IDENTITY_RECHECK_MS, readOnCurrent } from './identity-due.js';
 import { IdentityRounds } from './identity-rounds.js';
 import { type Identity, newIdentity } from './identity-state.js';
 import { LeaseRecords } from './lease-records.js';
 
 export type { ServerInspection } from './identity-book.js';
-export { CLUSTER_RECHECK_MS, IDENTITY_RECHECK_MS } from './identity-due.js';
+export { CLUSTER_RECHECK_MS, IDENTITY_RECHECK_MS };
 
 /** How a locker checks which server each node is. */
 export interface IdentityOptions {
@@ -58,8 +58,6 @@ export interface IdentityOptions {
 export class NodeIdentities {
   readonly #book: IdentityBook;
   readonly #rounds: IdentityRounds;
-  /** The median of the nodes' clock offsets (see `clockOffsetMs`). */
-  #clockOffsetMs: number | undefined;
 
   constructor(nodeCount: number, options: IdentityOptions = {}) {
     const { inspect = () => undefined, mustInspect = false, restartGraceMs } = options;
@@ -78,9 +76,9 @@ export class NodeIdentities {
       set: undefined,
       refusal: undefined,
       longestTtlMs: 0,
+      clockOffsetMs: undefined,
       voting: {
         votes: (index) => this.#votes(index),
-        takeClockOffset: (index, offsetMs) => this.#takeClockOffset(index, offsetMs),
         changeWarning: (change, now, before, after) =>
           this.#changeWarning(change, now, before, after),
       },
@@ -127,17 +125,7 @@ export class NodeIdentities {
    * 6.2: the holder's clock is then all there is).
    */
   clockOffsetMs(): number | undefined {
-    return this.#clockOffsetMs;
-  }
-
-  /** Takes node `index`'s clock offset, by its latest INFO (see `clockOffsetMs`). */
-  #takeClockOffset(index: number, offsetMs: number): void {
-    (this.#book.ids[index] as Identity).clockOffsetMs = offsetMs;
-    const offsets: number[] = [];
-    for (const id of this.#book.ids)
-      if (id.clockOffsetMs !== undefined) offsets.push(id.clockOffsetMs);
-    offsets.sort((a, b) => a - b);
-    this.#clockOffsetMs = offsets[Math.floor(offsets.length / 2)];
+    return this.#book.clockOffsetMs;
   }
 
   /** Why node `index` could not be asked yet, when it is not {@link NodeIdentities.known}. */
