@@ -4,7 +4,7 @@
  * which hold within a run, rather than absolute numbers, which drift on shared machines.
  *
  *   npm run bench                              every scenario
- *   npm run bench -- --scenario uncontended    one scenario (uncontended|uncontended-slow|cost|profile|contention|faults|memory|waiters|nodes|semaphore|cluster-wake-ups)
+ *   npm run bench -- --scenario uncontended    one scenario (uncontended|uncontended-slow|uncontended-paced|cost|profile|contention|faults|memory|waiters|nodes|semaphore|cluster-wake-ups)
  *   npm run bench -- --seconds 1 --reps 3      shorter or longer runs
  *   npm run bench -- --warm-up 2               seconds of cycles before each measured run (default 1)
  *   npm run bench -- --contender distlock --contender floor    some contenders only
@@ -38,6 +38,7 @@ const { values } = parseArgs({
     contender: { type: 'string', multiple: true },
     client: { type: 'string' },
     'reply-delay-ms': { type: 'string', default: '1' },
+    'pause-ms': { type: 'string', default: '1' },
   },
 });
 // Before anything opens a client or forks a worker: workers read it from the environment.
@@ -47,6 +48,7 @@ const scenarios = new Set(
   values.scenario ?? [
     'uncontended',
     'uncontended-slow',
+    'uncontended-paced',
     'cost',
     'profile',
     'contention',
@@ -62,6 +64,7 @@ const seconds = Number(values.seconds);
 const reps = Number(values.reps);
 const warmUpSeconds = Number(values['warm-up']);
 const replyDelayMs = Number(values['reply-delay-ms']);
+const pauseMs = Number(values['pause-ms']);
 const only = values.contender
   ? (spec: Pick<ContenderSpec, 'name'>) =>
       values.contender?.some((n) => spec.name.toLowerCase().includes(n.toLowerCase())) ?? true
@@ -108,6 +111,15 @@ try {
       network.stop();
     }
   }
+  if (scenarios.has('uncontended-paced')) {
+    results.uncontendedPaced = await uncontended(redis, {
+      seconds,
+      reps,
+      warmUpSeconds,
+      pauseMs,
+      ...(only ? { only } : {}),
+    });
+  }
   if (scenarios.has('cost'))
     results.cost = await cost(redis, { warmUpSeconds, ...(only ? { only } : {}) });
   if (scenarios.has('profile'))
@@ -137,6 +149,7 @@ try {
     source,
     client,
     replyDelayMs,
+    pauseMs,
   });
   process.stderr.write(`bench finished in ${durationS} s\n`);
 } finally {

@@ -2,11 +2,14 @@
  * Child process of the uncontended and `nodes` scenarios: one contender, alone in its
  * process, runs one cell's acquire + release cycles on distinct keys (see `cycles` in
  * uncontended.ts) and reports cycles/s, its CPU and the servers' work per cycle, and the
- * latency of a cycle.
+ * latency of a cycle. With `pauseMs` (one cycle at a time only), each cycle is followed by a
+ * pause of that long, which cycles/s leave out: the time of a cycle as it runs after an idle
+ * moment.
  *
  *   parent → child  `setup`  the contender, its nodes, concurrency and seconds
  *   child → parent  `cell`   what the run measured
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { parentMessage, sendToParent } from './child-workers.js';
 import { closeClients, openClients } from './clients.js';
 import { CONTENDERS } from './contenders.js';
@@ -19,7 +22,7 @@ const TTL_MS = 10_000;
 const setup = await parentMessage<CellSetup>();
 const spec = CONTENDERS.find((c) => c.name === setup.contender);
 if (!spec) throw new Error(`no contender named ${setup.contender}`);
-const { concurrency, seconds, warmUpSeconds } = setup;
+const { concurrency, seconds, warmUpSeconds, pauseMs = 0 } = setup;
 const clients = await openClients(setup.clientUrls);
 const serverStats = await ServerStats.open(setup.urls);
 const lib = spec.make(clients, 'defaults');
@@ -28,6 +31,8 @@ const tag = `${spec.name.replace(/\W+/g, '')}:${process.pid}`;
 // Loads scripts and settles connections; then V8 optimizes during the timed warm-up.
 for (let i = 0; i < 20; i++) await (await lib.acquire(`bench:warm:${tag}:${i}`, TTL_MS)).release();
 let failures = 0;
+/** The time spent in pauses between cycles (see `pauseMs`). */
+let pausedMs = 0;
 const run = (until: number, keys: string, record: number[]) =>
   Promise.all(
     Array.from({ length: concurrency }, async (_, worker) => {
@@ -41,6 +46,11 @@ const run = (until: number, keys: string, record: number[]) =>
         } catch {
           failures++; // a library that gave up (its own acquire timeout): no cycle
         }
+        if (pauseMs > 0) {
+          const pausedAt = nowMs();
+          await sleep(pauseMs);
+          pausedMs += nowMs() - pausedAt;
+        }
       }
     }),
   );
@@ -48,8 +58,9 @@ await run(nowMs() + warmUpSeconds * 1_000, `bench:warm:${tag}`, []);
 const serverAtStart = await serverStats.read();
 const started = nowMs();
 const cpuAtStart = process.cpuUsage();
+pausedMs = 0;
 await run(started + seconds * 1_000, `bench:u:${tag}`, latencies);
-const elapsed = (nowMs() - started) / 1_000;
+const elapsed = (nowMs() - started - pausedMs) / 1_000;
 const cpu = process.cpuUsage(cpuAtStart);
 const server = workBetween(serverAtStart, await serverStats.read());
 serverStats.close();

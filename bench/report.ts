@@ -31,6 +31,8 @@ export async function report(
     client: string;
     /** How long the `uncontended-slow` scenario's proxies held each reply back. */
     replyDelayMs: number;
+    /** The pause after each cycle in the `uncontended-paced` scenario. */
+    pauseMs: number;
   },
 ): Promise<void> {
   const meta = {
@@ -46,7 +48,11 @@ export async function report(
   if (results.uncontended) sections.push(uncontendedTable(results.uncontended as UncontendedRow[]));
   if (results.uncontendedSlow) {
     const rows = results.uncontendedSlow as UncontendedRow[];
-    sections.push(uncontendedTable(rows, run.replyDelayMs));
+    sections.push(uncontendedTable(rows, { replyDelayMs: run.replyDelayMs }));
+  }
+  if (results.uncontendedPaced) {
+    const rows = results.uncontendedPaced as UncontendedRow[];
+    sections.push(uncontendedTable(rows, { pauseMs: run.pauseMs }));
   }
   if (results.cost) sections.push(costTable(results.cost as CostRow[]));
   if (results.profile)
@@ -80,7 +86,11 @@ export function ratio(value: number, reference: number | undefined): string {
   return reference ? `${(value / reference).toFixed(2)}×` : '–';
 }
 
-function uncontendedTable(rows: readonly UncontendedRow[], replyDelayMs?: number): string {
+function uncontendedTable(
+  rows: readonly UncontendedRow[],
+  regime: { replyDelayMs?: number; pauseMs?: number } = {},
+): string {
+  const { replyDelayMs, pauseMs } = regime;
   const out: (string | number)[][] = [];
   const verdicts: string[] = [];
   const cells = new Set(rows.map((r) => `${r.nodes}/${r.concurrency}`));
@@ -117,7 +127,14 @@ function uncontendedTable(rows: readonly UncontendedRow[], replyDelayMs?: number
 Each node behind a TCP proxy in a process of its own that holds every reply back by
 ${replyDelayMs} ms (the fault proxy's \`delay\` mode), as a network between machines would: the
 per-operation client work that dominates on loopback hides behind the wait here.`
-    : '### 1. Uncontended acquire + release (distinct keys)';
+    : pauseMs
+      ? `### 1c. Uncontended acquire + release, ${pauseMs} ms apart (one at a time)
+
+Each cycle followed by a pause of ${pauseMs} ms, as a worker that holds its lock that long; the
+pauses are left out of cycles/s, and their timers are in every contender's client CPU. After
+an idle moment the code and data of a cycle are no longer in the caches: this is what an
+operation costs at a few hundred locks a second, where back to back (table 1) hides it.`
+      : '### 1. Uncontended acquire + release (distinct keys)';
   return `${title}
 
 Client CPU: what the client process spent per cycle (user + system), the Redis servers' work

@@ -56,6 +56,8 @@ export interface CellSetup {
   readonly concurrency: number;
   readonly seconds: number;
   readonly warmUpSeconds: number;
+  /** A pause after each cycle (one at a time only; see rate-worker.ts). */
+  readonly pauseMs?: number;
 }
 
 /**
@@ -71,6 +73,7 @@ export async function cycles(
   seconds: number,
   warmUpSeconds = WARM_UP_SECONDS,
   clientUrls: readonly string[] = urls,
+  pauseMs?: number,
 ): Promise<CellRun> {
   const [child] = forkWorkers(new URL('./rate-worker.ts', import.meta.url), 1);
   if (!child) throw new Error('could not start a worker');
@@ -82,6 +85,7 @@ export async function cycles(
     concurrency,
     seconds,
     warmUpSeconds,
+    ...(pauseMs ? { pauseMs } : {}),
   };
   child.send(setup);
   // Loading tsx and the libraries, then the warm-up and the run, then the report.
@@ -112,13 +116,15 @@ export async function uncontended(
     only?: (spec: ContenderSpec) => boolean;
     /** The clients' urls for the nodes, when they reach them another way (a slow network). */
     clientUrls?: readonly string[];
+    /** A pause after each cycle: one at a time only (the `uncontended-paced` regime). */
+    pauseMs?: number;
   },
 ): Promise<UncontendedRow[]> {
   const rows: UncontendedRow[] = [];
   for (const nodes of [1, 5]) {
     const urls = redis.urls.slice(0, nodes);
     const clientUrls = (options.clientUrls ?? redis.urls).slice(0, nodes);
-    for (const concurrency of [1, 64]) {
+    for (const concurrency of options.pauseMs ? [1] : [1, 64]) {
       const specs = CONTENDERS.filter(
         (s) =>
           (nodes === 1 ? s.singleNode : s.multiNode) &&
@@ -138,6 +144,7 @@ export async function uncontended(
                 options.seconds,
                 options.warmUpSeconds,
                 clientUrls,
+                options.pauseMs,
               ),
             );
         }
