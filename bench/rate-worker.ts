@@ -23,6 +23,8 @@ const setup = await parentMessage<CellSetup>();
 const spec = CONTENDERS.find((c) => c.name === setup.contender);
 if (!spec) throw new Error(`no contender named ${setup.contender}`);
 const { concurrency, seconds, warmUpSeconds, pauseMs = 0 } = setup;
+// The pauses are taken out of one lane's elapsed time: with more lanes they would overlap.
+if (pauseMs > 0 && concurrency !== 1) throw new Error('pauseMs is for one cycle at a time');
 const clients = await openClients(setup.clientUrls);
 const serverStats = await ServerStats.open(setup.urls);
 const lib = spec.make(clients, 'defaults');
